@@ -1,0 +1,42 @@
+"""ct_core: the hand-written Cortex Training SDK.
+
+Names are resolved lazily so that `import ct_core` stays cheap: it imports neither torch,
+transformers nor snowflake.connector.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "CortexTrainingClient": "ct_core.client",
+    "SubJobConfig": "ct_core.configs",
+    "TrainingConfig": "ct_core.configs",
+    "InferenceConfig": "ct_core.configs",
+    "Hardware": "ct_core.configs",
+    "JobType": "ct_core.configs",
+    "CTError": "ct_core.errors",
+    "WireError": "ct_core.errors",
+}
+
+__all__ = [*sorted(_EXPORTS), "wire"]
+
+if TYPE_CHECKING:
+    from ct_core import wire
+    from ct_core.client import CortexTrainingClient
+    from ct_core.configs import Hardware, InferenceConfig, JobType, SubJobConfig, TrainingConfig
+    from ct_core.errors import CTError, WireError
+
+
+def __getattr__(name: str) -> Any:
+    if name == "wire":
+        return importlib.import_module("ct_core.wire")
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ct_core' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
