@@ -1,0 +1,69 @@
+"""The model catalog: finding it, reading it, choosing a job file, and checking it.
+
+The catalog (REST reference §1.4) is a folder tree, `model-catalog/models/<org>--<model>/`, with one
+`model.json` per model and one job file per supported shape. A job file is a complete CreateJob body
+(§5.1, §8) named `<context>-<hardware>-<kind>-<mode>.json`, for example
+`8k-H200-training+sampling-lora.json`; see model-catalog/README.md for the layout and the rules.
+
+This module owns:
+
+* discovery: `find_catalog()` honours `CT_MODEL_CATALOG`, then looks for a repository checkout
+  (the catalog is not shipped inside the wheel);
+* loading and choosing: `load_catalog()`, `Catalog.list_models()`, `Catalog.pick_job()`;
+* checking: `validate_catalog()` returns every `Problem` found, each naming the file and the field.
+  Job files go through the SDK's own create-body validation (`ct_core.validation`, plugins
+  included), so a file that passes here passes `ct submit --dry-run`.
+
+Importing it is cheap: json, pathlib and dataclasses only. jsonschema and the SDK validation are
+imported when `validate_catalog()` runs.
+"""
+
+from __future__ import annotations
+
+from ct_core.catalog._checks import validate_catalog
+from ct_core.catalog._layout import (
+    CATALOG_ENV,
+    DEFAULT_HARDWARE,
+    HARDWARE,
+    KIND_WORKFLOW,
+    MODES,
+    WORKFLOW_KIND,
+    Catalog,
+    CatalogError,
+    JobFile,
+    Model,
+    Problem,
+    find_catalog,
+    folder_name,
+    format_context,
+    job_body,
+    job_filename,
+    load_catalog,
+    model_names,
+    parse_context,
+    parse_job_filename,
+)
+
+__all__ = [
+    "CATALOG_ENV",
+    "DEFAULT_HARDWARE",
+    "HARDWARE",
+    "KIND_WORKFLOW",
+    "MODES",
+    "WORKFLOW_KIND",
+    "Catalog",
+    "CatalogError",
+    "JobFile",
+    "Model",
+    "Problem",
+    "find_catalog",
+    "folder_name",
+    "format_context",
+    "job_body",
+    "job_filename",
+    "load_catalog",
+    "model_names",
+    "parse_context",
+    "parse_job_filename",
+    "validate_catalog",
+]
