@@ -1,0 +1,208 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.job_list import JobList
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    database: str,
+    schema: str,
+    endpoint: str,
+    *,
+    status: str | Unset = UNSET,
+) -> dict[str, Any]:
+
+    params: dict[str, Any] = {}
+
+    params["status"] = status
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/api/v2/databases/{database}/schemas/{schema}/{endpoint}".format(
+            database=quote(str(database), safe=""),
+            schema=quote(str(schema), safe=""),
+            endpoint=quote(str(endpoint), safe=""),
+        ),
+        "params": params,
+    }
+
+    return _kwargs
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Any | JobList | None:
+    if response.status_code == 200:
+        response_200 = JobList.from_dict(response.json())
+
+        return response_200
+
+    if 400 <= response.status_code <= 499:
+        response_4xx = cast(Any, None)
+        return response_4xx
+
+    if 500 <= response.status_code <= 599:
+        response_5xx = cast(Any, None)
+        return response_5xx
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Any | JobList]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    database: str,
+    schema: str,
+    endpoint: str,
+    *,
+    client: AuthenticatedClient | Client,
+    status: str | Unset = UNSET,
+) -> Response[Any | JobList]:
+    """List the jobs in this schema that the caller's role owns.
+
+    Args:
+        database (str):
+        schema (str):
+        endpoint (str):
+        status (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Any | JobList]
+    """
+
+    kwargs = _get_kwargs(
+        database=database,
+        schema=schema,
+        endpoint=endpoint,
+        status=status,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    database: str,
+    schema: str,
+    endpoint: str,
+    *,
+    client: AuthenticatedClient | Client,
+    status: str | Unset = UNSET,
+) -> Any | JobList | None:
+    """List the jobs in this schema that the caller's role owns.
+
+    Args:
+        database (str):
+        schema (str):
+        endpoint (str):
+        status (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Any | JobList
+    """
+
+    return sync_detailed(
+        database=database,
+        schema=schema,
+        endpoint=endpoint,
+        client=client,
+        status=status,
+    ).parsed
+
+
+async def asyncio_detailed(
+    database: str,
+    schema: str,
+    endpoint: str,
+    *,
+    client: AuthenticatedClient | Client,
+    status: str | Unset = UNSET,
+) -> Response[Any | JobList]:
+    """List the jobs in this schema that the caller's role owns.
+
+    Args:
+        database (str):
+        schema (str):
+        endpoint (str):
+        status (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Any | JobList]
+    """
+
+    kwargs = _get_kwargs(
+        database=database,
+        schema=schema,
+        endpoint=endpoint,
+        status=status,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    database: str,
+    schema: str,
+    endpoint: str,
+    *,
+    client: AuthenticatedClient | Client,
+    status: str | Unset = UNSET,
+) -> Any | JobList | None:
+    """List the jobs in this schema that the caller's role owns.
+
+    Args:
+        database (str):
+        schema (str):
+        endpoint (str):
+        status (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Any | JobList
+    """
+
+    return (
+        await asyncio_detailed(
+            database=database,
+            schema=schema,
+            endpoint=endpoint,
+            client=client,
+            status=status,
+        )
+    ).parsed

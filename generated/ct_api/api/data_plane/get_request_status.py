@@ -1,0 +1,251 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.request_status import RequestStatus
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    database: str,
+    schema: str,
+    endpoint: str,
+    job_id: str,
+    request_id: str,
+    *,
+    max_events: int | Unset = UNSET,
+    cursor: str | Unset = UNSET,
+) -> dict[str, Any]:
+
+    params: dict[str, Any] = {}
+
+    params["max_events"] = max_events
+
+    params["cursor"] = cursor
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/api/v2/databases/{database}/schemas/{schema}/{endpoint}/{job_id}/requests/{request_id}".format(
+            database=quote(str(database), safe=""),
+            schema=quote(str(schema), safe=""),
+            endpoint=quote(str(endpoint), safe=""),
+            job_id=quote(str(job_id), safe=""),
+            request_id=quote(str(request_id), safe=""),
+        ),
+        "params": params,
+    }
+
+    return _kwargs
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Any | RequestStatus | None:
+    if response.status_code == 200:
+        response_200 = RequestStatus.from_dict(response.json())
+
+        return response_200
+
+    if 400 <= response.status_code <= 499:
+        response_4xx = cast(Any, None)
+        return response_4xx
+
+    if 500 <= response.status_code <= 599:
+        response_5xx = cast(Any, None)
+        return response_5xx
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Any | RequestStatus]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    database: str,
+    schema: str,
+    endpoint: str,
+    job_id: str,
+    request_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    max_events: int | Unset = UNSET,
+    cursor: str | Unset = UNSET,
+) -> Response[Any | RequestStatus]:
+    """Poll scheduled work.
+
+    Args:
+        database (str):
+        schema (str):
+        endpoint (str):
+        job_id (str):
+        request_id (str):
+        max_events (int | Unset):
+        cursor (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Any | RequestStatus]
+    """
+
+    kwargs = _get_kwargs(
+        database=database,
+        schema=schema,
+        endpoint=endpoint,
+        job_id=job_id,
+        request_id=request_id,
+        max_events=max_events,
+        cursor=cursor,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    database: str,
+    schema: str,
+    endpoint: str,
+    job_id: str,
+    request_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    max_events: int | Unset = UNSET,
+    cursor: str | Unset = UNSET,
+) -> Any | RequestStatus | None:
+    """Poll scheduled work.
+
+    Args:
+        database (str):
+        schema (str):
+        endpoint (str):
+        job_id (str):
+        request_id (str):
+        max_events (int | Unset):
+        cursor (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Any | RequestStatus
+    """
+
+    return sync_detailed(
+        database=database,
+        schema=schema,
+        endpoint=endpoint,
+        job_id=job_id,
+        request_id=request_id,
+        client=client,
+        max_events=max_events,
+        cursor=cursor,
+    ).parsed
+
+
+async def asyncio_detailed(
+    database: str,
+    schema: str,
+    endpoint: str,
+    job_id: str,
+    request_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    max_events: int | Unset = UNSET,
+    cursor: str | Unset = UNSET,
+) -> Response[Any | RequestStatus]:
+    """Poll scheduled work.
+
+    Args:
+        database (str):
+        schema (str):
+        endpoint (str):
+        job_id (str):
+        request_id (str):
+        max_events (int | Unset):
+        cursor (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Any | RequestStatus]
+    """
+
+    kwargs = _get_kwargs(
+        database=database,
+        schema=schema,
+        endpoint=endpoint,
+        job_id=job_id,
+        request_id=request_id,
+        max_events=max_events,
+        cursor=cursor,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    database: str,
+    schema: str,
+    endpoint: str,
+    job_id: str,
+    request_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    max_events: int | Unset = UNSET,
+    cursor: str | Unset = UNSET,
+) -> Any | RequestStatus | None:
+    """Poll scheduled work.
+
+    Args:
+        database (str):
+        schema (str):
+        endpoint (str):
+        job_id (str):
+        request_id (str):
+        max_events (int | Unset):
+        cursor (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Any | RequestStatus
+    """
+
+    return (
+        await asyncio_detailed(
+            database=database,
+            schema=schema,
+            endpoint=endpoint,
+            job_id=job_id,
+            request_id=request_id,
+            client=client,
+            max_events=max_events,
+            cursor=cursor,
+        )
+    ).parsed

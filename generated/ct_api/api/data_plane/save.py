@@ -1,0 +1,228 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.request_accepted import RequestAccepted
+from ...models.save_request import SaveRequest
+from ...types import Response
+
+
+def _get_kwargs(
+    database: str,
+    schema: str,
+    endpoint: str,
+    job_id: str,
+    *,
+    body: SaveRequest,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/api/v2/databases/{database}/schemas/{schema}/{endpoint}/{job_id}/save".format(
+            database=quote(str(database), safe=""),
+            schema=quote(str(schema), safe=""),
+            endpoint=quote(str(endpoint), safe=""),
+            job_id=quote(str(job_id), safe=""),
+        ),
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Any | RequestAccepted | None:
+    if response.status_code == 200:
+        response_200 = RequestAccepted.from_dict(response.json())
+
+        return response_200
+
+    if 400 <= response.status_code <= 499:
+        response_4xx = cast(Any, None)
+        return response_4xx
+
+    if 500 <= response.status_code <= 599:
+        response_5xx = cast(Any, None)
+        return response_5xx
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[Any | RequestAccepted]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    database: str,
+    schema: str,
+    endpoint: str,
+    job_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: SaveRequest,
+) -> Response[Any | RequestAccepted]:
+    """Schedule a checkpoint save.
+
+    Args:
+        database (str):
+        schema (str):
+        endpoint (str):
+        job_id (str):
+        body (SaveRequest): checkpoint_id is not honoured by the service; use the id from the save
+            result's stage_path.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Any | RequestAccepted]
+    """
+
+    kwargs = _get_kwargs(
+        database=database,
+        schema=schema,
+        endpoint=endpoint,
+        job_id=job_id,
+        body=body,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    database: str,
+    schema: str,
+    endpoint: str,
+    job_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: SaveRequest,
+) -> Any | RequestAccepted | None:
+    """Schedule a checkpoint save.
+
+    Args:
+        database (str):
+        schema (str):
+        endpoint (str):
+        job_id (str):
+        body (SaveRequest): checkpoint_id is not honoured by the service; use the id from the save
+            result's stage_path.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Any | RequestAccepted
+    """
+
+    return sync_detailed(
+        database=database,
+        schema=schema,
+        endpoint=endpoint,
+        job_id=job_id,
+        client=client,
+        body=body,
+    ).parsed
+
+
+async def asyncio_detailed(
+    database: str,
+    schema: str,
+    endpoint: str,
+    job_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: SaveRequest,
+) -> Response[Any | RequestAccepted]:
+    """Schedule a checkpoint save.
+
+    Args:
+        database (str):
+        schema (str):
+        endpoint (str):
+        job_id (str):
+        body (SaveRequest): checkpoint_id is not honoured by the service; use the id from the save
+            result's stage_path.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Any | RequestAccepted]
+    """
+
+    kwargs = _get_kwargs(
+        database=database,
+        schema=schema,
+        endpoint=endpoint,
+        job_id=job_id,
+        body=body,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    database: str,
+    schema: str,
+    endpoint: str,
+    job_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: SaveRequest,
+) -> Any | RequestAccepted | None:
+    """Schedule a checkpoint save.
+
+    Args:
+        database (str):
+        schema (str):
+        endpoint (str):
+        job_id (str):
+        body (SaveRequest): checkpoint_id is not honoured by the service; use the id from the save
+            result's stage_path.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Any | RequestAccepted
+    """
+
+    return (
+        await asyncio_detailed(
+            database=database,
+            schema=schema,
+            endpoint=endpoint,
+            job_id=job_id,
+            client=client,
+            body=body,
+        )
+    ).parsed

@@ -1,0 +1,118 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.account_job_record import AccountJobRecord
+
+
+T = TypeVar("T", bound="AccountJobPage")
+
+
+@_attrs_define
+class AccountJobPage:
+    """
+    Attributes:
+        jobs (list[AccountJobRecord] | None | Unset):
+        next_page_token (None | str | Unset): Opaque; absent on the last page.
+    """
+
+    jobs: list[AccountJobRecord] | None | Unset = UNSET
+    next_page_token: None | str | Unset = UNSET
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        jobs: list[dict[str, Any]] | None | Unset
+        if isinstance(self.jobs, Unset):
+            jobs = UNSET
+        elif isinstance(self.jobs, list):
+            jobs = []
+            for jobs_type_0_item_data in self.jobs:
+                jobs_type_0_item = jobs_type_0_item_data.to_dict()
+                jobs.append(jobs_type_0_item)
+
+        else:
+            jobs = self.jobs
+
+        next_page_token: None | str | Unset
+        if isinstance(self.next_page_token, Unset):
+            next_page_token = UNSET
+        else:
+            next_page_token = self.next_page_token
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update({})
+        if jobs is not UNSET:
+            field_dict["jobs"] = jobs
+        if next_page_token is not UNSET:
+            field_dict["next_page_token"] = next_page_token
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.account_job_record import AccountJobRecord  # noqa: PLC0415
+
+        d = dict(src_dict)
+
+        def _parse_jobs(data: object) -> list[AccountJobRecord] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                jobs_type_0 = []
+                _jobs_type_0 = data
+                for jobs_type_0_item_data in _jobs_type_0:
+                    jobs_type_0_item = AccountJobRecord.from_dict(jobs_type_0_item_data)
+
+                    jobs_type_0.append(jobs_type_0_item)
+
+                return jobs_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[AccountJobRecord] | None | Unset, data)
+
+        jobs = _parse_jobs(d.pop("jobs", UNSET))
+
+        def _parse_next_page_token(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        next_page_token = _parse_next_page_token(d.pop("next_page_token", UNSET))
+
+        account_job_page = cls(
+            jobs=jobs,
+            next_page_token=next_page_token,
+        )
+
+        account_job_page.additional_properties = d
+        return account_job_page
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

@@ -1,0 +1,171 @@
+"""Regenerate the typed transport package ``ct_api`` from the OpenAPI spec, or check that it is current.
+
+This script owns the one way generated/ct_api is produced:
+
+    python openapi/regen.py --output generated/ct_api   # rewrite the package (make regen)
+    python openapi/regen.py --check generated/ct_api    # exit 1 and list drift (make regen-check)
+
+Both modes run the pinned openapi-python-client into a fresh temporary directory, so the result never
+depends on what the output directory held before. The generator's post hooks run ``ruff`` from the same
+virtual environment as this interpreter (its bin directory is put first on PATH) in isolated mode, which
+makes the output byte-for-byte reproducible on any machine with the pinned tools.
+"""
+
+from __future__ import annotations
+
+import argparse
+import filecmp
+import importlib.metadata
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+# The generator version the committed package was produced with; a different one writes different code.
+GENERATOR_DISTRIBUTION = "openapi-python-client"
+GENERATOR_VERSION = "0.29.1"
+
+OPENAPI_DIR = Path(__file__).resolve().parent
+DEFAULT_SPEC = OPENAPI_DIR / "cortex-training.yaml"
+DEFAULT_CONFIG = OPENAPI_DIR / "config.yaml"
+
+# Files the interpreter or tools leave behind that are not part of the generated output.
+IGNORED_NAMES = frozenset({"__pycache__", ".ruff_cache", ".mypy_cache", ".pytest_cache"})
+
+EXIT_DRIFT = 1
+EXIT_SETUP = 2
+
+
+class RegenError(RuntimeError):
+    """The generator could not run or reported a problem with the spec."""
+
+
+def _check_generator_version() -> None:
+    try:
+        installed = importlib.metadata.version(GENERATOR_DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError as exc:
+        raise RegenError(f"{GENERATOR_DISTRIBUTION} is not installed in {sys.prefix}") from exc
+    if installed != GENERATOR_VERSION:
+        raise RegenError(
+            f"{GENERATOR_DISTRIBUTION}=={GENERATOR_VERSION} is required, found {installed}; "
+            "install the pinned version (pip install -e '.[dev]')"
+        )
+
+
+def _tool_environment() -> dict[str, str]:
+    """The environment for the generator: this interpreter's bin directory first, so hooks use its ruff."""
+    bin_dir = Path(sys.executable).parent
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([str(bin_dir), env.get("PATH", "")])
+    ruff = shutil.which("ruff", path=env["PATH"])
+    # The generator only warns when a hook's command is missing and then writes unformatted code, which
+    # would show up as drift everywhere; refuse instead.
+    if ruff is None:
+        raise RegenError(f"ruff is not installed next to {sys.executable}; it formats the generated code")
+    return env
+
+
+def generate(output: Path, *, spec: Path = DEFAULT_SPEC, config: Path = DEFAULT_CONFIG) -> None:
+    """Run the generator so that ``output`` (which must not exist) holds the package."""
+    _check_generator_version()
+    command = [
+        sys.executable,
+        "-m",
+        "openapi_python_client",
+        "generate",
+        "--path",
+        str(spec),
+        "--config",
+        str(config),
+        "--meta",
+        "none",
+        "--output-path",
+        str(output),
+        "--fail-on-warning",
+    ]
+    done = subprocess.run(command, env=_tool_environment(), capture_output=True, text=True, check=False)
+    # The generator can report errors and still exit 0, so its words count as much as its status.
+    report = (done.stdout + done.stderr).strip()
+    failed = done.returncode != 0 or "Error(s) encountered" in report or "Warning(s) encountered" in report
+    if failed or not (output / "__init__.py").is_file():
+        raise RegenError(f"openapi-python-client failed (exit {done.returncode}):\n{report}")
+    for leftover in IGNORED_NAMES:
+        for path in output.rglob(leftover):
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _relative_files(root: Path) -> set[str]:
+    files: set[str] = set()
+    for path in root.rglob("*"):
+        relative = path.relative_to(root)
+        if any(part in IGNORED_NAMES for part in relative.parts) or path.suffix == ".pyc":
+            continue
+        if path.is_file():
+            files.add(relative.as_posix())
+    return files
+
+
+def differences(expected: Path, actual: Path) -> list[str]:
+    """Describe every file that differs between two package trees, one line each, sorted by path."""
+    want = _relative_files(expected)
+    have = _relative_files(actual)
+    lines = [f"missing: {name}" for name in sorted(want - have)]
+    lines += [f"unexpected: {name}" for name in sorted(have - want)]
+    lines += [
+        f"differs: {name}"
+        for name in sorted(want & have)
+        if not filecmp.cmp(expected / name, actual / name, shallow=False)
+    ]
+    return sorted(lines, key=lambda line: line.split(": ", 1)[1])
+
+
+def regenerate(output: Path, *, spec: Path = DEFAULT_SPEC, config: Path = DEFAULT_CONFIG) -> None:
+    """Replace ``output`` with a freshly generated package."""
+    output = output.resolve()
+    output.parent.mkdir(parents=True, exist_ok=True)
+    # Generate beside the target so the final move stays on one file system.
+    with tempfile.TemporaryDirectory(prefix=".regen-", dir=output.parent) as scratch:
+        fresh = Path(scratch) / output.name
+        generate(fresh, spec=spec, config=config)
+        if output.exists():
+            shutil.rmtree(output)
+        fresh.rename(output)
+
+
+def check(output: Path, *, spec: Path = DEFAULT_SPEC, config: Path = DEFAULT_CONFIG) -> list[str]:
+    """Regenerate into a temporary directory and return the differences from ``output``."""
+    with tempfile.TemporaryDirectory(prefix="ct-regen-check-") as scratch:
+        fresh = Path(scratch) / "ct_api"
+        generate(fresh, spec=spec, config=config)
+        return differences(fresh, output)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--output", type=Path, help="rewrite this package directory from the spec")
+    mode.add_argument("--check", type=Path, help="fail when this package directory differs from the spec")
+    parser.add_argument("--spec", type=Path, default=DEFAULT_SPEC, help="the OpenAPI document")
+    parser.add_argument("--config", type=Path, default=DEFAULT_CONFIG, help="the generator config")
+    args = parser.parse_args(argv)
+    try:
+        if args.output is not None:
+            regenerate(args.output, spec=args.spec, config=args.config)
+            sys.stdout.write(f"regenerated {args.output} from {args.spec}\n")
+            return 0
+        drift = check(args.check, spec=args.spec, config=args.config)
+    except RegenError as exc:
+        sys.stderr.write(f"regen: {exc}\n")
+        return EXIT_SETUP
+    if drift:
+        sys.stderr.write(f"{args.check} is out of date with {args.spec}; run `make regen`:\n")
+        sys.stderr.writelines(f"  {line}\n" for line in drift)
+        return EXIT_DRIFT
+    sys.stdout.write(f"{args.check} matches {args.spec}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
