@@ -1,0 +1,77 @@
+"""`ct submit FILE|-`: create a job from a create-job JSON body (CLI-04)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+from cyclopts import Parameter
+
+from ct_cli import context, output
+
+#: The body keys the service assigns itself; a body carrying one is refused (BUG-25).
+_SERVER_ASSIGNED_KEYS = ("job_id",)
+
+
+def read_json_object(path: str, *, what: str = "job") -> dict[str, Any]:
+    """Read one JSON object from a file, or from stdin when `path` is `-`."""
+    if path == "-":
+        raw = context.current().stdin.read()
+    else:
+        raw = Path(path).expanduser().read_text(encoding="utf-8")
+    try:
+        parsed = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"invalid JSON in {path}: {exc}") from exc
+    if not isinstance(parsed, dict):
+        raise ValueError(f"{what} JSON must be an object")
+    return parsed
+
+
+def check_body_shape(body: dict[str, Any]) -> None:
+    """The CLI's own first checks, worded as the reference CLI words them."""
+    sub_jobs = body.get("sub_job_configs")
+    if not isinstance(sub_jobs, list) or not sub_jobs:
+        raise ValueError("job JSON must contain a non-empty sub_job_configs list")
+    for key in _SERVER_ASSIGNED_KEYS:
+        if key in body:
+            raise ValueError(f"job JSON must not set {key}: the service assigns it")
+
+
+def submit(
+    file: Annotated[str, Parameter(help="Create-job JSON body, or - to read it from stdin.")],
+    /,
+    *,
+    dry_run: Annotated[
+        bool, Parameter(negative=(), help="Validate and print the normalized body; send nothing.")
+    ] = False,
+    wait: Annotated[
+        bool, Parameter(negative=(), help="After creating the job, wait until it is running.")
+    ] = False,
+) -> None:
+    """Create a Cortex Training job from a create-job JSON body.
+
+    The body gets every client-side check the SDK runs (non-empty sub_job_configs, at most one
+    training sub-job, no log-probability sub-jobs, timeouts, ZeRO-3, plugin validators) before
+    anything is sent. Prints {"job_id": ...}, or the job record with --wait.
+    """
+    from ct_core.validation import validate_create_body
+
+    body = read_json_object(file)
+    check_body_shape(body)
+    normalized = validate_create_body(body)
+    if dry_run:
+        # No client is built: --dry-run needs no connection and reads no login state (CLI-26).
+        output.emit(normalized)
+        return
+    client = context.client()
+    response = client.create_job_from_body(body)
+    if not wait:
+        output.emit(response)
+        return
+    job_id = response.get("job_id") if isinstance(response, dict) else None
+    if not job_id:
+        raise ValueError("submit --wait requires the create response to include job_id")
+    output.progress(f"created job {job_id}; waiting until it is running")
+    output.emit(client.wait_for_job(str(job_id)))

@@ -1,0 +1,148 @@
+"""Entry point of the `ct` and `cortex-training` console scripts.
+
+`main()` owns the process-level contract of CLI-03: it loads plugins, builds the app, runs one
+command, and turns every outcome into an exit code: 0 on success, 1 with an `error:` line
+for any failure (a one-line message plus a hint, the traceback only with `CT_DEBUG=1`), 2 for
+a usage error, 130 on Ctrl+C. Streams and the client factory can be injected for tests.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TextIO
+
+from ct_cli import context, output
+from ct_cli.app import build_app, split_global_args
+from ct_cli.context import ClientFactory
+
+#: Program names the console scripts are installed under (CLI-01).
+PROG_NAMES = ("ct", "cortex-training")
+
+_INSTALL_HINT = "python3 -m pip install -e ."
+
+
+def _prog_name() -> str:
+    name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    return name if name in PROG_NAMES else PROG_NAMES[0]
+
+
+def describe_error(exc: BaseException) -> tuple[str, str | None]:
+    """The message and hint printed for an error a command raised."""
+    from ct_core import errors
+
+    if isinstance(exc, ModuleNotFoundError):
+        missing = exc.name or "a required package"
+        return (
+            f"missing Python dependency '{missing}'. Install the missing package, or install this "
+            f"repo first, for example: {_INSTALL_HINT}",
+            None,
+        )
+    message = str(exc) or type(exc).__name__
+    if isinstance(exc, errors.ConfigError):
+        return message, "run 'ct login', or pass --base-url (local server) or --host and --pat"
+    if isinstance(exc, errors.ValidationError):
+        if len(exc.problems) > 1:
+            return "the job body is invalid:\n" + "\n".join(exc.problems), None
+        return message, None
+    if isinstance(exc, errors.TLSVerificationError):
+        return message, "check the host name and your CA certificates (--no-verify-ssl skips the check)"
+    if isinstance(exc, errors.CTConnectionError):
+        return message, "check the host or --base-url, and that the service is reachable"
+    if isinstance(exc, errors.APIError):
+        if exc.status_code == 401:
+            return message, "the token was not accepted: check that it is current and belongs to this account"
+        if exc.status_code == 404:
+            return message, "check the job id, database and schema (a job is visible only to its owner role)"
+        return message, None
+    if isinstance(exc, (errors.CTError, OSError, ValueError, RuntimeError)):
+        return message, None
+    # Anything else is a bug somewhere; still one clean line (BUG-35), with its type to report.
+    return f"{type(exc).__name__}: {message}", "set CT_DEBUG=1 to see the traceback"
+
+
+def _usage_message(exc: BaseException) -> str:
+    from cyclopts import UnknownCommandError
+
+    if isinstance(exc, UnknownCommandError):
+        # cyclopts' own text imports every lazy command to suggest a near name; one plain line
+        # is enough, and keeps a typo from importing the local server's torch stack.
+        unknown = exc.unused_tokens[0] if exc.unused_tokens else ""
+        return f"unknown command or argument: {unknown}"
+    return str(exc).strip()
+
+
+def run(
+    argv: list[str],
+    *,
+    client_factory: ClientFactory | None = None,
+    stdin: TextIO | None = None,
+) -> int:
+    """Run one command line with the current output streams; returns the exit code."""
+    from cyclopts import CycloptsError
+    from rich.console import Console
+
+    from ct_core.plugins import get_plugin_manager
+
+    output.install_log_handler()
+    inv = context.Invocation(client_factory=client_factory, stdin=stdin or sys.stdin)
+    with context.invocation(inv):
+        try:
+            pm = get_plugin_manager()
+            app = build_app(pm, name=_prog_name())
+            global_args, command_args = split_global_args(argv)
+            if any(flag in global_args for flag in ("--help", "-h", "--version")):
+                tokens = global_args
+            else:
+                # `--` ends the meta app's options: whatever follows goes to the command as is.
+                tokens = [*global_args, "--", *command_args]
+            result = app.meta(
+                tokens,
+                console=Console(file=output.current().stdout),
+                exit_on_error=False,
+                print_error=False,
+                result_action="return_value",
+            )
+            return result if isinstance(result, int) else output.EXIT_OK
+        except KeyboardInterrupt:
+            output.error("interrupted")
+            return output.EXIT_INTERRUPTED
+        except CycloptsError as exc:
+            output.error(_usage_message(exc), hint="run with --help to see the usage", exc=exc)
+            return output.EXIT_USAGE
+        except SystemExit as exc:
+            code = exc.code
+            return code if isinstance(code, int) else (output.EXIT_OK if code is None else output.EXIT_ERROR)
+        except Exception as exc:
+            message, hint = describe_error(exc)
+            output.error(message, hint=hint, exc=exc)
+            return output.EXIT_ERROR
+
+
+def main(
+    argv: list[str] | None = None,
+    *,
+    client_factory: ClientFactory | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+    stdin: TextIO | None = None,
+) -> int:
+    """Run `ct` with `argv` (default: the process arguments) and return the exit code.
+
+    The console scripts exit with the returned code; `stdout`, `stderr`, `stdin` and
+    `client_factory` let tests run it in-process against their own streams or client.
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    streams = output.Streams(stdout=stdout or sys.stdout, stderr=stderr or sys.stderr)
+    try:
+        with output.using(streams):
+            code = run(args, client_factory=client_factory, stdin=stdin)
+    except KeyboardInterrupt:
+        # Ctrl+C between commands' own handling (plugin loading, app building) still exits 130.
+        streams.stderr.write("error: interrupted\n")
+        code = output.EXIT_INTERRUPTED
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,162 @@
+"""The one place the `ct` command line writes to the terminal.
+
+Conventions (CLI-03): stdout carries exactly one JSON document per command, keys sorted,
+pretty-printed unless `--compact`, always ending in a newline; stderr carries progress,
+warnings and errors. A known error is printed as `error: <message>` plus, where one helps, a
+`hint: ...` line; a traceback is shown only with `CT_DEBUG=1`.
+
+Commands never print directly: they call `emit()`, `progress()` and `warn()`, which write to
+the streams of the current invocation (real ones, or the ones a test passed to `main`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import PurePath
+from typing import Any, TextIO
+
+#: Environment variable that turns on tracebacks for errors (any non-empty value but 0/false).
+DEBUG_ENV_VAR = "CT_DEBUG"
+
+#: Exit codes of the command line (CLI-03): success, a reported error, a usage error, Ctrl+C.
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+@dataclass
+class Streams:
+    """The streams and JSON style of one `ct` invocation."""
+
+    stdout: TextIO = field(default_factory=lambda: sys.stdout)
+    stderr: TextIO = field(default_factory=lambda: sys.stderr)
+    compact: bool = False
+
+
+_current = Streams()
+
+
+def current() -> Streams:
+    """The streams commands write to right now."""
+    return _current
+
+
+@contextmanager
+def using(streams: Streams) -> Iterator[Streams]:
+    """Direct all output to `streams` for the duration of one invocation."""
+    global _current
+    previous = _current
+    _current = streams
+    try:
+        yield streams
+    finally:
+        _current = previous
+
+
+def set_compact(compact: bool) -> None:
+    """Choose compact JSON (the global `--compact` flag) for the rest of the invocation."""
+    _current.compact = compact
+
+
+def _json_default(value: Any) -> Any:
+    # Results are plain JSON from the service; a few SDK helpers hand back paths or dates.
+    if isinstance(value, (datetime, date)):
+        return value.isoformat()
+    if isinstance(value, PurePath):
+        return str(value)
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    raise TypeError(f"cannot print a {type(value).__name__} as JSON")
+
+
+def render_json(value: Any, *, compact: bool) -> str:
+    """The exact text `emit` writes for `value` (without the trailing newline)."""
+    if compact:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), default=_json_default)
+    return json.dumps(value, sort_keys=True, indent=2, default=_json_default)
+
+
+def emit(value: Any) -> None:
+    """Write a command's result: one JSON document on stdout."""
+    streams = current()
+    streams.stdout.write(render_json(value, compact=streams.compact) + "\n")
+    streams.stdout.flush()
+
+
+def emit_text(text: str) -> None:
+    """Write non-JSON text on stdout; only for commands whose product is a text file (completion)."""
+    streams = current()
+    streams.stdout.write(text if text.endswith("\n") else text + "\n")
+    streams.stdout.flush()
+
+
+def _stderr_line(text: str) -> None:
+    stream = current().stderr
+    stream.write(text + "\n")
+    stream.flush()
+
+
+def progress(message: str) -> None:
+    """Tell the user what is happening (stderr; never changes stdout)."""
+    _stderr_line(message)
+
+
+def warn(message: str) -> None:
+    """Print `warning: <message>` on stderr."""
+    _stderr_line(f"warning: {message}")
+
+
+def debug_enabled() -> bool:
+    value = os.environ.get(DEBUG_ENV_VAR, "").strip().lower()
+    return value not in ("", "0", "false", "no", "off")
+
+
+def error(message: str, *, hint: str | None = None, exc: BaseException | None = None) -> None:
+    """Print `error: <message>` (and a hint) on stderr; the traceback too under CT_DEBUG=1."""
+    if exc is not None and debug_enabled():
+        _stderr_line("".join(traceback.format_exception(exc)).rstrip())
+    lines = message.strip().splitlines() or [""]
+    _stderr_line(f"error: {lines[0]}")
+    for line in lines[1:]:
+        _stderr_line(f"  {line}")
+    if hint:
+        _stderr_line(f"hint: {hint}")
+
+
+class _WarningHandler(logging.Handler):
+    """Routes the SDK's log warnings to `warning: ...` lines on the invocation's stderr."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            warn(record.getMessage())
+        except Exception:
+            self.handleError(record)
+
+
+_SDK_LOGGERS = ("ct_core", "ct_cli")
+_handler: _WarningHandler | None = None
+
+
+def install_log_handler() -> None:
+    """Show warnings the SDK logs (plugin load failures, stalled uploads) as `warning:` lines."""
+    global _handler
+    if _handler is not None:
+        return
+    _handler = _WarningHandler(level=logging.WARNING)
+    for name in _SDK_LOGGERS:
+        log = logging.getLogger(name)
+        log.addHandler(_handler)
+        # The handler already writes to stderr; passing the record up would print it twice
+        # through Python's last-resort handler.
+        log.propagate = False
+        if log.level == logging.NOTSET:
+            log.setLevel(logging.WARNING)

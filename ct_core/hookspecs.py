@@ -1,0 +1,73 @@
+"""Every hook a ct plugin can implement, in one place.
+
+A plugin is a module (or object) whose functions are decorated with `hookimpl` and named after
+one of the specs below. Plugins are found through the entry-point group `ct` and loaded by
+`ct_core.plugins`; this module only declares the contract and imports nothing heavy, so the
+CLI can read it on every start.
+
+Call semantics (pluggy): every implementation of a hook is called, the most recently
+registered first, and the non-None results are collected into a list. Validators therefore
+return a list of problems instead of raising, so one error message can name them all.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+if TYPE_CHECKING:
+    import cyclopts
+
+#: The pluggy project name; also the entry-point group plugins are published under.
+PROJECT_NAME = "ct"
+
+hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+
+@hookspec
+def ct_register_commands(app: cyclopts.App) -> None:
+    """Add commands or command groups to the `ct` command line.
+
+    Called once per CLI start, after the plugin entry points are loaded and before the
+    command line is parsed, so a plugin's commands appear in `ct --help`.
+
+    Register commands lazily by import path (`app.command("my_plugin.cli:app", name="mine",
+    help="...")`) so that `ct --help` does not import the plugin's heavy dependencies; give
+    `help=` because a lazy command's docstring is only read when it runs.
+
+    :param app: the root cyclopts application of `ct`.
+    :returns: nothing; the hook works by mutating `app`.
+    """
+
+
+@hookspec
+def ct_validate_sub_job(sub_job: dict[str, Any], location: str) -> list[str] | None:
+    """Check, and optionally normalize, one entry of a create-job body's `sub_job_configs`.
+
+    Called by `ct_core.validation.validate_create_body` for every sub-job of every create
+    path (`create_job`, `create_job_from_body`, `ct submit` and `ct submit --dry-run`), after
+    the built-in checks of the contract (rest-api §5.1) and on a copy of the caller's body.
+
+    :param sub_job: the sub-job config; an implementation may rewrite it in place (for
+        example to normalize a `peft_config`), and the rewritten dict is what gets sent.
+    :param location: where the sub-job sits in the body, such as `sub_job_configs[1]`.
+    :returns: a list of problems, each a sentence starting with `location` (for example
+        `sub_job_configs[1].peft_config.r: must be a positive integer`), or None / an empty
+        list when the sub-job is acceptable to this plugin.
+    """
+
+
+@hookspec
+def ct_validate_create_body(body: dict[str, Any]) -> list[str] | None:
+    """Check, and optionally normalize, a whole create-job body.
+
+    Called by `ct_core.validation.validate_create_body` once per body, after every sub-job
+    has gone through `ct_validate_sub_job`, for rules that span sub-jobs or concern the
+    top-level fields (for example a plugin that needs a matching training and sampling pair).
+
+    :param body: the create-job body (a copy of the caller's); may be rewritten in place.
+    :returns: a list of problems, each naming the field it is about, or None / an empty list
+        when the body is acceptable to this plugin.
+    """

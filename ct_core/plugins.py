@@ -1,0 +1,266 @@
+"""Finding, loading and describing ct plugins.
+
+Plugins are published under the entry-point group `ct` (see `ct_core.hookspecs` for the hooks
+they may implement). Nothing happens at import time: a plugin manager is built by
+`new_plugin_manager()` and filled by `load_plugins()`; `get_plugin_manager()` does both once
+per process and is what the SDK's validators and the CLI share.
+
+Loading is forgiving by design: a plugin that cannot be imported or registered is recorded
+in `pm.load_errors` (and logged as a warning under its name) and every other plugin still
+loads, so one broken install cannot take the whole command line down. `CT_PLUGINS` limits
+which plugins load: a comma-separated list of entry-point or distribution names, where an
+empty value loads none and an unset variable loads all.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import traceback
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Any
+
+import pluggy
+
+from ct_core import hookspecs
+
+__all__ = [
+    "ALLOW_ENV_VAR",
+    "ENTRY_POINT_GROUP",
+    "CTPluginManager",
+    "PluginLoadError",
+    "allowed_plugins",
+    "call_each",
+    "get_plugin_manager",
+    "load_plugins",
+    "new_plugin_manager",
+    "plugin_info",
+    "register_builtin",
+    "reset_plugin_manager",
+    "run_create_body_validators",
+    "run_sub_job_validators",
+]
+
+#: Entry-point group third-party distributions publish their plugin module under.
+ENTRY_POINT_GROUP = hookspecs.PROJECT_NAME
+#: Environment variable limiting which plugins load (comma list; empty string = none).
+ALLOW_ENV_VAR = "CT_PLUGINS"
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PluginLoadError:
+    """A plugin that could not be loaded or whose hook failed, named so users can act on it."""
+
+    name: str
+    error: str
+    traceback: str = ""
+
+    def as_dict(self) -> dict[str, str]:
+        return {"name": self.name, "error": self.error}
+
+
+class CTPluginManager(pluggy.PluginManager):
+    """A pluggy manager for project `ct` that also remembers where each plugin came from."""
+
+    def __init__(self) -> None:
+        super().__init__(hookspecs.PROJECT_NAME)
+        self.add_hookspecs(hookspecs)
+        self.load_errors: list[PluginLoadError] = []
+        # plugin name -> the distribution that published it (for `ct plugins` versions).
+        self.distributions: dict[str, metadata.Distribution] = {}
+        self.builtin_names: set[str] = set()
+        self.entry_points_loaded = False
+
+
+def new_plugin_manager() -> CTPluginManager:
+    """Return a manager that knows every hook of `ct_core.hookspecs` and holds no plugin yet."""
+    return CTPluginManager()
+
+
+def _normalize(name: str) -> str:
+    # Distribution names compare case-insensitively with `-`, `_` and `.` equivalent (PEP 503).
+    return re.sub(r"[-_.]+", "-", name.strip()).lower()
+
+
+def allowed_plugins(environ: Mapping[str, str] | None = None) -> frozenset[str] | None:
+    """Read `CT_PLUGINS`: None when unset (load everything), else the set of allowed names."""
+    env = os.environ if environ is None else environ
+    raw = env.get(ALLOW_ENV_VAR)
+    if raw is None:
+        return None
+    return frozenset(_normalize(part) for part in raw.split(",") if part.strip())
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _record_failure(pm: CTPluginManager, name: str, exc: BaseException, what: str) -> PluginLoadError:
+    failure = PluginLoadError(
+        name=name,
+        error=f"{what}: {_describe(exc)}",
+        traceback="".join(traceback.format_exception(exc)),
+    )
+    pm.load_errors.append(failure)
+    logger.warning("plugin %r %s: %s", name, what, _describe(exc))
+    return failure
+
+
+def load_plugins(
+    pm: CTPluginManager,
+    allow: Collection[str] | None = None,
+    *,
+    entry_points: Iterable[metadata.EntryPoint] | None = None,
+) -> list[str]:
+    """Load the plugins published under the `ct` entry-point group into `pm`.
+
+    :param pm: the manager to fill (from `new_plugin_manager()`).
+    :param allow: names (entry-point or distribution) that may load; None reads `CT_PLUGINS`,
+        which itself means "all" when unset. An empty collection loads nothing.
+    :param entry_points: the entry points to consider; defaults to the installed ones.
+    :returns: the names of the plugins that were registered by this call.
+
+    A plugin that fails to import or to register is recorded in `pm.load_errors` and skipped.
+    """
+    allowed = allowed_plugins() if allow is None else frozenset(_normalize(name) for name in allow)
+    pm.entry_points_loaded = True
+    if allowed is not None and not allowed:
+        return []
+    if entry_points is None:
+        entry_points = metadata.entry_points(group=ENTRY_POINT_GROUP)
+    loaded: list[str] = []
+    for ep in entry_points:
+        dist = ep.dist
+        dist_name = dist.metadata["Name"] if dist is not None else ""
+        if allowed is not None and not ({_normalize(ep.name), _normalize(dist_name or "")} & allowed):
+            continue
+        if pm.has_plugin(ep.name) or ep.name in pm.distributions:
+            continue
+        try:
+            plugin = ep.load()
+        except BaseException as exc:  # a plugin's import may fail in any way, SystemExit included
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            _record_failure(pm, ep.name, exc, "failed to load")
+            continue
+        try:
+            pm.register(plugin, name=ep.name)
+        except Exception as exc:  # pluggy's validation errors, or a name clash with another plugin
+            _record_failure(pm, ep.name, exc, "failed to register")
+            continue
+        if dist is not None:
+            pm.distributions[ep.name] = dist
+        loaded.append(ep.name)
+    return loaded
+
+
+def register_builtin(pm: CTPluginManager, plugin: object, name: str) -> None:
+    """Register a plugin that ships inside ct itself (kept out of `ct plugins` by default)."""
+    if pm.has_plugin(name):
+        return
+    pm.register(plugin, name=name)
+    pm.builtin_names.add(name)
+
+
+_default_manager: CTPluginManager | None = None
+
+
+def get_plugin_manager() -> CTPluginManager:
+    """The process-wide manager: built and loaded (honouring `CT_PLUGINS`) on first use."""
+    global _default_manager
+    if _default_manager is None:
+        pm = new_plugin_manager()
+        load_plugins(pm)
+        _default_manager = pm
+    return _default_manager
+
+
+def reset_plugin_manager() -> None:
+    """Forget the process-wide manager, so the next `get_plugin_manager()` loads afresh."""
+    global _default_manager
+    _default_manager = None
+
+
+def call_each(pm: CTPluginManager, hook_name: str, **kwargs: Any) -> tuple[list[Any], list[PluginLoadError]]:
+    """Call every implementation of one hook separately, so one failing plugin spares the rest.
+
+    Implementations run in pluggy's order (most recently registered first, `tryfirst` /
+    `trylast` honoured). A failure is recorded in `pm.load_errors` under the plugin's name and
+    also returned; the results of the implementations that worked are returned as a list.
+    """
+    caller = getattr(pm.hook, hook_name)
+    results: list[Any] = []
+    failures: list[PluginLoadError] = []
+    for impl in reversed(caller.get_hookimpls()):
+        call: Callable[..., Any] = impl.function
+        try:
+            result = call(**{arg: kwargs[arg] for arg in impl.argnames})
+        except Exception as exc:
+            failures.append(_record_failure(pm, impl.plugin_name, exc, f"failed in {hook_name}"))
+            continue
+        if result is not None:
+            results.append(result)
+    return results, failures
+
+
+def _flatten_problems(results: Iterable[Any]) -> list[str]:
+    problems: list[str] = []
+    for result in results:
+        if isinstance(result, str):
+            problems.append(result)
+        elif result:
+            problems.extend(str(problem) for problem in result)
+    return problems
+
+
+def run_sub_job_validators(
+    sub_job: dict[str, Any], location: str, pm: CTPluginManager | None = None
+) -> list[str]:
+    """Run every plugin's `ct_validate_sub_job` on one sub-job and return all their problems."""
+    manager = get_plugin_manager() if pm is None else pm
+    return _flatten_problems(manager.hook.ct_validate_sub_job(sub_job=sub_job, location=location))
+
+
+def run_create_body_validators(body: dict[str, Any], pm: CTPluginManager | None = None) -> list[str]:
+    """Run every plugin's `ct_validate_create_body` on a body and return all their problems."""
+    manager = get_plugin_manager() if pm is None else pm
+    return _flatten_problems(manager.hook.ct_validate_create_body(body=body))
+
+
+def _version_of(pm: CTPluginManager, name: str) -> str | None:
+    dist = pm.distributions.get(name)
+    if dist is not None:
+        return dist.version
+    if name in pm.builtin_names:
+        from ct_core import __version__
+
+        return __version__
+    return None
+
+
+def plugin_info(pm: CTPluginManager, *, include_builtin: bool = False) -> list[dict[str, Any]]:
+    """Describe the registered plugins as data: name, version, hooks (and distribution).
+
+    This is what `ct plugins` prints. Built-in plugins are left out unless asked for.
+    """
+    info: list[dict[str, Any]] = []
+    for name, plugin in sorted(pm.list_name_plugin(), key=lambda item: item[0]):
+        if plugin is None or (name in pm.builtin_names and not include_builtin):
+            continue
+        dist = pm.distributions.get(name)
+        entry: dict[str, Any] = {
+            "name": name,
+            "version": _version_of(pm, name),
+            "hooks": sorted(caller.name for caller in pm.get_hookcallers(plugin) or []),
+            "builtin": name in pm.builtin_names,
+        }
+        if dist is not None:
+            entry["distribution"] = dist.metadata["Name"]
+        info.append(entry)
+    return info

@@ -1,0 +1,484 @@
+"""Plugin hooks and loading: real plugin modules, real dist-info metadata, the real `ct` script.
+
+Third-party plugins are simulated the way pip leaves them on disk: a module plus a
+`<name>-<version>.dist-info` folder with METADATA and entry_points.txt, on sys.path (or
+PYTHONPATH for subprocesses). The slow test builds a real distribution and pip-installs it.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ct_core import hookspecs, plugins
+
+REPO = Path(__file__).resolve().parents[2]
+CT_SCRIPT = Path(sys.executable).with_name("ct")
+
+GOOD_PLUGIN = '''
+"""A tiny third-party ct plugin used by the tests."""
+from ct_core.hookspecs import hookimpl
+
+
+@hookimpl
+def ct_register_commands(app):
+    app.command("{module}_cmd:hello", name="hello-{module}", help="Say hello from {module}.")
+
+
+@hookimpl
+def ct_validate_sub_job(sub_job, location):
+    if sub_job.get("model_name") == "forbidden":
+        return [f"{{location}}.model_name: {module} refuses this model"]
+    sub_job.setdefault("seen_by", []).append("{module}")
+    return None
+
+
+@hookimpl
+def ct_validate_create_body(body):
+    if body.get("comment") == "bad":
+        return ["comment: {module} refuses this comment"]
+    return []
+'''
+
+GOOD_COMMAND = '''
+"""The command module of the test plugin, imported only when the command runs."""
+import json
+import sys
+
+
+def hello(name: str = "world") -> None:
+    """Greet NAME as JSON."""
+    sys.stdout.write(json.dumps({{"hello": name, "from": "{module}"}}) + "\\n")
+'''
+
+
+def write_plugin_dist(
+    root: Path,
+    module: str,
+    *,
+    version: str = "1.2.3",
+    dist_name: str | None = None,
+    body: str | None = None,
+    entry_name: str | None = None,
+) -> None:
+    """Lay out a plugin as an installed distribution: module(s) plus a dist-info with an entry point."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / f"{module}.py").write_text(body if body is not None else GOOD_PLUGIN.format(module=module))
+    (root / f"{module}_cmd.py").write_text(GOOD_COMMAND.format(module=module))
+    dist = dist_name or module.replace("_", "-")
+    info = root / f"{dist.replace('-', '_')}-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
+    (info / "entry_points.txt").write_text(f"[ct]\n{entry_name or module} = {module}\n")
+
+
+@pytest.fixture
+def plugin_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A sys.path folder holding a good plugin, a plugin that fails to import and one with a bad hook."""
+    root = tmp_path / "site"
+    write_plugin_dist(root, "ct_good_plugin", dist_name="ct-good-plugin")
+    write_plugin_dist(root, "ct_broken_plugin", body="raise ImportError('needs a missing library')\n")
+    write_plugin_dist(
+        root,
+        "ct_badhook_plugin",
+        body=(
+            "from ct_core.hookspecs import hookimpl\n\n"
+            "@hookimpl\n"
+            "def ct_validate_sub_job(sub_job, where):\n"
+            "    return None\n"
+        ),
+    )
+    monkeypatch.syspath_prepend(str(root))
+    monkeypatch.delenv(plugins.ALLOW_ENV_VAR, raising=False)
+    for name in ("ct_good_plugin", "ct_broken_plugin", "ct_badhook_plugin"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    return root
+
+
+def _entry_points_under(root: Path) -> list[Any]:
+    """The `ct` entry points published by distributions in `root` only (ignores installed ones)."""
+    from importlib import metadata
+
+    found = []
+    for dist in metadata.distributions(path=[str(root)]):
+        found.extend(ep for ep in dist.entry_points if ep.group == plugins.ENTRY_POINT_GROUP)
+    return found
+
+
+def _loaded(root: Path, allow: Any = None) -> plugins.CTPluginManager:
+    pm = plugins.new_plugin_manager()
+    plugins.load_plugins(pm, allow, entry_points=_entry_points_under(root))
+    return pm
+
+
+# --- the hook specifications -------------------------------------------------------------------
+
+
+def _hook_names() -> list[str]:
+    return sorted(
+        name
+        for name, value in vars(hookspecs).items()
+        if inspect.isfunction(value) and hasattr(value, hookspecs.PROJECT_NAME + "_spec")
+    )
+
+
+def test_every_hook_is_prefixed_documented_and_tested() -> None:
+    names = _hook_names()
+    assert {"ct_register_commands", "ct_validate_sub_job", "ct_validate_create_body"} <= set(names)
+    this_module = sys.modules[__name__]
+    for name in names:
+        assert name.startswith("ct_")
+        doc = inspect.getdoc(getattr(hookspecs, name)) or ""
+        assert ":param" in doc and ":returns:" in doc, f"{name} lacks a parameter/return docstring"
+        # Datasette's rule: every hook has a test named after it.
+        assert hasattr(this_module, f"test_hook_{name}"), f"no test_hook_{name}"
+
+
+def test_new_plugin_manager_knows_every_hook_and_holds_nothing() -> None:
+    pm = plugins.new_plugin_manager()
+    for name in _hook_names():
+        assert getattr(pm.hook, name).get_hookimpls() == []
+    assert pm.list_name_plugin() == []
+    assert pm.load_errors == []
+
+
+# --- hooks --------------------------------------------------------------------------------------
+
+
+class _Normalizer:
+    """A plugin object that rewrites a field in place and reports a problem for another."""
+
+    @hookspecs.hookimpl
+    def ct_validate_sub_job(self, sub_job: dict[str, Any], location: str) -> list[str] | None:
+        if "peft_config" in sub_job:
+            sub_job["peft_config"] = {**sub_job["peft_config"], "normalized": True}
+        if sub_job.get("n_gpus") == -1:
+            return [f"{location}.n_gpus: must be positive"]
+        return None
+
+
+class _Second:
+    @hookspecs.hookimpl
+    def ct_validate_sub_job(self, sub_job: dict[str, Any], location: str) -> list[str]:
+        return [f"{location}: second plugin always complains"]
+
+    @hookspecs.hookimpl
+    def ct_validate_create_body(self, body: dict[str, Any]) -> list[str]:
+        body["touched"] = True
+        return ["body: second plugin complains", "body: twice"]
+
+
+def test_hook_ct_validate_sub_job() -> None:
+    pm = plugins.new_plugin_manager()
+    pm.register(_Normalizer(), name="normalizer")
+    pm.register(_Second(), name="second")
+    sub_job = {"peft_config": {"r": 8}, "n_gpus": -1}
+    problems = plugins.run_sub_job_validators(sub_job, "sub_job_configs[0]", pm)
+    # Every plugin runs and every problem is reported, each with its location.
+    assert sorted(problems) == [
+        "sub_job_configs[0].n_gpus: must be positive",
+        "sub_job_configs[0]: second plugin always complains",
+    ]
+    assert sub_job["peft_config"] == {"r": 8, "normalized": True}
+
+
+def test_hook_ct_validate_create_body() -> None:
+    pm = plugins.new_plugin_manager()
+    assert plugins.run_create_body_validators({"sub_job_configs": []}, pm) == []
+    pm.register(_Second(), name="second")
+    body: dict[str, Any] = {"sub_job_configs": []}
+    assert plugins.run_create_body_validators(body, pm) == ["body: second plugin complains", "body: twice"]
+    assert body["touched"] is True
+
+
+def test_hook_ct_register_commands() -> None:
+    from cyclopts import App
+
+    calls: list[str] = []
+
+    class Adds:
+        @hookspecs.hookimpl
+        def ct_register_commands(self, app: App) -> None:
+            calls.append("adds")
+            app.command("json:dumps", name="dump", help="lazy, never imported here")
+
+    class Fails:
+        @hookspecs.hookimpl
+        def ct_register_commands(self, app: App) -> None:
+            calls.append("fails")
+            raise RuntimeError("boom")
+
+    pm = plugins.new_plugin_manager()
+    pm.register(Adds(), name="adds")
+    pm.register(Fails(), name="fails")
+    app = App(name="t")
+    results, failures = plugins.call_each(pm, "ct_register_commands", app=app)
+    # The failing plugin (registered last, so called first) does not stop the other one.
+    assert calls == ["fails", "adds"]
+    assert results == []
+    assert "dump" in app
+    assert [f.name for f in failures] == ["fails"]
+    assert failures[0].error == "failed in ct_register_commands: RuntimeError: boom"
+    assert pm.load_errors == failures
+
+
+# --- loading ------------------------------------------------------------------------------------
+
+
+def test_load_plugins_survives_broken_plugins_and_names_them(
+    plugin_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level("WARNING", logger="ct_core.plugins"):
+        pm = _loaded(plugin_dir)
+    assert pm.has_plugin("ct_good_plugin")
+    assert not pm.has_plugin("ct_broken_plugin")
+    assert not pm.has_plugin("ct_badhook_plugin")
+    errors = {failure.name: failure.error for failure in pm.load_errors}
+    assert errors["ct_broken_plugin"] == "failed to load: ImportError: needs a missing library"
+    # A hook with a parameter the spec does not have is refused by pluggy at registration.
+    assert errors["ct_badhook_plugin"].startswith("failed to register: PluginValidationError")
+    assert "where" in errors["ct_badhook_plugin"]
+    assert "Traceback" in pm.load_errors[0].traceback
+    logged = " ".join(record.getMessage() for record in caplog.records)
+    assert "'ct_broken_plugin' failed to load" in logged
+    # The good plugin works.
+    sub_job: dict[str, Any] = {"model_name": "forbidden"}
+    problems = plugins.run_sub_job_validators(sub_job, "sub_job_configs[0]", pm)
+    assert problems == ["sub_job_configs[0].model_name: ct_good_plugin refuses this model"]
+
+
+def test_plugin_info_reports_name_version_hooks(plugin_dir: Path) -> None:
+    pm = _loaded(plugin_dir)
+    info = plugins.plugin_info(pm)
+    assert info == [
+        {
+            "name": "ct_good_plugin",
+            "version": "1.2.3",
+            "hooks": ["ct_register_commands", "ct_validate_create_body", "ct_validate_sub_job"],
+            "builtin": False,
+            "distribution": "ct-good-plugin",
+        }
+    ]
+    json.dumps(info)  # plain data, ready for `ct plugins`
+
+
+def test_builtin_plugins_are_hidden_unless_asked_for() -> None:
+    pm = plugins.new_plugin_manager()
+    plugins.register_builtin(pm, _Second(), "ct.second")
+    plugins.register_builtin(pm, _Second(), "ct.second")  # idempotent
+    assert plugins.plugin_info(pm) == []
+    (entry,) = plugins.plugin_info(pm, include_builtin=True)
+    assert entry["name"] == "ct.second" and entry["builtin"] is True
+    assert entry["hooks"] == ["ct_validate_create_body", "ct_validate_sub_job"]
+
+
+@pytest.mark.parametrize(
+    ("allow", "expected"),
+    [
+        ("", set()),
+        ("ct_good_plugin", {"ct_good_plugin"}),
+        ("CT-Good-Plugin", {"ct_good_plugin"}),  # distribution name, PEP 503 comparison
+        (" ct_good_plugin , nothing_like_it ", {"ct_good_plugin"}),
+        ("ct_broken_plugin", set()),
+    ],
+)
+def test_ct_plugins_env_limits_loading(
+    plugin_dir: Path, monkeypatch: pytest.MonkeyPatch, allow: str, expected: set[str]
+) -> None:
+    monkeypatch.setenv(plugins.ALLOW_ENV_VAR, allow)
+    pm = _loaded(plugin_dir)
+    assert {name for name, _ in pm.list_name_plugin()} == expected
+    # Plugins left out are not imported at all, so they cannot fail either.
+    assert {failure.name for failure in pm.load_errors} <= expected | {"ct_broken_plugin"}
+    if "ct_broken_plugin" not in allow:
+        assert pm.load_errors == []
+
+
+def test_allow_argument_overrides_environment(plugin_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(plugins.ALLOW_ENV_VAR, "")
+    pm = _loaded(plugin_dir, allow=["ct_good_plugin"])
+    assert pm.has_plugin("ct_good_plugin")
+    assert plugins.allowed_plugins({}) is None
+    assert plugins.allowed_plugins({"CT_PLUGINS": ""}) == frozenset()
+    assert plugins.allowed_plugins({"CT_PLUGINS": "a_b,C"}) == frozenset({"a-b", "c"})
+
+
+def test_same_entry_point_name_twice_is_reported(tmp_path: Path) -> None:
+    first, second = tmp_path / "one", tmp_path / "two"
+    write_plugin_dist(first, "ct_twin_a", entry_name="twin")
+    write_plugin_dist(second, "ct_twin_b", entry_name="twin")
+    sys.path[:0] = [str(first), str(second)]
+    try:
+        pm = plugins.new_plugin_manager()
+        loaded = plugins.load_plugins(
+            pm, entry_points=_entry_points_under(first) + _entry_points_under(second)
+        )
+    finally:
+        sys.path.remove(str(first))
+        sys.path.remove(str(second))
+        sys.modules.pop("ct_twin_a", None)
+        sys.modules.pop("ct_twin_b", None)
+    assert loaded == ["twin"]
+
+
+def test_get_plugin_manager_is_built_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(plugins.ALLOW_ENV_VAR, "")
+    plugins.reset_plugin_manager()
+    try:
+        pm = plugins.get_plugin_manager()
+        assert plugins.get_plugin_manager() is pm
+        assert pm.entry_points_loaded
+        plugins.reset_plugin_manager()
+        assert plugins.get_plugin_manager() is not pm
+    finally:
+        plugins.reset_plugin_manager()
+
+
+def test_importing_the_plugin_modules_loads_nothing() -> None:
+    code = (
+        "import sys, ct_core.plugins, ct_core.hookspecs;"
+        "assert ct_core.plugins._default_manager is None;"
+        "assert 'cyclopts' not in sys.modules and 'torch' not in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO)
+
+
+# --- the real command line ----------------------------------------------------------------------
+
+
+def _run_ct(args: list[str], pythonpath: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    environment = {**os.environ, "PYTHONPATH": str(pythonpath), "COLUMNS": "100", **env}
+    environment.pop(plugins.ALLOW_ENV_VAR, None)
+    environment.update(env)
+    return subprocess.run(
+        [str(CT_SCRIPT), *args], capture_output=True, text=True, env=environment, timeout=120, check=False
+    )
+
+
+def test_third_party_plugin_appears_in_ct_help_and_ct_plugins(plugin_dir: Path) -> None:
+    help_run = _run_ct(["--help"], plugin_dir)
+    assert help_run.returncode == 0, help_run.stderr
+    assert "hello-ct_good_plugin" in help_run.stdout
+    assert "Say hello from ct_good_plugin." in help_run.stdout
+    # The broken ones are named on stderr, and the command line still works.
+    assert "warning: plugin 'ct_broken_plugin' failed to load: ImportError" in help_run.stderr
+    assert "ct_badhook_plugin" in help_run.stderr
+
+    listing = _run_ct(["plugins"], plugin_dir)
+    assert listing.returncode == 0, listing.stderr
+    data = json.loads(listing.stdout)
+    names = [entry["name"] for entry in data["plugins"]]
+    assert "ct_good_plugin" in names
+    good = next(entry for entry in data["plugins"] if entry["name"] == "ct_good_plugin")
+    assert good["version"] == "1.2.3"
+    assert good["hooks"] == ["ct_register_commands", "ct_validate_create_body", "ct_validate_sub_job"]
+    assert {error["name"] for error in data["errors"]} >= {"ct_broken_plugin", "ct_badhook_plugin"}
+
+    hello = _run_ct(["hello-ct_good_plugin", "--name", "ct"], plugin_dir)
+    assert hello.returncode == 0, hello.stderr
+    assert json.loads(hello.stdout) == {"hello": "ct", "from": "ct_good_plugin"}
+
+
+def test_ct_plugins_env_hides_a_plugin_from_the_command_line(plugin_dir: Path) -> None:
+    run = _run_ct(["--help"], plugin_dir, CT_PLUGINS="")
+    assert run.returncode == 0
+    assert "hello-ct_good_plugin" not in run.stdout
+    assert "warning" not in run.stderr
+    listing = _run_ct(["plugins", "--all"], plugin_dir, CT_PLUGINS="")
+    data = json.loads(listing.stdout)
+    assert data["errors"] == []
+    assert [entry["name"] for entry in data["plugins"]] == ["ct.commands"]
+
+
+def test_plugin_validators_run_on_submit_dry_run(plugin_dir: Path, tmp_path: Path) -> None:
+    body = {
+        "sub_job_configs": [{"job_type": "sampling", "model_name": "forbidden", "inference_config": {}}],
+        "comment": "bad",
+    }
+    job = tmp_path / "job.json"
+    job.write_text(json.dumps(body))
+    run = _run_ct(["submit", str(job), "--dry-run"], plugin_dir, CT_PLUGINS="ct_good_plugin")
+    assert run.returncode == 1
+    assert "ct_good_plugin refuses this model" in run.stderr
+    assert "ct_good_plugin refuses this comment" in run.stderr
+
+
+@pytest.mark.slow
+def test_pip_installed_plugin_distribution(tmp_path: Path) -> None:
+    """Build a real plugin distribution and pip-install it; `ct` finds it with no change to core."""
+    project = tmp_path / "ct-hello"
+    package = project / "ct_hello"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(
+        textwrap.dedent(
+            '''
+            """ct-hello: a plugin distribution built by the tests."""
+            from ct_core.hookspecs import hookimpl
+
+
+            @hookimpl
+            def ct_register_commands(app):
+                app.command("ct_hello.cli:greet", name="greet", help="Greet from a pip-installed plugin.")
+            '''
+        )
+    )
+    (package / "cli.py").write_text(
+        "import json, sys\n\ndef greet():\n    sys.stdout.write(json.dumps({'greeting': 'hi'}) + '\\n')\n"
+    )
+    (project / "pyproject.toml").write_text(
+        textwrap.dedent(
+            """
+            [build-system]
+            requires = ["setuptools"]
+            build-backend = "setuptools.build_meta"
+
+            [project]
+            name = "ct-hello"
+            version = "0.4.2"
+
+            [project.entry-points.ct]
+            hello = "ct_hello"
+
+            [tool.setuptools]
+            packages = ["ct_hello"]
+            """
+        )
+    )
+    target = tmp_path / "target"
+    if shutil.which("pip", path=str(Path(sys.executable).parent)) is None:
+        pytest.skip("pip is not available in this environment")
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "--target",
+            str(target),
+            str(project),
+        ],
+        check=True,
+        timeout=300,
+    )
+    help_run = _run_ct(["--help"], target)
+    assert help_run.returncode == 0, help_run.stderr
+    assert "Greet from a pip-installed plugin." in help_run.stdout
+    data = json.loads(_run_ct(["--compact", "plugins"], target).stdout)
+    assert {"name": "hello", "version": "0.4.2", "distribution": "ct-hello"}.items() <= next(
+        entry for entry in data["plugins"] if entry["name"] == "hello"
+    ).items()
+    greet = _run_ct(["greet"], target)
+    assert json.loads(greet.stdout) == {"greeting": "hi"}
