@@ -7,7 +7,7 @@ import httpx
 from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.request_accepted import RequestAccepted
-from ...types import Response
+from ...types import File, Response
 
 
 def _get_kwargs(
@@ -16,7 +16,7 @@ def _get_kwargs(
     endpoint: str,
     job_id: str,
     *,
-    body: str,
+    body: File,
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
 
@@ -75,7 +75,7 @@ def sync_detailed(
     job_id: str,
     *,
     client: AuthenticatedClient | Client,
-    body: str,
+    body: File,
 ) -> Response[Any | RequestAccepted]:
     """Submit one DSSST1 request chunk of a forward plus backward pass.
 
@@ -88,7 +88,7 @@ def sync_detailed(
         schema (str):
         endpoint (str):
         job_id (str):
-        body (str): A DSSST1 safetensors frame (u64 header length, JSON header, tensor bytes), or
+        body (File): A DSSST1 safetensors frame (u64 header length, JSON header, tensor bytes), or
             a DSSST1 request chunk of one. Never pickle.
 
     Raises:
@@ -121,7 +121,7 @@ def sync(
     job_id: str,
     *,
     client: AuthenticatedClient | Client,
-    body: str,
+    body: File,
 ) -> Any | RequestAccepted | None:
     """Submit one DSSST1 request chunk of a forward plus backward pass.
 
@@ -134,7 +134,7 @@ def sync(
         schema (str):
         endpoint (str):
         job_id (str):
-        body (str): A DSSST1 safetensors frame (u64 header length, JSON header, tensor bytes), or
+        body (File): A DSSST1 safetensors frame (u64 header length, JSON header, tensor bytes), or
             a DSSST1 request chunk of one. Never pickle.
 
     Raises:
@@ -162,7 +162,7 @@ async def asyncio_detailed(
     job_id: str,
     *,
     client: AuthenticatedClient | Client,
-    body: str,
+    body: File,
 ) -> Response[Any | RequestAccepted]:
     """Submit one DSSST1 request chunk of a forward plus backward pass.
 
@@ -175,7 +175,7 @@ async def asyncio_detailed(
         schema (str):
         endpoint (str):
         job_id (str):
-        body (str): A DSSST1 safetensors frame (u64 header length, JSON header, tensor bytes), or
+        body (File): A DSSST1 safetensors frame (u64 header length, JSON header, tensor bytes), or
             a DSSST1 request chunk of one. Never pickle.
 
     Raises:
@@ -206,7 +206,7 @@ async def asyncio(
     job_id: str,
     *,
     client: AuthenticatedClient | Client,
-    body: str,
+    body: File,
 ) -> Any | RequestAccepted | None:
     """Submit one DSSST1 request chunk of a forward plus backward pass.
 
@@ -219,7 +219,7 @@ async def asyncio(
         schema (str):
         endpoint (str):
         job_id (str):
-        body (str): A DSSST1 safetensors frame (u64 header length, JSON header, tensor bytes), or
+        body (File): A DSSST1 safetensors frame (u64 header length, JSON header, tensor bytes), or
             a DSSST1 request chunk of one. Never pickle.
 
     Raises:

@@ -7,7 +7,7 @@ import httpx
 from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.request_accepted import RequestAccepted
-from ...types import UNSET, Response, Unset
+from ...types import UNSET, File, Response, Unset
 
 
 def _get_kwargs(
@@ -16,7 +16,7 @@ def _get_kwargs(
     endpoint: str,
     job_id: str,
     *,
-    body: str,
+    body: File,
     sub_job_id: str | Unset = UNSET,
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
@@ -83,7 +83,7 @@ def sync_detailed(
     job_id: str,
     *,
     client: AuthenticatedClient | Client,
-    body: str,
+    body: File,
     sub_job_id: str | Unset = UNSET,
 ) -> Response[Any | RequestAccepted]:
     """Schedule batch generation from a DSSST1 frame.
@@ -97,7 +97,7 @@ def sync_detailed(
         endpoint (str):
         job_id (str):
         sub_job_id (str | Unset):
-        body (str): A DSSST1 safetensors frame (u64 header length, JSON header, tensor bytes), or
+        body (File): A DSSST1 safetensors frame (u64 header length, JSON header, tensor bytes), or
             a DSSST1 request chunk of one. Never pickle.
 
     Raises:
@@ -131,7 +131,7 @@ def sync(
     job_id: str,
     *,
     client: AuthenticatedClient | Client,
-    body: str,
+    body: File,
     sub_job_id: str | Unset = UNSET,
 ) -> Any | RequestAccepted | None:
     """Schedule batch generation from a DSSST1 frame.
@@ -145,7 +145,7 @@ def sync(
         endpoint (str):
         job_id (str):
         sub_job_id (str | Unset):
-        body (str): A DSSST1 safetensors frame (u64 header length, JSON header, tensor bytes), or
+        body (File): A DSSST1 safetensors frame (u64 header length, JSON header, tensor bytes), or
             a DSSST1 request chunk of one. Never pickle.
 
     Raises:
@@ -174,7 +174,7 @@ async def asyncio_detailed(
     job_id: str,
     *,
     client: AuthenticatedClient | Client,
-    body: str,
+    body: File,
     sub_job_id: str | Unset = UNSET,
 ) -> Response[Any | RequestAccepted]:
     """Schedule batch generation from a DSSST1 frame.
@@ -188,7 +188,7 @@ async def asyncio_detailed(
         endpoint (str):
         job_id (str):
         sub_job_id (str | Unset):
-        body (str): A DSSST1 safetensors frame (u64 header length, JSON header, tensor bytes), or
+        body (File): A DSSST1 safetensors frame (u64 header length, JSON header, tensor bytes), or
             a DSSST1 request chunk of one. Never pickle.
 
     Raises:
@@ -220,7 +220,7 @@ async def asyncio(
     job_id: str,
     *,
     client: AuthenticatedClient | Client,
-    body: str,
+    body: File,
     sub_job_id: str | Unset = UNSET,
 ) -> Any | RequestAccepted | None:
     """Schedule batch generation from a DSSST1 frame.
@@ -234,7 +234,7 @@ async def asyncio(
         endpoint (str):
         job_id (str):
         sub_job_id (str | Unset):
-        body (str): A DSSST1 safetensors frame (u64 header length, JSON header, tensor bytes), or
+        body (File): A DSSST1 safetensors frame (u64 header length, JSON header, tensor bytes), or
             a DSSST1 request chunk of one. Never pickle.
 
     Raises:

@@ -7,7 +7,7 @@ import httpx
 from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.generate_stream_accepted import GenerateStreamAccepted
-from ...types import UNSET, Response, Unset
+from ...types import UNSET, File, Response, Unset
 
 
 def _get_kwargs(
@@ -16,7 +16,7 @@ def _get_kwargs(
     endpoint: str,
     job_id: str,
     *,
-    body: str,
+    body: File,
     sub_job_id: str | Unset = UNSET,
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
@@ -85,7 +85,7 @@ def sync_detailed(
     job_id: str,
     *,
     client: AuthenticatedClient | Client,
-    body: str,
+    body: File,
     sub_job_id: str | Unset = UNSET,
 ) -> Response[Any | GenerateStreamAccepted]:
     """Start polling-based streaming generation from one DSSST1 frame (at most 60 MiB).
@@ -96,7 +96,7 @@ def sync_detailed(
         endpoint (str):
         job_id (str):
         sub_job_id (str | Unset):
-        body (str): A DSSST1 safetensors frame (u64 header length, JSON header, tensor bytes), or
+        body (File): A DSSST1 safetensors frame (u64 header length, JSON header, tensor bytes), or
             a DSSST1 request chunk of one. Never pickle.
 
     Raises:
@@ -130,7 +130,7 @@ def sync(
     job_id: str,
     *,
     client: AuthenticatedClient | Client,
-    body: str,
+    body: File,
     sub_job_id: str | Unset = UNSET,
 ) -> Any | GenerateStreamAccepted | None:
     """Start polling-based streaming generation from one DSSST1 frame (at most 60 MiB).
@@ -141,7 +141,7 @@ def sync(
         endpoint (str):
         job_id (str):
         sub_job_id (str | Unset):
-        body (str): A DSSST1 safetensors frame (u64 header length, JSON header, tensor bytes), or
+        body (File): A DSSST1 safetensors frame (u64 header length, JSON header, tensor bytes), or
             a DSSST1 request chunk of one. Never pickle.
 
     Raises:
@@ -170,7 +170,7 @@ async def asyncio_detailed(
     job_id: str,
     *,
     client: AuthenticatedClient | Client,
-    body: str,
+    body: File,
     sub_job_id: str | Unset = UNSET,
 ) -> Response[Any | GenerateStreamAccepted]:
     """Start polling-based streaming generation from one DSSST1 frame (at most 60 MiB).
@@ -181,7 +181,7 @@ async def asyncio_detailed(
         endpoint (str):
         job_id (str):
         sub_job_id (str | Unset):
-        body (str): A DSSST1 safetensors frame (u64 header length, JSON header, tensor bytes), or
+        body (File): A DSSST1 safetensors frame (u64 header length, JSON header, tensor bytes), or
             a DSSST1 request chunk of one. Never pickle.
 
     Raises:
@@ -213,7 +213,7 @@ async def asyncio(
     job_id: str,
     *,
     client: AuthenticatedClient | Client,
-    body: str,
+    body: File,
     sub_job_id: str | Unset = UNSET,
 ) -> Any | GenerateStreamAccepted | None:
     """Start polling-based streaming generation from one DSSST1 frame (at most 60 MiB).
@@ -224,7 +224,7 @@ async def asyncio(
         endpoint (str):
         job_id (str):
         sub_job_id (str | Unset):
-        body (str): A DSSST1 safetensors frame (u64 header length, JSON header, tensor bytes), or
+        body (File): A DSSST1 safetensors frame (u64 header length, JSON header, tensor bytes), or
             a DSSST1 request chunk of one. Never pickle.
 
     Raises:
