@@ -1,0 +1,116 @@
+"""The ``ct local`` command group: run the embedded local server in the foreground.
+
+The root CLI registers :data:`app` lazily, and ``python -m ct_local`` runs it directly. Importing
+this module stays cheap: starlette, uvicorn and the server modules are imported inside the
+command.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+from cyclopts import App, Parameter
+
+app = App(
+    name="local",
+    help="Run the embedded local Cortex Training server (loopback, SQLite state, no account needed).",
+)
+
+# A flag given once per value (``--token a --token b``), without cyclopts' ``--empty-*`` twin.
+Repeated = Annotated[list[str] | None, Parameter(negative=(), consume_multiple=False)]
+
+
+@app.command
+def serve(
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8080,
+    state_dir: Path = Path(".ct-local"),
+    token: Repeated = None,
+    hardware: Repeated = None,
+    pending_delay: float | None = None,
+    placing_delay: float | None = None,
+    initializing_delay: float | None = None,
+    cancelling_delay: float | None = None,
+    timeout_scale: float | None = None,
+    model: Repeated = None,
+    fault: Repeated = None,
+    settings_json: str | None = None,
+    ready_file: Path | None = None,
+    log_level: str = "warning",
+) -> int:
+    """Serve the REST contract on HOST:PORT until SIGINT or SIGTERM.
+
+    Parameters
+    ----------
+    host
+        Address to listen on; keep it on loopback.
+    port
+        Port to listen on; 0 picks a free one (see --ready-file).
+    state_dir
+        Folder holding the SQLite state and blobs; a restart on the same folder keeps every job.
+    token
+        Require ``Authorization: Bearer TOKEN``. Repeatable. ``TOKEN=ROLE`` names the role owning
+        what the token creates; without it a role is derived from the token.
+    hardware
+        Account capacity per GPU type, ``NAME=MAX_GPUS[:best-effort][:schedulable=N]``. Repeatable;
+        when given, types not listed are unsupported (capacity answers 409 517604).
+    pending_delay
+        Seconds a job stays pending before placing (when GPUs are free).
+    placing_delay
+        Seconds a job stays placing.
+    initializing_delay
+        Seconds a job stays initializing before running.
+    cancelling_delay
+        Seconds a job stays cancelling before cancelled.
+    timeout_scale
+        Multiplier for idle and pending timeouts (0.001 turns 300 s into 0.3 s, for tests).
+    model
+        Model name listed by the models endpoint. Repeatable; replaces the built-in list.
+    fault
+        A fault rule as JSON (see docs/local-server.md). Repeatable.
+    settings_json
+        JSON object of settings, or a path to a JSON file; flags win over it.
+    ready_file
+        Write ``{"base_url", "pid"}`` here once the server accepts connections.
+    log_level
+        uvicorn log level.
+    """
+    import logging
+
+    from ct_local.runtime import serve as run_server
+    from ct_local.settings import ServerSettings, load_settings, parse_hardware_spec, parse_token_specs
+
+    logging.basicConfig(level=logging.WARNING, format="%(message)s", stream=sys.stderr)
+    try:
+        settings = load_settings(ServerSettings(), settings_json)
+        overrides: dict[str, object] = {"host": host, "port": port, "state_dir": state_dir}
+        if token:
+            overrides["tokens"] = parse_token_specs(token)
+        if hardware:
+            overrides["capacity"] = dict(parse_hardware_spec(spec) for spec in hardware)
+        for key, value in (
+            ("pending_delay_s", pending_delay),
+            ("placing_delay_s", placing_delay),
+            ("initializing_delay_s", initializing_delay),
+            ("cancelling_delay_s", cancelling_delay),
+            ("timeout_scale", timeout_scale),
+        ):
+            if value is not None:
+                overrides[key] = value
+        if model:
+            overrides["models"] = model
+        if fault:
+            overrides["faults"] = [*settings.faults, *(json.loads(f) for f in fault)]
+        settings = settings.with_overrides(overrides)
+    except (ValueError, OSError) as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
+    try:
+        return run_server(settings, ready_file=ready_file, log_level=log_level)
+    except OSError as exc:
+        sys.stderr.write(f"error: cannot serve on {host}:{port}: {exc}\n")
+        return 1

@@ -1,0 +1,94 @@
+"""Contract-shaped error answers of the local server (§3.6, §3.7).
+
+Handlers raise :class:`ServiceError` (a ``{"message", "code"}`` body) or
+:class:`RequestValidationError` (a ``{"detail": [...]}`` body); the app turns both into JSON
+responses. The codes and message templates the contract fixes live here, so every route
+refuses the same way.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# §3.7 access-control codes.
+CODE_JOB_NOT_FOUND = "517601"
+CODE_INVALID_REQUEST = "517602"
+CODE_UNSUPPORTED_HARDWARE = "517604"
+CODE_NO_CREATE_PRIVILEGE = "003001"
+
+
+class ServiceError(Exception):
+    """An error the service reports as ``{"message": ..., "code": ...}`` with an HTTP status."""
+
+    def __init__(self, status: int, message: str, code: str | int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.code = code
+
+    def body(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"message": self.message}
+        if self.code is not None:
+            body["code"] = self.code
+        return body
+
+
+class RequestValidationError(Exception):
+    """A malformed request body, reported as ``{"detail": [{"loc", "msg", "type"}, ...]}`` (422)."""
+
+    status = 422
+
+    def __init__(self, problems: list[tuple[list[str | int], str]]) -> None:
+        super().__init__("; ".join(msg for _, msg in problems))
+        self.problems = problems
+
+    def body(self) -> dict[str, Any]:
+        return {
+            "detail": [
+                {"loc": ["body", *loc], "msg": msg, "type": "value_error"} for loc, msg in self.problems
+            ]
+        }
+
+
+def job_not_found(job_id: str, schema: str) -> ServiceError:
+    # §3.7: the same answer whether the job is missing or owned by another role.
+    return ServiceError(404, f"Training job {job_id} not found in {schema}", CODE_JOB_NOT_FOUND)
+
+
+def invalid_request(message: str) -> ServiceError:
+    return ServiceError(400, message, CODE_INVALID_REQUEST)
+
+
+def schema_not_found(database: str, schema: str) -> ServiceError:
+    return invalid_request(f"Schema {database}.{schema} is not found or not authorized")
+
+
+def no_create_privilege(role: str, account: str) -> ServiceError:
+    return ServiceError(
+        403,
+        f"Job creation refused. Your primary role {role} must have USE CORTEX TRAINING granted on "
+        f"ACCOUNT {account}.",
+        CODE_NO_CREATE_PRIVILEGE,
+    )
+
+
+def unsupported_hardware(hardware: str, supported: list[str]) -> ServiceError:
+    return ServiceError(
+        409,
+        f'Cortex training getCapacity failed: unsupported hardware "{hardware}": '
+        f"supported hardware is {', '.join(supported)}",
+        CODE_UNSUPPORTED_HARDWARE,
+    )
+
+
+def conflict(message: str) -> ServiceError:
+    # §3.6 shows a generic conflict body with the HTTP status as its code.
+    return ServiceError(409, message, 409)
+
+
+def not_implemented(what: str) -> ServiceError:
+    return ServiceError(501, f"{what} is not implemented by this local server yet", 501)
+
+
+def unauthorized() -> ServiceError:
+    return ServiceError(401, "Authentication required: send Authorization: Bearer <token>", 401)

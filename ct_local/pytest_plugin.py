@@ -1,0 +1,266 @@
+"""Shared pytest fixtures: a running ct_local server and an isolated configuration home.
+
+Enable with ``pytest_plugins = ["ct_local.pytest_plugin"]`` in a conftest (tests/conftest.py
+does it for the repository; plugin packages do the same). Fixtures:
+
+- ``local_server``: one server per test session (per xdist worker), no auth, fast lifecycle.
+- ``local_server_factory``: start servers with tokens, settings or a given state dir; each
+  has ``.stop()`` and ``.restart()``, and all are stopped when the test ends.
+- ``ct_home``: HOME, XDG dirs and the Snowflake config dir pointed at a temp folder, and every
+  ``CORTEX_TRAINING_*`` / ``CT_*`` / ``SNOWFLAKE_*`` variable cleared.
+
+Servers run as subprocesses (``python -m ct_local serve --port 0 --ready-file ...``), so tests
+talk real HTTP over loopback and a restart really is a new process on the same state dir.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+# How long a server may take to start before the fixture gives up (imports dominate).
+START_TIMEOUT_S = 60.0
+STOP_TIMEOUT_S = 15.0
+DEFAULT_DATABASE = "CT_TEST_DB"
+DEFAULT_SCHEMA = "PUBLIC"
+DEFAULT_ENDPOINT = "cortex-training"
+
+# Settings of the session server: every lifecycle step short, so jobs run in well under a second.
+FAST_SETTINGS: dict[str, Any] = {
+    "pending_delay_s": 0.02,
+    "placing_delay_s": 0.02,
+    "initializing_delay_s": 0.02,
+    "cancelling_delay_s": 0.02,
+    "tick_s": 0.01,
+}
+
+
+def _token_args(tokens: Mapping[str, str] | Sequence[str] | None) -> tuple[list[str], dict[str, str]]:
+    from ct_local.settings import parse_token_specs
+
+    if not tokens:
+        return [], {}
+    specs = [f"{t}={r}" for t, r in tokens.items()] if isinstance(tokens, Mapping) else list(tokens)
+    return [arg for spec in specs for arg in ("--token", spec)], parse_token_specs(specs)
+
+
+@dataclass
+class LocalServer:
+    """A ct_local server subprocess; ``base_url`` stays the same across :meth:`restart`."""
+
+    state_dir: Path
+    tokens: dict[str, str] = field(default_factory=dict)
+    settings: dict[str, Any] = field(default_factory=dict)
+    extra_args: list[str] = field(default_factory=list)
+    host: str = "127.0.0.1"
+    port: int = 0
+    base_url: str = ""
+    process: subprocess.Popen[bytes] | None = None
+    log_path: Path | None = None
+
+    # --- process control ----------------------------------------------------------------------
+
+    def start(self) -> LocalServer:
+        if self.process is not None and self.process.poll() is None:
+            return self
+        ready = self.state_dir.parent / f"{self.state_dir.name}.ready.json"
+        ready.unlink(missing_ok=True)
+        token_args, _ = _token_args(self.tokens)
+        command = [
+            sys.executable,
+            "-m",
+            "ct_local",
+            "serve",
+            "--host",
+            self.host,
+            "--port",
+            str(self.port),
+            "--state-dir",
+            str(self.state_dir),
+            "--ready-file",
+            str(ready),
+            "--settings-json",
+            json.dumps(self.settings),
+            *token_args,
+            *self.extra_args,
+        ]
+        self.log_path = self.state_dir.parent / f"{self.state_dir.name}.log"
+        env = {k: v for k, v in os.environ.items() if k != "CT_LOCAL_SETTINGS"}
+        with self.log_path.open("ab") as log:
+            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not ready.exists():
+            if self.process.poll() is not None:
+                raise RuntimeError(f"ct_local server exited with {self.process.returncode}:\n{self.log()}")
+            if time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"ct_local server did not start within {START_TIMEOUT_S}s:\n{self.log()}")
+            time.sleep(0.02)
+        info = json.loads(ready.read_text(encoding="utf-8"))
+        self.base_url = info["base_url"]
+        # Keep the port for restarts so clients built on base_url keep working.
+        self.port = int(self.base_url.rsplit(":", 1)[1])
+        self._wait_healthy(deadline)
+        return self
+
+    def _wait_healthy(self, deadline: float) -> None:
+        while True:
+            try:
+                if httpx.get(f"{self.base_url}/healthz", timeout=2.0).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"ct_local server never answered /healthz:\n{self.log()}")
+            time.sleep(0.02)
+
+    def stop(self, sig: int = signal.SIGTERM) -> int | None:
+        """Stop the server with ``sig`` and return its exit code (None if it was not running)."""
+        if self.process is None:
+            return None
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+            try:
+                self.process.wait(STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        code = self.process.returncode
+        self.process = None
+        return code
+
+    def restart(self) -> LocalServer:
+        self.stop()
+        return self.start()
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def log(self) -> str:
+        if self.log_path is None or not self.log_path.exists():
+            return ""
+        return self.log_path.read_text(encoding="utf-8", errors="replace")[-4000:]
+
+    # --- conveniences for tests ---------------------------------------------------------------
+
+    def prefix(
+        self, database: str = DEFAULT_DATABASE, schema: str = DEFAULT_SCHEMA, endpoint: str = DEFAULT_ENDPOINT
+    ) -> str:
+        """The per-schema URL prefix (§2.1) on this server."""
+        return f"{self.base_url}/api/v2/databases/{database}/schemas/{schema}/{endpoint}"
+
+    def http(self, token: str | None = None, **kwargs: Any) -> httpx.Client:
+        """A plain httpx client for this server, sending ``token`` as a bearer token when given."""
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        return httpx.Client(base_url=self.base_url, headers=headers, timeout=30.0, **kwargs)
+
+    def set_faults(self, *rules: Mapping[str, Any]) -> None:
+        """Add fault rules at runtime (see ct_local.faults for the rule keys)."""
+        response = httpx.post(f"{self.base_url}/_ct/faults", json=list(rules), timeout=10.0)
+        response.raise_for_status()
+
+    def clear_faults(self) -> None:
+        httpx.delete(f"{self.base_url}/_ct/faults", timeout=10.0).raise_for_status()
+
+    def force_status(
+        self, job_id: str, status: str, reason: str = "", reason_details: str = ""
+    ) -> dict[str, Any]:
+        """Put a job in any status (for example failed or terminated), bypassing the lifecycle."""
+        response = httpx.post(
+            f"{self.base_url}/_ct/jobs/{job_id}/status",
+            json={"status": status, "reason": reason, "reason_details": reason_details},
+            timeout=10.0,
+        )
+        response.raise_for_status()
+        return response.json()
+
+    def add_checkpoint(self, job_id: str, **fields: Any) -> dict[str, Any]:
+        """Record a checkpoint for a job (``checkpoint_id``, ``global_steps``, ``checkpoint_type``,
+        ``avg_loss``, ``files`` as a name -> text mapping written under the state dir)."""
+        response = httpx.post(f"{self.base_url}/_ct/jobs/{job_id}/checkpoints", json=fields, timeout=10.0)
+        response.raise_for_status()
+        return response.json()
+
+
+ServerFactory = Callable[..., LocalServer]
+
+
+@pytest.fixture(scope="session")
+def local_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServer]:
+    """One running server for the whole session: no auth, fast lifecycle, shared state."""
+    server = LocalServer(
+        state_dir=tmp_path_factory.mktemp("ct-local") / "state", settings=dict(FAST_SETTINGS)
+    )
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def local_server_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerFactory]:
+    """Start servers shaped for one test; every one started is stopped at teardown.
+
+    ``factory(tokens=None, settings=None, state_dir=None, extra_args=(), start=True)``: tokens is a
+    ``{token: role}`` mapping or a list of ``TOKEN`` / ``TOKEN=ROLE`` strings; settings are JSON
+    overrides layered on the fast defaults.
+    """
+    started: list[LocalServer] = []
+
+    def factory(
+        tokens: Mapping[str, str] | Sequence[str] | None = None,
+        settings: Mapping[str, Any] | None = None,
+        state_dir: Path | None = None,
+        extra_args: Sequence[str] = (),
+        start: bool = True,
+    ) -> LocalServer:
+        _, token_map = _token_args(tokens)
+        server = LocalServer(
+            state_dir=state_dir or tmp_path_factory.mktemp("ct-local") / "state",
+            tokens=token_map,
+            settings={**FAST_SETTINGS, **(settings or {})},
+            extra_args=list(extra_args),
+        )
+        started.append(server)
+        return server.start() if start else server
+
+    try:
+        yield factory
+    finally:
+        for server in started:
+            server.stop()
+
+
+# Prefixes of environment variables that change how ct and the Snowflake connector resolve a
+# connection; none may leak from the developer's shell into a test.
+_ISOLATED_ENV_PREFIXES = ("CORTEX_TRAINING_", "SNOWFLAKE_", "CT_")
+
+
+@pytest.fixture
+def ct_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty HOME with its own XDG and Snowflake config dirs; connection env vars cleared."""
+    home = tmp_path / "home"
+    for sub in (".config", ".local/share", ".cache", ".snowflake"):
+        (home / sub).mkdir(parents=True, exist_ok=True)
+    for name in list(os.environ):
+        if name.startswith(_ISOLATED_ENV_PREFIXES):
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local/share"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    monkeypatch.setenv("SNOWFLAKE_HOME", str(home / ".snowflake"))
+    return home

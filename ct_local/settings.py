@@ -1,0 +1,213 @@
+"""Settings of the embedded local server: limits, lifecycle delays, capacity and access rules.
+
+One frozen :class:`ServerSettings` value describes a server run. It is built from the `ct local
+serve` flags, optionally layered over a JSON document (``--settings-json`` or the
+``CT_LOCAL_SETTINGS`` environment variable), so tests can start a server shaped exactly as they
+need without a flag for every knob. Contract defaults are named constants with the section they
+come from.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+# §5.1 GPU hardware: the accepted values of the create-job ``hardware`` field; H200 when omitted.
+KNOWN_HARDWARE: tuple[str, ...] = ("H200", "B200", "B300")
+DEFAULT_HARDWARE = "H200"
+
+# §5.1 idle_timeout_seconds / pending_timeout_seconds: server defaults and accepted ranges.
+DEFAULT_IDLE_TIMEOUT_S = 1800
+DEFAULT_PENDING_TIMEOUT_S = 86400
+TIMEOUT_MIN_S = 300
+TIMEOUT_MAX_S = 604800
+
+# §5.3 account-level list: page size bounds and default.
+ACCOUNT_LIST_DEFAULT_LIMIT = 100
+ACCOUNT_LIST_MAX_LIMIT = 1000
+
+# §5.5 breakdown: at most this many dimension names per request.
+BREAKDOWN_MAX_DIMENSIONS = 8
+
+# The environment variable holding a JSON object of settings (same keys as the dataclass fields).
+SETTINGS_ENV = "CT_LOCAL_SETTINGS"
+
+# Models the local server lists when no catalog feeds it (a later issue reads model-catalog/).
+BUILTIN_MODELS: tuple[str, ...] = (
+    "Qwen/Qwen3-0.6B",
+    "Qwen/Qwen3-1.7B",
+    "Qwen/Qwen3-8B",
+    "meta-llama/Llama-3.1-8B-Instruct",
+)
+
+# The identity reported when the server runs without tokens (no auth).
+ANONYMOUS_ROLE = "LOCAL_ROLE"
+ANONYMOUS_USER = "LOCAL_USER"
+ACCOUNT_NAME = "LOCAL"
+
+
+@dataclass(frozen=True)
+class HardwareCapacity:
+    """The account's GPU allowance for one hardware type (§5.5).
+
+    ``max_total_gpus`` of -1 means no ceiling. ``schedulable_gpus`` models what the cluster could
+    place right now; ``None`` means "as much as the ceiling allows".
+    """
+
+    max_total_gpus: int = 64
+    has_reservation: bool = True
+    schedulable_gpus: int | None = None
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who signs a request: the role owning what it creates and the user recorded as submitter."""
+
+    role: str
+    user: str
+
+
+def _default_capacity() -> dict[str, HardwareCapacity]:
+    return {name: HardwareCapacity() for name in KNOWN_HARDWARE}
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    """Everything that shapes one local server run. Durations are seconds."""
+
+    state_dir: Path = Path(".ct-local")
+    host: str = "127.0.0.1"
+    port: int = 0
+    # token -> role; empty means no authentication at all.
+    tokens: Mapping[str, str] = field(default_factory=dict)
+    # Lifecycle: time spent in each transient state before the next (DESIGN.md: well under 1 s total).
+    pending_delay_s: float = 0.05
+    placing_delay_s: float = 0.05
+    initializing_delay_s: float = 0.05
+    cancelling_delay_s: float = 0.05
+    # Multiplies idle and pending timeouts so tests can see a 300 s timeout fire in 0.3 s.
+    timeout_scale: float = 1.0
+    # How often the lifecycle loop looks at jobs.
+    tick_s: float = 0.02
+    capacity: Mapping[str, HardwareCapacity] = field(default_factory=_default_capacity)
+    models: tuple[str, ...] = BUILTIN_MODELS
+    # Roles refused job creation with 403 003001 (no USE CORTEX TRAINING).
+    roles_without_create: tuple[str, ...] = ()
+    # "DB.SCHEMA" pairs (case-insensitive) answered 400 517602 as not found or not authorized.
+    hidden_schemas: tuple[str, ...] = ()
+    # §5.3: when False the account-level list answers 404 "not enabled for this account".
+    account_list_enabled: bool = True
+    # Fault rules applied from start-up (see ct_local.faults).
+    faults: tuple[Mapping[str, Any], ...] = ()
+    # Admin routes under /_ct (faults, forced states); loopback callers only.
+    admin_enabled: bool = True
+
+    @property
+    def auth_required(self) -> bool:
+        return bool(self.tokens)
+
+    def identity_for_token(self, token: str) -> Identity | None:
+        role = self.tokens.get(token)
+        if role is None:
+            return None
+        return Identity(role=role, user=default_user_for_token(token))
+
+    def with_overrides(self, overrides: Mapping[str, Any]) -> ServerSettings:
+        """Return a copy with ``overrides`` (JSON-shaped values) applied, rejecting unknown keys."""
+        names = {f.name for f in dataclasses.fields(self)}
+        unknown = sorted(set(overrides) - names)
+        if unknown:
+            raise ValueError(f"unknown local server setting(s): {', '.join(unknown)}")
+        changes: dict[str, Any] = {}
+        for key, value in overrides.items():
+            changes[key] = _coerce(key, value)
+        return dataclasses.replace(self, **changes)
+
+
+def default_role_for_token(token: str) -> str:
+    """Derive a stable role name from a token so two unnamed tokens own different jobs."""
+    return "ROLE_" + hashlib.sha256(token.encode()).hexdigest()[:8].upper()
+
+
+def default_user_for_token(token: str) -> str:
+    return "USER_" + hashlib.sha256(b"user:" + token.encode()).hexdigest()[:8].upper()
+
+
+def parse_token_specs(specs: Iterable[str]) -> dict[str, str]:
+    """Parse ``TOKEN`` or ``TOKEN=ROLE`` strings into a token -> role mapping."""
+    tokens: dict[str, str] = {}
+    for spec in specs:
+        token, sep, role = spec.partition("=")
+        token = token.strip()
+        if not token:
+            raise ValueError("a --token value must not be empty")
+        role = role.strip() if sep else ""
+        tokens[token] = role or default_role_for_token(token)
+    return tokens
+
+
+def parse_hardware_spec(spec: str) -> tuple[str, HardwareCapacity]:
+    """Parse ``NAME=MAX[:best-effort][:schedulable=N]`` into a hardware capacity entry."""
+    name, sep, rest = spec.partition("=")
+    name = name.strip().upper()
+    if name not in KNOWN_HARDWARE or not sep:
+        raise ValueError(f"--hardware expects NAME=MAX_GPUS with NAME one of {', '.join(KNOWN_HARDWARE)}")
+    parts = rest.split(":")
+    try:
+        max_total = int(parts[0])
+    except ValueError as exc:
+        raise ValueError(f"--hardware {spec!r}: MAX_GPUS must be an integer") from exc
+    has_reservation = True
+    schedulable: int | None = None
+    for extra in parts[1:]:
+        if extra == "best-effort":
+            has_reservation = False
+        elif extra.startswith("schedulable="):
+            schedulable = int(extra.removeprefix("schedulable="))
+        else:
+            raise ValueError(f"--hardware {spec!r}: unknown option {extra!r}")
+    return name, HardwareCapacity(max_total, has_reservation, schedulable)
+
+
+def _coerce(key: str, value: Any) -> Any:
+    if key == "state_dir":
+        return Path(value)
+    if key == "tokens":
+        if isinstance(value, Mapping):
+            return {str(k): str(v) for k, v in value.items()}
+        return parse_token_specs(value)
+    if key == "capacity":
+        result: dict[str, HardwareCapacity] = {}
+        for name, entry in dict(value).items():
+            upper = str(name).upper()
+            if upper not in KNOWN_HARDWARE:
+                raise ValueError(f"capacity: unknown hardware {name!r}")
+            result[upper] = entry if isinstance(entry, HardwareCapacity) else HardwareCapacity(**entry)
+        return result
+    if key in {"models", "roles_without_create", "hidden_schemas"}:
+        return tuple(str(v) for v in value)
+    if key == "faults":
+        return tuple(dict(v) for v in value)
+    return value
+
+
+def load_settings(base: ServerSettings, settings_json: str | None = None) -> ServerSettings:
+    """Layer the environment's JSON settings, then ``settings_json``, over ``base``."""
+    result = base
+    for source in (os.environ.get(SETTINGS_ENV), settings_json):
+        if not source:
+            continue
+        text = source
+        if not source.lstrip().startswith("{"):
+            text = Path(source).read_text(encoding="utf-8")
+        overrides = json.loads(text)
+        if not isinstance(overrides, dict):
+            raise ValueError("local server settings must be a JSON object")
+        result = result.with_overrides(overrides)
+    return result
