@@ -1,10 +1,36 @@
 """The exception tree of ct: one root (`CTError`) that every error the SDK raises derives from.
 
-Subclasses are added by the module that owns the failure (transport, wire, chunk groups,
-downloads, deployments); they all live here so that callers can catch by family.
+Families:
+
+- `APIError` and its per-status subclasses: the service answered with a status the caller must see.
+  Each carries `status_code`, the service `code` (when the JSON body has one), `request_id` (the
+  `x-snowflake-request-id` header) and the `httpx.Response` itself. Their messages follow §2.4/§3.6
+  of the contract (request-id prefix, `(code): message` suffix, 1,000-character cut, credentials
+  redacted, `Unexpected redirect ...` for a 3xx).
+- `CTConnectionError` / `CTTimeoutError` / `TLSVerificationError`: the request got no answer.
+- `ValidationError` and `ConfigError`: refused before anything is sent.
+- `WireError`, chunk-group, download, deployment and job-wait errors, owned by the modules that
+  raise them but declared here so callers can catch by family.
+
+`api_error_from_response` builds the right `APIError` for a response; the transport calls it.
 """
 
 from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from ct_core.constants import (
+    BAD_REQUEST_CODE,
+    ERROR_BODY_SEARCH_DEPTH,
+    ERROR_MESSAGE_LIMIT,
+    REQUEST_ID_HEADER,
+)
+
+if TYPE_CHECKING:
+    import httpx
 
 
 class CTError(Exception):
@@ -13,3 +39,367 @@ class CTError(Exception):
 
 class WireError(CTError, ValueError):
     """A DSSST1 frame or byte-chunk list is malformed, unsafe or inconsistent."""
+
+
+# --------------------------------------------------------------------------------------------------
+# Refused before sending
+# --------------------------------------------------------------------------------------------------
+
+
+class ValidationError(CTError, ValueError):
+    """A create body or typed config failed client-side checks; `.problems` lists every one."""
+
+    def __init__(self, problems: list[str] | str) -> None:
+        self.problems: list[str] = [problems] if isinstance(problems, str) else list(problems)
+        super().__init__("; ".join(self.problems))
+
+
+class ConfigError(CTError, ValueError):
+    """The connection settings (flags, env vars, config file, login, profile) are unusable."""
+
+
+class ExperimentalFeatureError(CTError, RuntimeError):
+    """An experimental API was called without opting in through CORTEX_TRAINING_EXPERIMENTAL."""
+
+    def __init__(self, message: str, *, feature: str) -> None:
+        super().__init__(message)
+        self.feature = feature
+
+
+# --------------------------------------------------------------------------------------------------
+# No answer from the service
+# --------------------------------------------------------------------------------------------------
+
+
+class CTConnectionError(CTError, ConnectionError):
+    """The request failed below HTTP: refused, reset, DNS failure, TLS error.
+
+    `never_sent` is True when the failure proves the request never reached the server (the
+    connection could not be opened), which is the only case in which creating a job is retried.
+    """
+
+    def __init__(self, message: str, *, url: str | None = None, never_sent: bool = False) -> None:
+        super().__init__(message)
+        self.url = url
+        self.never_sent = never_sent
+
+
+class CTTimeoutError(CTConnectionError, TimeoutError):
+    """Connecting, writing or reading took longer than the configured timeout."""
+
+
+class TLSVerificationError(CTConnectionError):
+    """The server's certificate is untrusted, expired or for another name; retrying cannot help."""
+
+
+# --------------------------------------------------------------------------------------------------
+# The service answered with an error status
+# --------------------------------------------------------------------------------------------------
+
+
+class APIError(CTError):
+    """The service answered with a status that is not a success.
+
+    `str(err)` is the enriched message of §3.6; `.response` is the service's answer, unchanged.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        response: httpx.Response | None = None,
+        status_code: int | None = None,
+        code: str | None = None,
+        request_id: str | None = None,
+        server_message: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.response = response
+        self.status_code = status_code if status_code is not None else _status_of(response)
+        self.code = code
+        self.request_id = request_id
+        self.server_message = server_message
+
+    @property
+    def url(self) -> str | None:
+        if self.response is None:
+            return None
+        try:
+            return str(self.response.request.url)
+        except RuntimeError:
+            return None
+
+
+class UnexpectedRedirectError(APIError):
+    """A 3xx answer: redirects are never followed (§3.5)."""
+
+
+class BadRequestError(APIError):
+    """400: an invalid request, or a refused privilege (code 517602, §3.7)."""
+
+
+class DatabaseAccessError(BadRequestError):
+    """400 517602 for the database/schema in the request path; ct never creates it for you (CFG-22)."""
+
+
+class InvalidPageToken(BadRequestError):
+    """400 `Invalid page_token` from the account-level job list: start again from the first page."""
+
+
+class AuthenticationError(APIError):
+    """401: the credential was not accepted."""
+
+
+class PermissionDeniedError(APIError):
+    """403: the role lacks a privilege (for job creation: USE CORTEX TRAINING, code 003001)."""
+
+
+class NotFoundError(APIError):
+    """404: not found, or not owned by the calling role (code 517601)."""
+
+
+class MethodNotAllowedError(APIError):
+    """405: for example the REST API is turned off for the account."""
+
+
+class ConflictError(APIError):
+    """409: a conflicting state, for example cancelling a failed job or unsupported hardware."""
+
+
+class RateLimitError(APIError):
+    """429: too many requests."""
+
+
+class ServerError(APIError):
+    """5xx: the service or a proxy in front of it failed."""
+
+
+class AccountJobListUnavailable(APIError):
+    """The account-level job list cannot be used here (§5.3).
+
+    `.reason` is `forbidden` (403), `not_deployed` (404 with an empty body), `disabled` (404 with the
+    service's JSON) or `rest_disabled` (405).
+    """
+
+    def __init__(self, message: str, *, reason: str, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.reason = reason
+
+
+class ChunkGroupError(APIError):
+    """A structured request-chunk-group failure; `.detail` is the service's error object."""
+
+    def __init__(self, message: str, *, detail: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.detail = dict(detail or {})
+
+
+class ChunkGroupRestartError(ChunkGroupError):
+    """The service lost an incomplete chunk group and the bounded replay also failed."""
+
+
+class ChunkGroupConflictError(ChunkGroupError):
+    """One chunk-group identity was reused with different content."""
+
+
+# --------------------------------------------------------------------------------------------------
+# Higher-level waits and downloads
+# --------------------------------------------------------------------------------------------------
+
+
+class JobTerminalError(CTError, RuntimeError):
+    """`wait_for_job` saw the job settle in a state it cannot leave (failed, cancelled, ...)."""
+
+    def __init__(self, message: str, *, job_id: str, status: str, reason: str = "") -> None:
+        super().__init__(message)
+        self.job_id = job_id
+        self.status = status
+        self.reason = reason
+
+
+class JobWaitTimeout(CTError, TimeoutError):
+    """`wait_for_job` reached its poll timeout before the job was running."""
+
+
+class NoChunksError(CTError, FileNotFoundError):
+    """An artifact download found no chunk files to assemble."""
+
+
+class DownloadCancelled(CTError):
+    """A download was cancelled by the caller; partial files are kept for a resume."""
+
+
+class ModelDeploymentWaitError(CTError, RuntimeError):
+    """A model deployment settled in a state other than ready while being waited for."""
+
+
+# --------------------------------------------------------------------------------------------------
+# Building API errors from responses
+# --------------------------------------------------------------------------------------------------
+
+_BY_STATUS: dict[int, type[APIError]] = {
+    400: BadRequestError,
+    401: AuthenticationError,
+    403: PermissionDeniedError,
+    404: NotFoundError,
+    405: MethodNotAllowedError,
+    409: ConflictError,
+    429: RateLimitError,
+}
+
+# A value that looks like a credential: the name, a `:` or `=`, then the value (quoted or not).
+# Header-style schemes (`Bearer x`, `Snowflake Token="x"`) are matched on their own as well.
+_CREDENTIAL_RE = re.compile(
+    r"""(?ix)
+    (
+        authorization["']?\s*[:=]\s*(?:bearer\s+|snowflake\s+token\s*=\s*)?
+      | bearer\s+
+      | snowflake\s+token\s*=\s*
+      | (?:password|secret|credential|pat|api[_-]?key|private[_-]?key
+          |access[_-]?token|refresh[_-]?token|session[_-]?token|token)["']?\s*[:=]\s*
+    )
+    ("[^"]*"|'[^']*'|[^\s,;}\]]+)
+    """
+)
+_REDACTED = "<redacted>"
+_SCHEMA_NOT_FOUND_RE = re.compile(r"Schema\s+(?P<target>\S+?)\s+is not found or not authorized")
+
+
+def redact_secrets(text: str) -> str:
+    """Replace anything that looks like a token, password or authorization value."""
+    return _CREDENTIAL_RE.sub(lambda m: m.group(1) + _REDACTED, text)
+
+
+def shorten(text: str, limit: int = ERROR_MESSAGE_LIMIT) -> str:
+    """Cut `text` to at most `limit` characters, marking a cut with a trailing `...`."""
+    if len(text) <= limit:
+        return text
+    return text[: limit - 3] + "..."
+
+
+def iter_error_objects(value: Any, *, depth: int = 0) -> Iterator[dict[str, Any]]:
+    """Every JSON object in an error body, outermost first (TRN-11).
+
+    Gateways wrap the service's error in other objects, sometimes as a JSON string inside a string
+    field, so strings are scanned for embedded objects and arrays too. Depth is bounded.
+    """
+    if depth > ERROR_BODY_SEARCH_DEPTH:
+        return
+    if isinstance(value, dict):
+        yield value
+        for child in value.values():
+            yield from iter_error_objects(child, depth=depth + 1)
+    elif isinstance(value, list):
+        for child in value:
+            yield from iter_error_objects(child, depth=depth + 1)
+    elif isinstance(value, str) and ("{" in value or "[" in value):
+        decoder = json.JSONDecoder()
+        position = 0
+        while True:
+            starts = [i for i in (value.find("{", position), value.find("[", position)) if i >= 0]
+            if not starts:
+                return
+            start = min(starts)
+            try:
+                embedded, end = decoder.raw_decode(value, start)
+            except ValueError:
+                position = start + 1
+                continue
+            yield from iter_error_objects(embedded, depth=depth + 1)
+            position = end
+
+
+def error_codes(body: Any) -> list[str]:
+    """All service error codes found in a decoded body (`code`, else `error_code`), as strings."""
+    codes = []
+    for obj in iter_error_objects(body):
+        code = obj.get("code", obj.get("error_code"))
+        if code is not None and not isinstance(code, (dict, list)):
+            codes.append(str(code))
+    return codes
+
+
+def response_json(response: httpx.Response) -> Any:
+    """The decoded JSON body of a response, or None when it is empty or not JSON."""
+    try:
+        content = response.content
+    except Exception:  # a streamed body that was never read
+        return None
+    if not content:
+        return None
+    try:
+        return json.loads(content)
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
+def _status_of(response: httpx.Response | None) -> int | None:
+    return None if response is None else response.status_code
+
+
+def _code_and_message(body: Any) -> tuple[str | None, str | None]:
+    for obj in iter_error_objects(body):
+        code = obj.get("code", obj.get("error_code"))
+        message = obj.get("message")
+        has_code = code is not None and not isinstance(code, (dict, list))
+        has_message = isinstance(message, str) and bool(message)
+        if has_code or has_message:
+            return (str(code) if has_code else None), (message if has_message else None)
+    return None, None
+
+
+def _request_url(response: httpx.Response) -> str:
+    try:
+        return str(response.request.url)
+    except RuntimeError:
+        return str(response.url)
+
+
+def standard_http_message(response: httpx.Response) -> str:
+    """The familiar `<status> Client Error: <reason> for url: <url>` line (3xx: `Unexpected redirect`)."""
+    status = response.status_code
+    url = _request_url(response)
+    if 300 <= status < 400:
+        return f"Unexpected redirect {status} for url: {url}"
+    kind = "Client Error" if status < 500 else "Server Error"
+    return f"{status} {kind}: {response.reason_phrase} for url: {url}"
+
+
+def api_error_from_response(response: httpx.Response) -> APIError:
+    """Build the `APIError` subclass for a non-success response, with the §3.6 message."""
+    status = response.status_code
+    request_id = response.headers.get(REQUEST_ID_HEADER) or None
+    body = response_json(response)
+    code, server_message = _code_and_message(body) if 400 <= status < 600 else (None, None)
+    message = standard_http_message(response)
+    if code is not None or server_message is not None:
+        suffix = f" ({code})" if code is not None else ""
+        if server_message is not None:
+            suffix += f": {shorten(redact_secrets(server_message))}"
+        message += suffix
+    prefix = f"[snowflake request id: {request_id}] " if request_id else ""
+    kwargs: dict[str, Any] = {
+        "response": response,
+        "status_code": status,
+        "code": code,
+        "request_id": request_id,
+        "server_message": server_message,
+    }
+    if 300 <= status < 400:
+        return UnexpectedRedirectError(prefix + message, **kwargs)
+    if status == 400 and code == BAD_REQUEST_CODE and server_message:
+        match = _SCHEMA_NOT_FOUND_RE.search(server_message)
+        if match:
+            return DatabaseAccessError(prefix + _database_access_message(match.group("target")), **kwargs)
+    cls = _BY_STATUS.get(status, ServerError if status >= 500 else APIError)
+    return cls(prefix + message, **kwargs)
+
+
+def _database_access_message(target: str) -> str:
+    database = target.split(".", 1)[0]
+    return (
+        f"the database and schema in the request path ({target}) do not exist or your role cannot use "
+        "them; ct never creates them for you. Pass --database/--schema (or database=/schema=) for one "
+        f"your role can use, or ask an administrator to run: CREATE DATABASE IF NOT EXISTS {database}; "
+        "and grant USAGE on it and on the schema to your role."
+    )

@@ -1,0 +1,59 @@
+"""Status normalization and the poll schedule (§3.2-§3.4, TRN-14..16).
+
+The schedule: sleep `min(delay, time left)`, starting at `poll_interval`, multiplying by the backoff
+factor after each sleep and never exceeding `poll_max_interval`; give up at `poll_timeout` measured
+on a monotonic clock. `wait_for_job` uses it now; request polling (the data plane) reuses it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+#: Job states a job never leaves, including legacy and alternative spellings (§3.2).
+TERMINAL_JOB_STATES = frozenset(
+    {"failed", "cancelled", "canceled", "terminated", "done", "completed", "succeeded"}
+)
+IN_FLIGHT_REQUEST_STATES = frozenset({"pending", "running", "streaming"})
+SUCCESS_REQUEST_STATES = frozenset({"done", "completed", "succeeded"})
+CANCELLED_REQUEST_STATES = frozenset({"cancelled", "canceled"})
+
+
+def normalize_job_status(status: Any) -> str:
+    """`JOB_STATE_RUNNING` -> `running`; None -> ``; an unknown integer enum stays its digits."""
+    return str(status if status is not None else "").strip().lower().removeprefix("job_state_")
+
+
+def normalize_request_status(status: Any) -> str:
+    """`REQUEST_STATE_DONE` -> `done`; a missing or non-string status reads as `pending` (in flight)."""
+    if not isinstance(status, str) or not status.strip():
+        return "pending"
+    return status.strip().lower().removeprefix("request_state_")
+
+
+@dataclass
+class PollSchedule:
+    """Delays between polls and the overall deadline."""
+
+    interval: float
+    timeout: float
+    multiplier: float
+    max_interval: float
+    clock: Callable[[], float] = time.monotonic
+    sleep: Callable[[float], None] = time.sleep
+
+    def __post_init__(self) -> None:
+        self.deadline = self.clock() + self.timeout
+        self._delay = self.interval
+
+    def expired(self) -> bool:
+        return self.clock() >= self.deadline
+
+    def wait(self) -> None:
+        """Sleep before the next poll (never past the deadline) and grow the next delay."""
+        remaining = self.deadline - self.clock()
+        if remaining > 0:
+            self.sleep(min(self._delay, remaining))
+        self._delay = min(self._delay * self.multiplier, self.max_interval)

@@ -1,0 +1,177 @@
+"""The retry policy of §3.5: which failures get another attempt, how long to wait, and the loop.
+
+Everything here is a pure decision over ct's own exceptions (the transport maps httpx failures to
+them first), so the same policy serves the generated client and raw httpx streaming requests.
+
+Why each status is retried on the general path:
+
+    307 308  a redirect is never followed; the same URL is asked again instead
+    404      a job can be invisible for a moment right after it is created
+    409      the zone serving the job is restarting
+    429      rate limited: back off (honouring Retry-After)
+    500 502 503 504  transient failures of the service or a proxy in front of it
+
+Two 404s are final at once: code 517601 ("Training job ... not found") unless this client created
+that job in the last 120 s, and whatever a caller marks final (the tail-logs case). Certificate
+verification failures are final too: they fail the same way on every attempt. Creating a job is
+retried only when the failure proves the request never left this machine.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from ct_core.constants import (
+    JOB_NOT_FOUND_CODE,
+    RECENTLY_CREATED_MAX_ENTRIES,
+    RECENTLY_CREATED_WINDOW_SECONDS,
+    RETRY_INITIAL_WAIT,
+    RETRY_JITTER,
+    RETRY_MAX_WAIT,
+    RETRYABLE_STATUSES,
+)
+from ct_core.errors import APIError, CTConnectionError, TLSVerificationError
+
+logger = logging.getLogger("ct_core.retry")
+
+T = TypeVar("T")
+#: Decides whether an exception deserves another attempt.
+Predicate = Callable[[BaseException], bool]
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How many extra attempts to make and how long to wait between them (TRN-01)."""
+
+    max_retries: int
+    initial_wait: float = RETRY_INITIAL_WAIT
+    max_wait: float = RETRY_MAX_WAIT
+    jitter: float = RETRY_JITTER
+
+    def wait_before(self, retry_number: int, error: BaseException | None = None) -> float:
+        """Seconds to sleep before retry `retry_number` (1-based): exponential, jittered, capped.
+
+        A 429 or 503 that names a delay in Retry-After gets that delay instead, still capped.
+        """
+        advised = _retry_after_seconds(error)
+        if advised is not None:
+            return min(advised, self.max_wait)
+        backoff = self.initial_wait * (2 ** (retry_number - 1))
+        return min(backoff + random.uniform(0, self.jitter), self.max_wait)
+
+
+def _retry_after_seconds(error: BaseException | None) -> float | None:
+    if not isinstance(error, APIError) or error.status_code not in (429, 503) or error.response is None:
+        return None
+    raw = error.response.headers.get("retry-after", "").strip()
+    try:
+        seconds = float(raw)
+    except ValueError:
+        return None
+    return seconds if seconds >= 0 else None
+
+
+class RecentJobs:
+    """Job ids this client created, remembered for the 404 grace window (bounded, thread-safe)."""
+
+    def __init__(
+        self,
+        window: float = RECENTLY_CREATED_WINDOW_SECONDS,
+        max_entries: int = RECENTLY_CREATED_MAX_ENTRIES,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._window = window
+        self._max_entries = max_entries
+        self._clock = clock
+        self._created: OrderedDict[str, float] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def add(self, job_id: str) -> None:
+        with self._lock:
+            self._created[job_id] = self._clock()
+            self._created.move_to_end(job_id)
+            while len(self._created) > self._max_entries:
+                self._created.popitem(last=False)
+
+    def __contains__(self, job_id: object) -> bool:
+        with self._lock:
+            created = self._created.get(job_id) if isinstance(job_id, str) else None
+            return created is not None and self._clock() - created <= self._window
+
+
+def is_transient(error: BaseException) -> bool:
+    """The general rule: transport failures (but not certificate failures) and the listed statuses."""
+    if isinstance(error, TLSVerificationError):
+        return False
+    if isinstance(error, CTConnectionError):
+        return True
+    return isinstance(error, APIError) and error.status_code in RETRYABLE_STATUSES
+
+
+def never_reached_server(error: BaseException) -> bool:
+    """The create-job rule: only a connection that could not be opened is safe to try again."""
+    return (
+        isinstance(error, CTConnectionError)
+        and not isinstance(error, TLSVerificationError)
+        and error.never_sent
+    )
+
+
+def never(error: BaseException) -> bool:
+    """One attempt only (capacity)."""
+    return False
+
+
+def general(
+    *,
+    job_id: str | None = None,
+    recent_jobs: RecentJobs | None = None,
+    final: Predicate | None = None,
+) -> Predicate:
+    """The general predicate plus the fail-at-once 404s of §3.5.
+
+    `job_id` names the job the request is about, so a 517601 for a job this client has just created
+    keeps being retried while the service catches up. `final` lets a caller declare more answers
+    final (for example a tail-logs 404/410 for an ended job).
+    """
+
+    def predicate(error: BaseException) -> bool:
+        if final is not None and final(error):
+            return False
+        if isinstance(error, APIError) and error.status_code == 404 and error.code == JOB_NOT_FOUND_CODE:
+            return job_id is not None and recent_jobs is not None and job_id in recent_jobs
+        return is_transient(error)
+
+    return predicate
+
+
+def run_with_retries(
+    attempt: Callable[[], T],
+    *,
+    predicate: Predicate,
+    policy: RetryPolicy,
+    sleep: Callable[[float], None] = time.sleep,
+    describe: str = "request",
+) -> T:
+    """Call `attempt` until it succeeds, the predicate refuses, or `1 + max_retries` attempts ran.
+
+    The last exception is re-raised unchanged when the attempts are used up.
+    """
+    attempts = 1 + max(policy.max_retries, 0)
+    for number in range(1, attempts + 1):
+        try:
+            return attempt()
+        except Exception as error:
+            if number >= attempts or not predicate(error):
+                raise
+            delay = policy.wait_before(number, error)
+            logger.debug("%s failed (%s); retry %d/%d in %.2fs", describe, error, number, attempts - 1, delay)
+            sleep(delay)
+    raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises

@@ -1,0 +1,294 @@
+"""The HTTP transport of one CortexTrainingClient: its httpx.Client, auth, timeouts, error mapping
+and the retry loop.
+
+One `httpx.Client` per SDK client (a pool of `pool_maxsize` connections; redirects never followed;
+TLS verification on unless switched off). The generated package `ct_api` is given this same
+httpx.Client by injection, and streaming bodies use it directly, so every request shares:
+
+- a request hook that applies the per-call timeout override (capacity's 10 s / 30 s bound) and the
+  live auth header of a profile session;
+- a response hook that logs the Snowflake request id and turns any answer that is not a 2xx into
+  the matching `APIError` (so generated functions never hand back an error as data);
+- `Transport.call`, which maps httpx failures onto ct's exceptions and runs the retry policy.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+import math
+import ssl
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, Protocol, TypeVar
+
+import httpx
+
+from ct_core import _retry
+from ct_core.constants import (
+    CAPACITY_CONNECT_TIMEOUT,
+    CAPACITY_READ_TIMEOUT,
+    DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_READ_TIMEOUT,
+    REQUEST_ID_HEADER,
+)
+from ct_core.errors import (
+    APIError,
+    CTConnectionError,
+    CTTimeoutError,
+    TLSVerificationError,
+    api_error_from_response,
+)
+
+logger = logging.getLogger("ct_core.transport")
+
+T = TypeVar("T")
+TimeoutPair = tuple[float, float]
+
+_TIMEOUT_OVERRIDE: contextvars.ContextVar[TimeoutPair | None] = contextvars.ContextVar(
+    "ct_timeout_override", default=None
+)
+#: The last successful answer seen in this context; `_api` falls back to its bytes when the generated
+#: parser rejects an answer the spec does not describe.
+LAST_RESPONSE: contextvars.ContextVar[httpx.Response | None] = contextvars.ContextVar(
+    "ct_last_response", default=None
+)
+
+
+class AuthProvider(Protocol):
+    """Something that signs requests whose credential can change (a Snowflake session)."""
+
+    def apply(self, request: httpx.Request) -> None:
+        """Set the auth headers of `request` from the live credential."""
+
+    def refresh_after(self, error: APIError) -> bool:
+        """Renew the credential when `error` says it expired; True when the request may be replayed."""
+
+
+def validate_request_timeout(value: Any) -> TimeoutPair:
+    """Normalize `request_timeout` (a positive number, or a (connect, read) pair) or raise ValueError."""
+
+    def positive(item: Any) -> bool:
+        return (
+            isinstance(item, (int, float)) and not isinstance(item, bool) and math.isfinite(item) and item > 0
+        )
+
+    if positive(value):
+        return (float(value), float(value))
+    if isinstance(value, (tuple, list)) and len(value) == 2 and all(positive(v) for v in value):
+        return (float(value[0]), float(value[1]))
+    raise ValueError(
+        "request_timeout must be a positive finite number of seconds, or a (connect, read) pair of them; "
+        f"got {value!r}"
+    )
+
+
+def capacity_timeout(configured: TimeoutPair) -> TimeoutPair:
+    """The capacity bound of §5.5: at most 10 s connect / 30 s read, a shorter configured value wins."""
+    return (min(configured[0], CAPACITY_CONNECT_TIMEOUT), min(configured[1], CAPACITY_READ_TIMEOUT))
+
+
+def _httpx_timeout(pair: TimeoutPair) -> httpx.Timeout:
+    connect, read = pair
+    # Writing a request body and waiting for a pooled connection are bounded by the read timeout.
+    return httpx.Timeout(connect=connect, read=read, write=read, pool=read)
+
+
+def _is_certificate_failure(error: BaseException) -> bool:
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ssl.SSLCertVerificationError):
+            return True
+        if "CERTIFICATE_VERIFY_FAILED" in str(current):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def map_httpx_error(error: httpx.HTTPError, url: str | None = None) -> CTConnectionError:
+    """The ct exception for an httpx transport failure (never for an HTTP status)."""
+    if url is None:
+        try:
+            url = str(error.request.url)
+        except RuntimeError:
+            url = None
+    where = f" for url: {url}" if url else ""
+    if isinstance(error, httpx.TimeoutException):
+        # A connect timeout means the request bytes were never written.
+        never_sent = isinstance(error, (httpx.ConnectTimeout, httpx.PoolTimeout))
+        kind = type(error).__name__
+        return CTTimeoutError(f"{kind}{where}: {error}", url=url, never_sent=never_sent)
+    if isinstance(error, httpx.ConnectError):
+        if _is_certificate_failure(error):
+            return TLSVerificationError(
+                f"TLS certificate verification failed{where}: {error}. The certificate is untrusted, "
+                "expired or issued for another name; check the host, or pass verify_ssl=False / "
+                "--no-verify-ssl for a trusted test server.",
+                url=url,
+                never_sent=True,
+            )
+        return CTConnectionError(f"could not connect{where}: {error}", url=url, never_sent=True)
+    return CTConnectionError(f"connection failed{where}: {type(error).__name__}: {error}", url=url)
+
+
+class Transport:
+    """One pooled httpx.Client plus the request policy shared by every call of an SDK client."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        headers: dict[str, str] | None = None,
+        verify: bool | str | ssl.SSLContext = True,
+        timeout: TimeoutPair = (DEFAULT_CONNECT_TIMEOUT, DEFAULT_READ_TIMEOUT),
+        pool_maxsize: int,
+        max_retries: int,
+        auth: AuthProvider | None = None,
+        sleep: Callable[[float], None] | None = None,
+    ) -> None:
+        self.base_url = base_url
+        self.timeout = timeout
+        self.auth = auth
+        self.policy = _retry.RetryPolicy(max_retries=max_retries)
+        self.recent_jobs = _retry.RecentJobs()
+        self.sleep: Callable[[float], None] = sleep or time.sleep
+        self.http = httpx.Client(
+            base_url=base_url,
+            headers=headers or {},
+            verify=verify,
+            timeout=_httpx_timeout(timeout),
+            follow_redirects=False,
+            limits=httpx.Limits(max_connections=pool_maxsize, max_keepalive_connections=pool_maxsize),
+            event_hooks={"request": [self._on_request], "response": [self._on_response]},
+        )
+        self._owns_http = True
+        self._api_client: Any = None
+
+    # --- hooks ------------------------------------------------------------------------------------
+
+    def _on_request(self, request: httpx.Request) -> None:
+        override = _TIMEOUT_OVERRIDE.get()
+        if override is not None:
+            request.extensions["timeout"] = _httpx_timeout(override).as_dict()
+        if self.auth is not None:
+            self.auth.apply(request)
+
+    def _on_response(self, response: httpx.Response) -> None:
+        request_id = response.headers.get(REQUEST_ID_HEADER)
+        if request_id:
+            logger.debug(
+                "snowflake request_id=%s  %s %s  status=%d",
+                request_id,
+                response.request.method,
+                response.request.url.raw_path.decode("ascii", "replace"),
+                response.status_code,
+            )
+        if 200 <= response.status_code < 300:
+            LAST_RESPONSE.set(response)
+            return
+        response.read()
+        raise api_error_from_response(response)
+
+    # --- the generated client ---------------------------------------------------------------------
+
+    @property
+    def api_client(self) -> Any:
+        """The generated `ct_api` client, sharing this transport's httpx.Client (built on first use)."""
+        if self._api_client is None:
+            from ct_api.client import Client
+
+            client = Client(base_url=self.base_url)
+            client.set_httpx_client(self.http)
+            self._api_client = client
+        return self._api_client
+
+    # --- calls ------------------------------------------------------------------------------------
+
+    @contextmanager
+    def timeout_override(self, timeout: TimeoutPair | None) -> Iterator[None]:
+        """Apply `timeout` to every request made inside the block (this thread/context only)."""
+        token = _TIMEOUT_OVERRIDE.set(timeout)
+        try:
+            yield
+        finally:
+            _TIMEOUT_OVERRIDE.reset(token)
+
+    def call(
+        self,
+        fn: Callable[[], T],
+        *,
+        predicate: _retry.Predicate | None = None,
+        job_id: str | None = None,
+        timeout: TimeoutPair | None = None,
+        max_retries: int | None = None,
+        describe: str = "request",
+    ) -> T:
+        """Run `fn` (which makes one HTTP request) under the retry policy.
+
+        `predicate` defaults to the general rule with the 404 grace for `job_id`; `timeout` and
+        `max_retries` override the client's for this call only.
+        """
+        if predicate is None:
+            predicate = _retry.general(job_id=job_id, recent_jobs=self.recent_jobs)
+        policy = self.policy if max_retries is None else _retry.RetryPolicy(max_retries=max_retries)
+        replayed_auth = False
+
+        def attempt() -> T:
+            nonlocal replayed_auth
+            try:
+                with self.timeout_override(timeout):
+                    return fn()
+            except httpx.HTTPError as error:
+                raise map_httpx_error(error) from error
+            except APIError as error:
+                # A profile session that expired is renewed and the request replayed, once (CFG-10).
+                if self.auth is not None and not replayed_auth and self.auth.refresh_after(error):
+                    replayed_auth = True
+                    with self.timeout_override(timeout):
+                        try:
+                            return fn()
+                        except httpx.HTTPError as again:
+                            raise map_httpx_error(again) from again
+                raise
+
+        return _retry.run_with_retries(
+            attempt, predicate=predicate, policy=policy, sleep=self.sleep, describe=describe
+        )
+
+    def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        predicate: _retry.Predicate | None = None,
+        job_id: str | None = None,
+        timeout: TimeoutPair | None = None,
+        max_retries: int | None = None,
+        **kwargs: Any,
+    ) -> httpx.Response:
+        """A raw request (relative to the base URL, or absolute) through the same policy."""
+        return self.call(
+            lambda: self.http.request(method, url, **kwargs),
+            predicate=predicate,
+            job_id=job_id,
+            timeout=timeout,
+            max_retries=max_retries,
+            describe=f"{method} {url}",
+        )
+
+    def close(self) -> None:
+        if self._owns_http:
+            self.http.close()
+
+    def borrow(self, base_url: str | None = None) -> Transport:
+        """A view sharing this transport's connections, auth and recent-job memory (for `for_job`)."""
+        twin = Transport.__new__(Transport)
+        twin.__dict__.update(self.__dict__)
+        twin._owns_http = False
+        twin._api_client = None
+        if base_url is not None:
+            twin.base_url = base_url
+        return twin
