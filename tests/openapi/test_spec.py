@@ -1,0 +1,314 @@
+"""The OpenAPI document covers the REST contract: every route and operationId, named schemas, the
+auth schemes and content types, and the generated package mirrors it."""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from openapi_spec_validator import validate
+
+PREFIX = "/api/v2/databases/{database}/schemas/{schema}/{endpoint}"
+
+# operationId -> (HTTP method, path, tag): the fixed names other modules code against (rest-api.md §4,
+# §5.3, §5.4, §14.8 and the statements API of §2.1).
+OPERATIONS: dict[str, tuple[str, str, str]] = {
+    "createJob": ("post", PREFIX, "control_plane"),
+    "listJobs": ("get", PREFIX, "control_plane"),
+    "getCapacity": ("get", PREFIX + "/capacity", "control_plane"),
+    "getJob": ("get", PREFIX + "/{job_id}", "control_plane"),
+    "cancelJob": ("post", PREFIX + "/{job_id}:cancel", "control_plane"),
+    "getExperimentRun": ("get", PREFIX + "/{job_id}/experiment-run", "control_plane"),
+    "listCheckpoints": ("get", PREFIX + "/{job_id}/checkpoints", "control_plane"),
+    "exportCheckpoint": ("post", PREFIX + "/{job_id}/checkpoints/{checkpoint_id}:export", "control_plane"),
+    "deleteCheckpoint": ("delete", PREFIX + "/{job_id}/checkpoints/{checkpoint_id}", "control_plane"),
+    "forwardBackward": ("post", PREFIX + "/{job_id}/forward-backward", "data_plane"),
+    "step": ("post", PREFIX + "/{job_id}/step", "data_plane"),
+    "save": ("post", PREFIX + "/{job_id}/save", "data_plane"),
+    "load": ("post", PREFIX + "/{job_id}/load", "data_plane"),
+    "generate": ("post", PREFIX + "/{job_id}/generate", "data_plane"),
+    "generateStream": ("post", PREFIX + "/{job_id}/generate-stream", "data_plane"),
+    "submitOperation": ("post", PREFIX + "/{job_id}/operation", "data_plane"),
+    "getRequestStatus": ("get", PREFIX + "/{job_id}/requests/{request_id}", "data_plane"),
+    "listAccountJobs": ("get", "/api/v2/{endpoint}", "account"),
+    "listModels": ("get", "/api/v2/cortex-training/models", "account"),
+    "executeStatement": ("post", "/api/v2/statements", "account"),
+    "createChatCompletion": ("post", PREFIX + "/inference/v1/chat/completions", "inference"),
+    "listDeploymentModels": ("get", PREFIX + "/inference/v1/models", "inference"),
+}
+
+OCTET_STREAM_BODIES = {"forwardBackward", "generate", "generateStream"}
+HTTP_METHODS = {"get", "put", "post", "delete", "patch", "head", "options", "trace"}
+
+
+def _operations(spec: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    for path, item in spec["paths"].items():
+        for method, operation in item.items():
+            if method in HTTP_METHODS:
+                yield path, method, operation
+
+
+def _schema_of(spec: dict[str, Any], ref: str) -> dict[str, Any]:
+    assert ref.startswith("#/components/schemas/"), ref
+    return spec["components"]["schemas"][ref.rsplit("/", 1)[1]]
+
+
+def _inline_objects(node: Any, where: str) -> Iterator[str]:
+    """Every place below ``node`` where an object schema is written inline instead of referenced."""
+    if isinstance(node, dict):
+        declared = node.get("type")
+        types = declared if isinstance(declared, list) else [declared]
+        if "properties" in node or "object" in types:
+            yield where
+        for key, value in node.items():
+            # Examples and vendor extensions hold data, not schemas.
+            if key not in {"examples", "example"} and not key.startswith("x-"):
+                yield from _inline_objects(value, f"{where}/{key}")
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _inline_objects(value, f"{where}/{index}")
+
+
+def test_spec_is_valid_openapi_3_1(spec: dict[str, Any]) -> None:
+    assert spec["openapi"].startswith("3.1.")
+    validate(spec)
+
+
+def test_operation_ids_are_exactly_the_agreed_list(spec: dict[str, Any]) -> None:
+    found = [operation.get("operationId") for _, _, operation in _operations(spec)]
+    assert None not in found, "an operation has no operationId"
+    assert len(found) == len(set(found)), "operationIds must be unique"
+    assert set(found) == set(OPERATIONS)
+
+
+@pytest.mark.parametrize("operation_id", sorted(OPERATIONS))
+def test_each_operation_sits_on_its_contract_path(spec: dict[str, Any], operation_id: str) -> None:
+    method, path, tag = OPERATIONS[operation_id]
+    assert path in spec["paths"], f"missing path {path}"
+    operation = spec["paths"][path].get(method)
+    assert operation is not None, f"missing {method.upper()} {path}"
+    assert operation["operationId"] == operation_id
+    assert operation["tags"] == [tag]
+    # Each answer names the success schema through a component and documents the error statuses.
+    assert {"4XX", "5XX"} <= set(operation["responses"])
+    assert any(code.startswith("2") for code in operation["responses"])
+
+
+def test_prefix_routes_take_database_schema_and_endpoint(spec: dict[str, Any]) -> None:
+    for path, item in spec["paths"].items():
+        names = {p["$ref"].rsplit("/", 1)[1] for p in item.get("parameters", []) if "$ref" in p}
+        if path.startswith(PREFIX):
+            assert {"Database", "Schema", "Endpoint"} <= names, path
+        for template in re.findall(r"{(\w+)}", path):
+            declared = {
+                spec["components"]["parameters"][p["$ref"].rsplit("/", 1)[1]]["name"]
+                if "$ref" in p
+                else p["name"]
+                for p in item.get("parameters", [])
+            }
+            assert template in declared, f"{path}: path parameter {template} is not declared"
+
+
+def test_no_inline_object_schemas_anywhere(spec: dict[str, Any]) -> None:
+    for path, method, operation in _operations(spec):
+        assert list(_inline_objects(operation, f"{method.upper()} {path}")) == []
+    for name, schema in spec["components"]["schemas"].items():
+        # The component itself may be an object; anything nested in it must be a $ref.
+        for key, value in schema.items():
+            if key not in {"type", "description", "examples"}:
+                assert list(_inline_objects(value, f"{name}/{key}")) == []
+    for section in ("responses", "parameters", "headers"):
+        assert list(_inline_objects(spec["components"][section], section)) == []
+
+
+def test_every_object_component_says_whether_it_is_open(spec: dict[str, Any]) -> None:
+    for name, schema in spec["components"]["schemas"].items():
+        if schema.get("type") == "object":
+            assert "additionalProperties" in schema, name
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "CreateJobRequest",
+        "SubJobConfig",
+        "TrainingConfig",
+        "InferenceConfig",
+        "SourceCheckpointInfo",
+        "OptimizerConfig",
+        "JobRecord",
+        "SubJobRecord",
+        "RequestStatus",
+        "RequestEvent",
+        "OperationResponse",
+        "TailLogsPage",
+        "ModelOptions",
+        "ChatCompletionRequest",
+    ],
+)
+def test_objects_the_contract_keeps_open_allow_more_keys(spec: dict[str, Any], name: str) -> None:
+    assert spec["components"]["schemas"][name]["additionalProperties"] is True
+
+
+def test_dflash2_block_is_closed(spec: dict[str, Any]) -> None:
+    dflash2 = spec["components"]["schemas"]["Dflash2Config"]
+    assert dflash2["additionalProperties"] is False
+    assert dflash2["required"] == ["draft_config"]
+
+
+def test_request_bodies_use_the_contract_content_types(spec: dict[str, Any]) -> None:
+    for path, method, operation in _operations(spec):
+        body = operation.get("requestBody")
+        operation_id = operation["operationId"]
+        if operation_id in OCTET_STREAM_BODIES:
+            assert list(body["content"]) == ["application/octet-stream"], operation_id
+            schema = _schema_of(spec, body["content"]["application/octet-stream"]["schema"]["$ref"])
+            assert schema["type"] == "string" and schema["format"] == "binary"
+        elif body is not None:
+            assert list(body["content"]) == ["application/json"], f"{method} {path}"
+    # Cancel and export take no body (§5.6, §5.9).
+    assert "requestBody" not in spec["paths"][OPERATIONS["cancelJob"][1]]["post"]
+    assert "requestBody" not in spec["paths"][OPERATIONS["exportCheckpoint"][1]]["post"]
+
+
+def test_generate_routes_take_sub_job_id_as_a_query_parameter(spec: dict[str, Any]) -> None:
+    query = spec["components"]["parameters"]["SubJobIdQuery"]
+    assert (query["name"], query["in"]) == ("sub_job_id", "query")
+    for operation_id in ("generate", "generateStream"):
+        method, path, _ = OPERATIONS[operation_id]
+        refs = [p["$ref"] for p in spec["paths"][path][method]["parameters"]]
+        assert "#/components/parameters/SubJobIdQuery" in refs
+
+
+def test_account_job_list_has_the_filters_and_paging_of_5_3(spec: dict[str, Any]) -> None:
+    operation = spec["paths"]["/api/v2/{endpoint}"]["get"]
+    names = {p["name"]: p for p in operation["parameters"]}
+    assert set(names) == {
+        "database",
+        "schema",
+        "status",
+        "submitted_by",
+        "created_after",
+        "created_before",
+        "limit",
+        "page_token",
+    }
+    assert names["limit"]["schema"] == {"type": "integer", "minimum": 1, "maximum": 1000}
+    page = spec["components"]["schemas"]["AccountJobPage"]["properties"]
+    assert page["next_page_token"]["type"] == ["string", "null"]
+    record = spec["components"]["schemas"]["AccountJobRecord"]["allOf"]
+    assert {"$ref": "#/components/schemas/JobLocation"} in record
+
+
+def test_auth_schemes_cover_pat_and_snowflake_session(spec: dict[str, Any]) -> None:
+    schemes = spec["components"]["securitySchemes"]
+    assert schemes["PatBearer"] == {**schemes["PatBearer"], "type": "http", "scheme": "bearer"}
+    assert schemes["PatTokenType"]["in"] == "header"
+    assert schemes["PatTokenType"]["name"] == "X-Snowflake-Authorization-Token-Type"
+    assert schemes["SnowflakeSession"]["scheme"] == "Snowflake"
+    assert 'Snowflake Token="' in schemes["SnowflakeSession"]["description"]
+    # A PAT needs both headers at once; a session token stands alone.
+    assert spec["security"] == [{"PatBearer": [], "PatTokenType": []}, {"SnowflakeSession": []}]
+
+
+def test_error_bodies_of_3_6_are_described(spec: dict[str, Any]) -> None:
+    schemas = spec["components"]["schemas"]
+    assert set(schemas["ServiceError"]["properties"]) == {"message", "code"}
+    detail = schemas["ValidationErrorBody"]["properties"]["detail"]
+    assert detail["items"] == {"$ref": "#/components/schemas/ValidationErrorDetail"}
+    assert set(schemas["ValidationErrorDetail"]["properties"]) == {"loc", "msg", "type"}
+    for name in ("ClientError", "ServerError"):
+        response = spec["components"]["responses"][name]
+        assert response["x-ct-error-body"] == {"$ref": "#/components/schemas/ErrorBody"}
+        assert "x-snowflake-request-id" in response["headers"]
+
+
+def test_operation_payloads_of_section_7_are_named(spec: dict[str, Any]) -> None:
+    payload = spec["components"]["schemas"]["OperationRequest"]["properties"]["payload"]
+    named = {ref["$ref"].rsplit("/", 1)[1] for ref in payload["anyOf"]}
+    assert named == {
+        "ForwardPayload",
+        "WeightSyncPayload",
+        "BootstrapRouterReplayPayload",
+        "RouterReplayDiscardPayload",
+        "ResetPrefixCachePayload",
+        "CancelRequestPayload",
+        "TailLogsPayload",
+        "OperationPayload",
+    }
+    operation_types = set(spec["components"]["schemas"]["OperationType"]["enum"])
+    assert "tail-logs" in operation_types and "weight-sync" in operation_types
+
+
+def _snake(operation_id: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", operation_id).lower()
+
+
+@pytest.mark.parametrize("operation_id", sorted(OPERATIONS))
+def test_generated_package_has_every_operation(operation_id: str) -> None:
+    _, _, tag = OPERATIONS[operation_id]
+    module = importlib.import_module(f"ct_api.api.{tag}.{_snake(operation_id)}")
+    assert callable(module.sync_detailed)
+    assert callable(module.asyncio_detailed)
+
+
+def test_generated_paths_percent_encode_sub_job_ids() -> None:
+    from ct_api.api.control_plane import cancel_job, export_checkpoint
+
+    kwargs = cancel_job._get_kwargs("DB", "PUBLIC", "cortex-training", "b1fcb345:training:0")
+    assert kwargs == {
+        "method": "post",
+        "url": "/api/v2/databases/DB/schemas/PUBLIC/cortex-training/b1fcb345%3Atraining%3A0:cancel",
+    }
+    kwargs = export_checkpoint._get_kwargs("DB", "PUBLIC", "cortex-training", "job/1", "cp_1")
+    assert kwargs["url"].endswith("/job%2F1/checkpoints/cp_1:export")
+
+
+def test_generated_octet_stream_body_is_sent_as_raw_bytes() -> None:
+    from ct_api.api.data_plane import generate
+    from ct_api.types import File
+
+    frame = b"\x08\x00\x00\x00\x00\x00\x00\x00{}      "
+    kwargs = generate._get_kwargs(
+        "DB", "S", "cortex-training", "job", body=File(payload=frame), sub_job_id="job:sampling:1"
+    )
+    assert kwargs["content"] == frame
+    assert kwargs["headers"] == {"Content-Type": "application/octet-stream"}
+    assert kwargs["params"] == {"sub_job_id": "job:sampling:1"}
+
+
+def test_generated_models_keep_open_keys_and_nulls() -> None:
+    from ct_api.models import CreateJobRequest, JobRecord
+
+    body = {
+        "sub_job_configs": [
+            {
+                "job_type": "training",
+                "model_name": "Qwen/Qwen3-1.7B",
+                "training_config": {"optimizer": {"name": "AdamW", "lr": 1e-4}, "n_gpus": 8, "ep_size": 2},
+                "source_checkpoint_info": None,
+                "dtype": None,
+            }
+        ],
+        "hardware": "B200",
+        "comment": None,
+        "future_field": {"kept": True},
+    }
+    assert CreateJobRequest.from_dict(body).to_dict() == body
+    record = JobRecord.from_dict({"job_id": "j", "status": "running", "sub_jobs": None, "extra": 1})
+    assert record.sub_jobs is None
+    assert record.additional_properties == {"extra": 1}
+
+
+def test_inline_object_detector_flags_an_inline_schema() -> None:
+    operation = {
+        "requestBody": {"content": {"application/json": {"schema": {"type": "object", "properties": {}}}}},
+        "responses": {
+            "200": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/X"}}}}
+        },
+    }
+    assert list(_inline_objects(operation, "op")) == ["op/requestBody/content/application/json/schema"]
+    assert list(_inline_objects({"type": ["object", "null"]}, "nullable")) == ["nullable"]
