@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextvars
 import logging
 import math
+import os
 import ssl
 import time
 from collections.abc import Callable, Iterator
@@ -155,6 +156,12 @@ class Transport:
         self.policy = _retry.RetryPolicy(max_retries=max_retries)
         self.recent_jobs = _retry.RecentJobs()
         self.sleep: Callable[[float], None] = sleep or time.sleep
+        if isinstance(verify, str):
+            # A CA bundle file or folder: httpx wants an SSL context for it.
+            folder = os.path.isdir(verify)
+            verify = ssl.create_default_context(
+                capath=verify if folder else None, cafile=None if folder else verify
+            )
         self.http = httpx.Client(
             base_url=base_url,
             headers=headers or {},
