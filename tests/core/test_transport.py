@@ -49,18 +49,22 @@ def test_other_client_errors_are_final(misbehaving_server, no_sleep, act, status
 
 def test_retries_exhausted_reraise_last_error(misbehaving_server, no_sleep, act):
     misbehaving_server.script(*[act(503, {"message": "down"}) for _ in range(4)])
-    with make_client(misbehaving_server, no_sleep, max_retries=3) as client:
-        with pytest.raises(errors.ServerError) as caught:
-            client.list_jobs()
+    with (
+        make_client(misbehaving_server, no_sleep, max_retries=3) as client,
+        pytest.raises(errors.ServerError) as caught,
+    ):
+        client.list_jobs()
     assert len(misbehaving_server.requests) == 4
     assert caught.value.status_code == 503
 
 
 def test_redirect_left_after_retries_is_unexpected_redirect(misbehaving_server, no_sleep, act):
     misbehaving_server.script(*[act(308, None, headers={"Location": "/x"}) for _ in range(2)])
-    with make_client(misbehaving_server, no_sleep, max_retries=1) as client:
-        with pytest.raises(errors.UnexpectedRedirectError) as caught:
-            client.get_job("abc")
+    with (
+        make_client(misbehaving_server, no_sleep, max_retries=1) as client,
+        pytest.raises(errors.UnexpectedRedirectError) as caught,
+    ):
+        client.get_job("abc")
     url = f"{misbehaving_server.base_url}/api/v2/databases/DB/schemas/S/cortex-training/abc"
     assert str(caught.value) == f"Unexpected redirect 308 for url: {url}"
 
@@ -126,9 +130,11 @@ def test_slow_answer_times_out_and_is_retried(misbehaving_server, no_sleep, act)
 
 def test_timeout_after_retries_raises_timeout_error(misbehaving_server, no_sleep, act):
     misbehaving_server.script(act(200, {}, delay=1.0), act(200, {}, delay=1.0))
-    with make_client(misbehaving_server, no_sleep, request_timeout=0.2, max_retries=1) as client:
-        with pytest.raises(errors.CTTimeoutError) as caught:
-            client.list_jobs()
+    with (
+        make_client(misbehaving_server, no_sleep, request_timeout=0.2, max_retries=1) as client,
+        pytest.raises(errors.CTTimeoutError) as caught,
+    ):
+        client.list_jobs()
     assert isinstance(caught.value, TimeoutError) and not caught.value.never_sent
 
 
