@@ -52,8 +52,9 @@ def _print_table(models: list[Any]) -> None:
     from ct_core.catalog import format_context
 
     table = Table(title="Cortex Training model catalog")
+    # Model ids and sizes are what people copy from the table: never break them across lines.
     for column in ("model", "architecture", "parameters", "max context", "workflows", "hardware"):
-        table.add_column(column)
+        table.add_column(column, no_wrap=column in ("model", "parameters"))
     for model in models:
         info = model.info
         params = _params(info.get("parameters_billions"))
