@@ -7,7 +7,6 @@ import httpx
 from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.capacity import Capacity
-from ...models.hardware import Hardware
 from ...types import UNSET, Response, Unset
 
 
@@ -16,17 +15,13 @@ def _get_kwargs(
     schema: str,
     endpoint: str,
     *,
-    hardware: Hardware | Unset = UNSET,
+    hardware: str | Unset = UNSET,
     breakdown: str | Unset = UNSET,
 ) -> dict[str, Any]:
 
     params: dict[str, Any] = {}
 
-    json_hardware: str | Unset = UNSET
-    if not isinstance(hardware, Unset):
-        json_hardware = hardware.value
-
-    params["hardware"] = json_hardware
+    params["hardware"] = hardware
 
     params["breakdown"] = breakdown
 
@@ -80,7 +75,7 @@ def sync_detailed(
     endpoint: str,
     *,
     client: AuthenticatedClient | Client,
-    hardware: Hardware | Unset = UNSET,
+    hardware: str | Unset = UNSET,
     breakdown: str | Unset = UNSET,
 ) -> Response[Any | Capacity]:
     """The account's GPU ceiling and usage for one hardware type.
@@ -92,8 +87,7 @@ def sync_detailed(
         database (str):
         schema (str):
         endpoint (str):
-        hardware (Hardware | Unset): The GPU type every sub-job of a job runs on; the service
-            default is H200.
+        hardware (str | Unset):
         breakdown (str | Unset):
 
     Raises:
@@ -125,7 +119,7 @@ def sync(
     endpoint: str,
     *,
     client: AuthenticatedClient | Client,
-    hardware: Hardware | Unset = UNSET,
+    hardware: str | Unset = UNSET,
     breakdown: str | Unset = UNSET,
 ) -> Any | Capacity | None:
     """The account's GPU ceiling and usage for one hardware type.
@@ -137,8 +131,7 @@ def sync(
         database (str):
         schema (str):
         endpoint (str):
-        hardware (Hardware | Unset): The GPU type every sub-job of a job runs on; the service
-            default is H200.
+        hardware (str | Unset):
         breakdown (str | Unset):
 
     Raises:
@@ -165,7 +158,7 @@ async def asyncio_detailed(
     endpoint: str,
     *,
     client: AuthenticatedClient | Client,
-    hardware: Hardware | Unset = UNSET,
+    hardware: str | Unset = UNSET,
     breakdown: str | Unset = UNSET,
 ) -> Response[Any | Capacity]:
     """The account's GPU ceiling and usage for one hardware type.
@@ -177,8 +170,7 @@ async def asyncio_detailed(
         database (str):
         schema (str):
         endpoint (str):
-        hardware (Hardware | Unset): The GPU type every sub-job of a job runs on; the service
-            default is H200.
+        hardware (str | Unset):
         breakdown (str | Unset):
 
     Raises:
@@ -208,7 +200,7 @@ async def asyncio(
     endpoint: str,
     *,
     client: AuthenticatedClient | Client,
-    hardware: Hardware | Unset = UNSET,
+    hardware: str | Unset = UNSET,
     breakdown: str | Unset = UNSET,
 ) -> Any | Capacity | None:
     """The account's GPU ceiling and usage for one hardware type.
@@ -220,8 +212,7 @@ async def asyncio(
         database (str):
         schema (str):
         endpoint (str):
-        hardware (Hardware | Unset): The GPU type every sub-job of a job runs on; the service
-            default is H200.
+        hardware (str | Unset):
         breakdown (str | Unset):
 
     Raises:
