@@ -218,7 +218,9 @@ def _direct(opts: ConnectionOptions, config: dict[str, Any], source: str, config
 
     base_url, host, pat = mode_fields["base_url"], mode_fields["host"], mode_fields["pat"]
     if base_url and not _has_scheme(base_url):
-        if pat and not host:
+        # The 0.0.3 CLI read a scheme-less base_url given with a PAT (and no host) as the host.
+        pat = _first(flag_or_config["pat"], env["pat"])
+        if pat and not _first(flag_or_config["host"], env["host"]):
             base_url, host = None, base_url
         else:
             raise ConfigError(

@@ -1,0 +1,257 @@
+"""Connection resolution: options, env vars, JSON configs, the remembered login and connections.toml
+profiles, each in an isolated HOME (`ct_home`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+
+import pytest
+
+from ct_core import connection as conn
+from ct_core.errors import ConfigError
+
+
+def write_config(path, **values):
+    path.write_text(json.dumps(values), encoding="utf-8")
+    return str(path)
+
+
+def write_profiles(ct_home, text):
+    path = ct_home / ".snowflake" / "connections.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+PROFILES = """
+# my profiles
+[training]
+account = "myorg-my_acct"
+user = "me"
+database = "PROFILE_DB"
+schema = "PROFILE_SCHEMA"
+
+[default]
+host = "default.snowflakecomputing.com"
+database = "DEFAULT_DB"
+"""
+
+
+def test_explicit_base_url(ct_home):
+    resolved = conn.resolve_connection(conn.ConnectionOptions(base_url="http://127.0.0.1:9/", database="D"))
+    assert (resolved.mode, resolved.base_url, resolved.schema, resolved.endpoint) == (
+        "base_url",
+        "http://127.0.0.1:9",
+        "PUBLIC",
+        "cortex-training",
+    )
+    assert resolved.verify_ssl is True
+
+
+def test_env_vars_fill_a_direct_connection(ct_home, monkeypatch):
+    monkeypatch.setenv("CORTEX_TRAINING_HOST", "https://acct.snowflakecomputing.com/")
+    monkeypatch.setenv("SNOWFLAKE_PAT", "secret-pat")
+    monkeypatch.setenv("SNOWFLAKE_DATABASE", "ENVDB")
+    monkeypatch.setenv("CORTEX_TRAINING_SCHEMA", "")  # empty means unset
+    resolved = conn.resolve_connection()
+    assert (resolved.mode, resolved.host, resolved.pat, resolved.database, resolved.schema) == (
+        "pat",
+        "acct.snowflakecomputing.com",
+        "secret-pat",
+        "ENVDB",
+        "PUBLIC",
+    )
+    assert resolved.describe()["pat"] == "<redacted>"
+
+
+def test_env_never_switches_base_url_to_pat(ct_home, monkeypatch):
+    monkeypatch.setenv("CORTEX_TRAINING_HOST", "h.example.com")
+    monkeypatch.setenv("CORTEX_TRAINING_PAT", "p")
+    resolved = conn.resolve_connection(conn.ConnectionOptions(base_url="http://local:1", database="D"))
+    assert resolved.mode == "base_url" and resolved.pat is None
+
+
+def test_config_file_beats_env_and_flags_beat_config(ct_home, monkeypatch, tmp_path):
+    monkeypatch.setenv("CORTEX_TRAINING_DATABASE", "ENVDB")
+    monkeypatch.setenv("CORTEX_TRAINING_ENDPOINT", "env-endpoint")
+    path = write_config(
+        tmp_path / "c.json", url="http://cfg:1", db="CFGDB", poll_interval=2, no_verify_ssl=True
+    )
+    resolved = conn.resolve_connection(conn.ConnectionOptions(config=path, schema="FLAG"))
+    assert (resolved.base_url, resolved.database, resolved.schema, resolved.endpoint) == (
+        "http://cfg:1",
+        "CFGDB",
+        "FLAG",
+        "env-endpoint",
+    )
+    assert resolved.poll_interval == 2.0 and resolved.verify_ssl is False
+
+
+def test_config_env_var_and_wrapper(ct_home, monkeypatch, tmp_path):
+    path = tmp_path / "wrapped.json"
+    path.write_text(json.dumps({"connection": {"base_url": "http://w:1", "database": "W"}}))
+    monkeypatch.setenv("CORTEX_TRAINING_CONFIG", str(path))
+    assert conn.resolve_connection().database == "W"
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{not json", "invalid JSON in config"),
+        ("[]", "config JSON must be an object"),
+        ('{"connection": 3}', "config connection must be an object"),
+        ('{"zeta": 1, "alpha": 2}', "unknown config key(s): alpha, zeta"),
+        ('{"database": 3}', "config database must be a string"),
+        ('{"poll_timeout": true}', "config poll_timeout must be a number"),
+        ('{"verify_ssl": "no"}', "config verify_ssl must be a boolean"),
+    ],
+)
+def test_config_file_errors(ct_home, tmp_path, content, message):
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        conn.resolve_connection(conn.ConnectionOptions(config=str(path)))
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"host": "h"}, "host was provided without pat"),
+        ({"pat": "p"}, "pat was provided without host"),
+        ({"base_url": "h.example.com", "database": "D"}, "base_url must start with http:// or https://"),
+        ({"base_url": "http://x"}, "provide --database or set CORTEX_TRAINING_DATABASE/SNOWFLAKE_DATABASE"),
+        ({"connection": "p", "base_url": "http://x"}, "cannot be combined with a config file"),
+        ({}, "provide --base-url for local/mock use, or both --host and --pat"),
+    ],
+)
+def test_incomplete_connections(ct_home, options, message):
+    with pytest.raises(ConfigError, match=message):
+        conn.resolve_connection(conn.ConnectionOptions(**options))
+
+
+def test_base_url_without_scheme_with_pat_is_a_host(ct_home):
+    resolved = conn.resolve_connection(
+        conn.ConnectionOptions(base_url="acct.example.com", pat="p", database="D")
+    )
+    assert (resolved.mode, resolved.host) == ("pat", "acct.example.com")
+
+
+def test_profile_database_order(ct_home, monkeypatch):
+    write_profiles(ct_home, PROFILES)
+    resolved = conn.resolve_connection(conn.ConnectionOptions(connection="training"))
+    assert (resolved.mode, resolved.profile, resolved.database, resolved.schema) == (
+        "profile",
+        "training",
+        "PROFILE_DB",
+        "PROFILE_SCHEMA",
+    )
+    assert resolved.host == "myorg-my_acct.snowflakecomputing.com"
+    monkeypatch.setenv("CORTEX_TRAINING_DATABASE", "ENVDB")
+    assert conn.resolve_connection(conn.ConnectionOptions(connection="training")).database == "ENVDB"
+    assert (
+        conn.resolve_connection(conn.ConnectionOptions(connection="training", database="X")).database == "X"
+    )
+
+
+def test_profile_database_fallback_and_missing_profile(ct_home, monkeypatch):
+    write_profiles(ct_home, '[bare]\nhost = "b.snowflakecomputing.com"\n')
+    with pytest.raises(ConfigError, match="provide --database"):
+        conn.resolve_connection(conn.ConnectionOptions(connection="bare"))
+    monkeypatch.setenv("CORTEX_TRAINING_DB", "FALLBACK")
+    assert conn.resolve_connection(conn.ConnectionOptions(connection="bare")).database == "FALLBACK"
+    with pytest.raises(ConfigError, match="'nope' not found"):
+        conn.resolve_connection(conn.ConnectionOptions(connection="nope"))
+
+
+def test_connection_env_var_and_default_profile(ct_home, monkeypatch):
+    write_profiles(ct_home, PROFILES)
+    assert conn.resolve_connection().profile == "default"
+    (ct_home / ".snowflake" / "config.toml").write_text('default_connection_name = "training"\n')
+    assert conn.resolve_connection().profile == "training"
+    monkeypatch.setenv("SNOWFLAKE_DEFAULT_CONNECTION_NAME", "default")
+    assert conn.resolve_connection().profile == "default"
+    monkeypatch.setenv("CORTEX_TRAINING_CONNECTION", "training")
+    assert conn.resolve_connection().source == "CORTEX_TRAINING_CONNECTION"
+
+
+def test_env_direct_with_database_beats_login_but_login_beats_env_without(ct_home, monkeypatch, tmp_path):
+    write_profiles(ct_home, PROFILES)
+    path = conn.save_login_profile("training")
+    assert path == ct_home / ".snowflake" / "cortex-training" / "config.json"
+    assert json.loads(path.read_text()) == {"profile": "training"}
+    monkeypatch.setenv("CORTEX_TRAINING_BASE_URL", "http://env:1")
+    assert conn.resolve_connection().profile == "training"
+    monkeypatch.setenv("CORTEX_TRAINING_DATABASE", "D")
+    assert conn.resolve_connection().mode == "base_url"
+
+
+def test_legacy_login_state(ct_home, tmp_path, monkeypatch):
+    config = write_config(tmp_path / "legacy.json", base_url="http://legacy:1", database="L")
+    state = conn.save_login_config_path(config)
+    assert state == ct_home / ".config" / "cortex-training" / "login.json"
+    assert state.read_text().endswith("\n") and json.loads(state.read_text())["config_path"] == config
+    resolved = conn.resolve_connection()
+    assert (resolved.base_url, resolved.database, resolved.config_path) == ("http://legacy:1", "L", config)
+    os.unlink(config)  # a remembered config that no longer exists is ignored
+    with pytest.raises(ConfigError, match="provide --base-url"):
+        conn.resolve_connection()
+    custom = tmp_path / "state.json"
+    custom.write_text('{"connection": "training"}')
+    monkeypatch.setenv("CORTEX_TRAINING_LOGIN_FILE", str(custom))
+    write_profiles(ct_home, PROFILES)
+    assert conn.resolve_connection().profile == "training"
+    custom.write_text("[1]")
+    with pytest.raises(ConfigError, match="expected object"):
+        conn.resolve_connection()
+
+
+def test_forget_login(ct_home, tmp_path):
+    conn.save_login_profile("p")
+    conn.save_login_config_path(write_config(tmp_path / "c.json", base_url="http://x:1"))
+    removed = conn.forget_login()
+    assert len(removed) == 2 and conn.read_login_state() is None
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX modes")
+def test_write_connection_profile_keeps_others_and_comments(ct_home):
+    path = write_profiles(ct_home, PROFILES)
+    conn.write_connection_profile("new", {"account": "a", "authenticator": "programmatic_access_token"})
+    text = path.read_text()
+    assert "# my profiles" in text and "[training]" in text and "[new]" in text
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    with pytest.raises(ConfigError, match="already exists"):
+        conn.write_connection_profile("new", {"account": "b"})
+    conn.write_connection_profile("new", {"account": "b"}, force=True)
+    assert conn.read_connection_profiles()["new"] == {"account": "b"}
+    assert conn.remove_connection_profile("new") and not conn.remove_connection_profile("new")
+
+
+def test_host_helpers():
+    assert conn.normalize_host("https://a.example.com/") == "a.example.com"
+    assert conn.rest_host("myorg-my_acct.snowflakecomputing.com") == "myorg-my-acct.snowflakecomputing.com"
+    assert conn.rest_host("a_b.snowflakecomputing.cn") == "a-b.snowflakecomputing.cn"
+    assert conn.rest_host("ml_team.example.com") == "ml_team.example.com"
+
+
+def test_resolving_a_profile_imports_neither_connector_nor_torch(ct_home):
+    import subprocess
+
+    write_profiles(ct_home, PROFILES)
+    code = (
+        "import sys; from ct_core.connection import ConnectionOptions, resolve_connection; import ct_core.client; "
+        "resolve_connection(ConnectionOptions(connection='training')); "
+        "print(sorted(m for m in ('snowflake.connector', 'torch', 'transformers') if m in sys.modules))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
+
+
+def test_client_from_options_builds_a_working_client(ct_home, local_server):
+    client = conn.client_from_options(
+        conn.ConnectionOptions(base_url=local_server.base_url, database="CT_TEST_DB", poll_timeout=5)
+    )
+    with client:
+        assert client.poll_timeout == 5.0
+        assert isinstance(client.list_jobs(), list)
