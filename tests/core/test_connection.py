@@ -240,7 +240,8 @@ def test_resolving_a_profile_imports_neither_connector_nor_torch(ct_home):
 
     write_profiles(ct_home, PROFILES)
     code = (
-        "import sys; from ct_core.connection import ConnectionOptions, resolve_connection; import ct_core.client; "
+        "import sys; import ct_core.client; "
+        "from ct_core.connection import ConnectionOptions, resolve_connection; "
         "resolve_connection(ConnectionOptions(connection='training')); "
         "print(sorted(m for m in ('snowflake.connector', 'torch', 'transformers') if m in sys.modules))"
     )
