@@ -270,10 +270,9 @@ def decode_byte_chunks(chunks: Sequence[bytes | bytearray | memoryview], *, kind
     if len(chunks) == 1 and read_byte_chunk_metadata(chunks[0]) is None:
         return bytes(chunks[0])
 
-    frames = [parse_frame(byte_view(chunk, "decode_byte_chunks")) for chunk in chunks]
     descriptors: list[dict[str, Any]] = []
-    for frame in frames:
-        desc = _descriptor(frame.metadata)
+    for chunk in chunks:
+        desc = read_byte_chunk_metadata(chunk)
         if desc is None:
             raise WireError("decode_byte_chunks received a frame without byte chunk metadata")
         descriptors.append(desc)
@@ -287,7 +286,7 @@ def decode_byte_chunks(chunks: Sequence[bytes | bytearray | memoryview], *, kind
         raise WireError(f"expected {total} byte chunks, got {len(chunks)}")
 
     by_index: dict[int, memoryview] = {}
-    for frame, desc in zip(frames, descriptors, strict=True):
+    for chunk, desc in zip(chunks, descriptors, strict=True):
         if desc["kind"] != actual_kind:
             raise WireError("mixed byte chunk kinds")
         if _int_field(desc, "total_chunks") != total:
@@ -302,7 +301,8 @@ def decode_byte_chunks(chunks: Sequence[bytes | bytearray | memoryview], *, kind
             raise WireError("byte chunk_idx out of range")
         if index in by_index:
             raise WireError("duplicate byte chunk_idx")
-        by_index[index] = _payload_view(frame)
+        # Descriptors were read leniently; the payload comes from a fully validated parse.
+        by_index[index] = _payload_view(parse_frame(byte_view(chunk, "decode_byte_chunks")))
 
     missing = sorted(set(range(total)) - by_index.keys())
     if missing:
