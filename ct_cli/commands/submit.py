@@ -40,7 +40,9 @@ def check_body_shape(body: dict[str, Any]) -> None:
 
 
 def submit(
-    file: Annotated[str, Parameter(help="Create-job JSON body, or - to read it from stdin.")],
+    file: Annotated[
+        str, Parameter(allow_leading_hyphen=True, help="Create-job JSON body, or - to read it from stdin.")
+    ],
     /,
     *,
     dry_run: Annotated[

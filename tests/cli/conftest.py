@@ -1,0 +1,113 @@
+"""Fixtures for the end-to-end CLI tests: run the real `ct` console script against ct_local.
+
+Every test gets an isolated HOME and config dirs (`ct_home`, from ct_local's pytest plugin), so
+no login state or environment variable of the developer leaks in, and plugins are limited to the
+ones a test asks for (`CT_PLUGINS` is empty unless the test sets it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CT_SCRIPT = str(Path(sys.executable).with_name("ct"))
+DATABASE = "CT_CLI_DB"
+#: Width the help golden file is rendered at (rich wraps to $COLUMNS).
+HELP_COLUMNS = "100"
+
+
+class CtResult:
+    """A finished `ct` run: exit code, stdout, stderr, and stdout parsed as JSON on demand."""
+
+    def __init__(self, completed: subprocess.CompletedProcess[str]) -> None:
+        self.returncode = completed.returncode
+        self.stdout = completed.stdout
+        self.stderr = completed.stderr
+        self.args = completed.args
+
+    @property
+    def json(self) -> Any:
+        return json.loads(self.stdout)
+
+    def __repr__(self) -> str:
+        return f"CtResult(rc={self.returncode}, args={self.args!r}, stderr={self.stderr[-2000:]!r})"
+
+
+CtRunner = Callable[..., CtResult]
+
+
+def run_ct(
+    *args: str, input: str | None = None, env: dict[str, str] | None = None, timeout: float = 120
+) -> CtResult:
+    environment = {**os.environ, "COLUMNS": HELP_COLUMNS, "CT_PLUGINS": ""}
+    environment.update(env or {})
+    completed = subprocess.run(
+        [CT_SCRIPT, *args],
+        input=input,
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=timeout,
+        check=False,
+    )
+    return CtResult(completed)
+
+
+@pytest.fixture
+def ct(ct_home: Path) -> CtRunner:
+    """Run `ct ARGS...` as a subprocess in the isolated home; returns a CtResult."""
+    return run_ct
+
+
+@pytest.fixture
+def server_args(local_server: Any) -> list[str]:
+    """Global options pointing `ct` at the session's local server."""
+    return ["--base-url", local_server.base_url, "--database", DATABASE]
+
+
+@pytest.fixture
+def job_body() -> dict[str, Any]:
+    """A create-job body with a training and a sampling sub-job on the local server's tiny model."""
+    return {
+        "sub_job_configs": [
+            {
+                "job_type": "training",
+                "model_name": "Qwen/Qwen3-0.6B",
+                "training_config": {
+                    "optimizer": {"name": "AdamW", "lr": 0.0001},
+                    "max_seq_len": 512,
+                    "train_batch_size": 2,
+                    "n_gpus": 1,
+                },
+            },
+            {
+                "job_type": "sampling",
+                "model_name": "Qwen/Qwen3-0.6B",
+                "inference_config": {"max_seq_len": 512, "n_gpus": 1},
+            },
+        ],
+        "experiment_name": "cli-tests",
+        "hardware": "H200",
+    }
+
+
+@pytest.fixture
+def job_file(tmp_path: Path, job_body: dict[str, Any]) -> Path:
+    path = tmp_path / "job.json"
+    path.write_text(json.dumps(job_body), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def submitted_job(ct: CtRunner, server_args: list[str], job_file: Path) -> str:
+    """A job created (and left running) on the session server; returns its id."""
+    result = ct(*server_args, "submit", str(job_file), "--wait")
+    assert result.returncode == 0, result
+    return str(result.json["job_id"])
