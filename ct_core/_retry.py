@@ -11,7 +11,9 @@ Why each status is retried on the general path:
     429      rate limited: back off (honouring Retry-After)
     500 502 503 504  transient failures of the service or a proxy in front of it
 
-Two 404s are final at once: code 517601 ("Training job ... not found") unless this client created
+A 409 that carries a code naming a lasting conflict (517604 unsupported hardware, chunk-group codes)
+is final, and so is any 409 of a call whose conflict is about the job's state (cancel). Two 404s
+are final at once: code 517601 ("Training job ... not found") unless this client created
 that job in the last 120 s, and whatever a caller marks final (the tail-logs case). Certificate
 verification failures are final too: they fail the same way on every attempt. Creating a job is
 retried only when the failure proves the request never left this machine.
@@ -30,6 +32,7 @@ from typing import TypeVar
 
 from ct_core.constants import (
     JOB_NOT_FOUND_CODE,
+    PERMANENT_CONFLICT_CODES,
     RECENTLY_CREATED_MAX_ENTRIES,
     RECENTLY_CREATED_WINDOW_SECONDS,
     RETRY_INITIAL_WAIT,
@@ -112,7 +115,15 @@ def is_transient(error: BaseException) -> bool:
         return False
     if isinstance(error, CTConnectionError):
         return True
-    return isinstance(error, APIError) and error.status_code in RETRYABLE_STATUSES
+    if not isinstance(error, APIError) or error.status_code not in RETRYABLE_STATUSES:
+        return False
+    # A 409 that names a lasting conflict (unsupported hardware, a chunk-group error) never heals.
+    return not (error.status_code == 409 and error.code in PERMANENT_CONFLICT_CODES)
+
+
+def conflict_is_final(error: BaseException) -> bool:
+    """For calls whose 409 means "not in this state" (cancelling a failed job): fail at once."""
+    return isinstance(error, APIError) and error.status_code == 409
 
 
 def never_reached_server(error: BaseException) -> bool:

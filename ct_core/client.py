@@ -357,7 +357,11 @@ class CortexTrainingClient:
 
     def cancel_job(self, job_id: str) -> None:
         """Cancel a job; repeating it while cancelling or cancelled succeeds."""
-        self._ops.call("cancelJob", params={"job_id": job_id}, job_id=job_id)
+        # A 409 here means the job is failed or terminated: a state, not a hiccup (BUG-04).
+        predicate = _retry.general(
+            job_id=job_id, recent_jobs=self._transport.recent_jobs, final=_retry.conflict_is_final
+        )
+        self._ops.call("cancelJob", params={"job_id": job_id}, predicate=predicate)
 
     def get_experiment_run(self, job_id: str) -> dict[str, Any]:
         """`{"experiment_name": ..., "experiment_run_name": ...}` of a job (cached; failures are not)."""
@@ -502,10 +506,12 @@ class CortexTrainingClient:
 
     def export_checkpoint(self, job_id: str, checkpoint_id: str) -> dict[str, Any]:
         """Short-lived download links of a checkpoint's files: `{checkpoint_id, files, expires_at}`."""
+        # No job_id grace: a checkpoint exists only long after its job was created, so a 517601 here
+        # (missing checkpoint or job) is final at once.
         params = {"job_id": job_id, "checkpoint_id": checkpoint_id}
-        return self._ops.call("exportCheckpoint", params=params, job_id=job_id) or {}
+        return self._ops.call("exportCheckpoint", params=params) or {}
 
     def delete_checkpoint(self, job_id: str, checkpoint_id: str) -> None:
         """Delete a checkpoint; a missing one raises (NotFoundError), it is not a success."""
         params = {"job_id": job_id, "checkpoint_id": checkpoint_id}
-        self._ops.call("deleteCheckpoint", params=params, job_id=job_id)
+        self._ops.call("deleteCheckpoint", params=params)

@@ -44,6 +44,15 @@ RECENTLY_CREATED_MAX_ENTRIES = 1024
 #: Shared code of every 400 refusal (§3.7) and the message prefix of an inaccessible database/schema.
 BAD_REQUEST_CODE = "517602"
 UNSUPPORTED_HARDWARE_CODE = "517604"
+#: 409 codes that name a lasting conflict rather than a restarting zone: never retried (A-10, BUG-04).
+PERMANENT_CONFLICT_CODES = frozenset(
+    {
+        UNSUPPORTED_HARDWARE_CODE,
+        "chunk_group_restart_required",
+        "chunk_group_conflict",
+        "chunk_group_missing_chunks",
+    }
+)
 #: Codes that say a Snowflake session token expired; the profile client replays once (CFG-10).
 SESSION_EXPIRED_CODES = frozenset({"390111", "390112", "390114"})
 
