@@ -90,7 +90,8 @@ def test_every_problem_is_reported_at_once(monkeypatch):
     assert "idle_timeout_seconds must be 0 or between 300 and 604800" in found
     assert "pending_timeout_seconds must be between 300 and 604800" in found
     assert (
-        "create-job debug options are an internal-only capability; set CORTEX_TRAINING_ENABLE_DEBUG_OPTIONS=1 "
+        "create-job debug options are an internal-only capability; set "
+        "CORTEX_TRAINING_ENABLE_DEBUG_OPTIONS=1 "
         "to send a request with a `debug` block"
     ) in found
 
