@@ -1,0 +1,85 @@
+"""The lora plugin's hooks: normalize every `peft_config` and cross-check a job's two adapters.
+
+Registered under the entry-point group `ct` as `lora`. The SDK calls these hooks on every create
+path (typed `create_job`, `create_job_from_body`, `ct submit` with or without `--dry-run`), so
+a LoRA config is checked and rewritten the same way whichever door it came through (VAL-08).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ct_core.hookspecs import hookimpl
+from ct_lora.config import adapter_mismatches, check_peft_config
+
+if TYPE_CHECKING:
+    import cyclopts
+
+#: The config block of a sub-job that may carry a peft_config (§8.2 training, §8.3 sampling).
+CONFIG_KEYS = ("training_config", "inference_config")
+
+
+def _adapters(sub_job: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """(config key, config) pairs of a sub-job whose config holds a peft_config."""
+    found = []
+    for key in CONFIG_KEYS:
+        config = sub_job.get(key)
+        # An explicit null is treated like an absent key: there is no adapter to check.
+        if isinstance(config, dict) and config.get("peft_config") is not None:
+            found.append((key, config))
+    return found
+
+
+@hookimpl
+def ct_validate_sub_job(sub_job: dict[str, Any], location: str) -> list[str]:
+    problems: list[str] = []
+    for key, config in _adapters(sub_job):
+        normalized, found = check_peft_config(config["peft_config"], f"{location}.{key}.peft_config")
+        if normalized is None:
+            problems.extend(found)
+        else:
+            config["peft_config"] = normalized
+    return problems
+
+
+def _kind(sub_job: dict[str, Any]) -> str:
+    return str(sub_job.get("job_type", "")).strip().lower()
+
+
+@hookimpl
+def ct_validate_create_body(body: dict[str, Any]) -> list[str]:
+    # Runs after every sub-job went through ct_validate_sub_job, so valid adapters are normalized
+    # already; an adapter that failed there is reported there and skipped here.
+    sub_jobs = body.get("sub_job_configs")
+    if not isinstance(sub_jobs, list):
+        return []
+    training: tuple[str, dict[str, Any]] | None = None
+    sampling: list[tuple[str, dict[str, Any]]] = []
+    for index, sub_job in enumerate(sub_jobs):
+        if not isinstance(sub_job, dict):
+            continue
+        kind = _kind(sub_job)
+        key = "training_config" if kind == "training" else "inference_config"
+        config = sub_job.get(key)
+        if not isinstance(config, dict) or config.get("peft_config") is None:
+            continue
+        where = f"sub_job_configs[{index}].{key}.peft_config"
+        # Checking again is cheap and idempotent; an invalid adapter was reported by the sub-job hook.
+        peft, _ = check_peft_config(config["peft_config"], where)
+        if peft is None:
+            continue
+        if kind == "training" and training is None:
+            training = (where, peft)
+        elif kind == "sampling":
+            sampling.append((where, peft))
+    if training is None:
+        return []
+    problems: list[str] = []
+    for where, peft in sampling:
+        problems.extend(adapter_mismatches(training[1], training[0], peft, where))
+    return problems
+
+
+@hookimpl
+def ct_register_commands(app: cyclopts.App) -> None:
+    app.command("ct_lora.cli:app", name="lora", help="Build LoRA adapter configs (peft_config) for jobs.")
