@@ -112,6 +112,9 @@ def run(
             return output.EXIT_USAGE
         except SystemExit as exc:
             code = exc.code
+            if code == output.EXIT_INTERRUPTED:
+                # cyclopts turns Ctrl+C inside a command into exit 130 without a word; say why.
+                output.error("interrupted")
             return code if isinstance(code, int) else (output.EXIT_OK if code is None else output.EXIT_ERROR)
         except Exception as exc:
             message, hint = describe_error(exc)
