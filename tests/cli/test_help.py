@@ -20,6 +20,8 @@ from ct_core import __version__
 CtRunner = Any
 GOLDEN_HELP = Path(__file__).with_name("golden") / "help.txt"
 #: Modules `ct --help` must never import (DESIGN.md budgets): each costs seconds at start-up.
+#: Read at import: the `ct_home` fixture clears every CT_* variable before the test body runs.
+UPDATE_GOLDEN = bool(os.environ.get("CT_UPDATE_GOLDEN"))
 HEAVY_MODULES = ("torch", "transformers", "snowflake.connector", "starlette", "uvicorn", "peft", "numpy")
 
 
@@ -28,7 +30,7 @@ def test_help_matches_the_golden_file(ct: CtRunner) -> None:
     assert result.returncode == 0, result
     assert result.stderr == ""
     text = "\n".join(line.rstrip() for line in result.stdout.splitlines()) + "\n"
-    if os.environ.get("CT_UPDATE_GOLDEN"):
+    if UPDATE_GOLDEN:
         GOLDEN_HELP.parent.mkdir(parents=True, exist_ok=True)
         GOLDEN_HELP.write_text(text, encoding="utf-8")
     assert text == GOLDEN_HELP.read_text(encoding="utf-8"), (
