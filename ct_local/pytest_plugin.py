@@ -5,7 +5,8 @@ does it for the repository; plugin packages do the same). Fixtures:
 
 - ``local_server``: one server per test session (per xdist worker), no auth, fast lifecycle.
 - ``local_server_factory``: start servers with tokens, settings or a given state dir; each
-  has ``.stop()`` and ``.restart()``, and all are stopped when the test ends.
+  has ``.stop()`` and ``.restart()``, and all are stopped when the test ends
+  (``module_local_server_factory``: the same, stopped when the module ends).
 - ``ct_home``: HOME, XDG dirs and the Snowflake config dir pointed at a temp folder, and every
   ``CORTEX_TRAINING_*`` / ``CT_*`` / ``SNOWFLAKE_*`` variable cleared.
 
@@ -15,6 +16,7 @@ talk real HTTP over loopback and a restart really is a new process on the same s
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -210,14 +212,8 @@ def local_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServ
         server.stop()
 
 
-@pytest.fixture
-def local_server_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerFactory]:
-    """Start servers shaped for one test; every one started is stopped at teardown.
-
-    ``factory(tokens=None, settings=None, state_dir=None, extra_args=(), start=True)``: tokens is a
-    ``{token: role}`` mapping or a list of ``TOKEN`` / ``TOKEN=ROLE`` strings; settings are JSON
-    overrides layered on the fast defaults.
-    """
+@contextlib.contextmanager
+def _server_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerFactory]:
     started: list[LocalServer] = []
 
     def factory(
@@ -242,6 +238,25 @@ def local_server_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S
     finally:
         for server in started:
             server.stop()
+
+
+@pytest.fixture
+def local_server_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerFactory]:
+    """Start servers shaped for one test; every one started is stopped at teardown.
+
+    ``factory(tokens=None, settings=None, state_dir=None, extra_args=(), start=True)``: tokens is a
+    ``{token: role}`` mapping or a list of ``TOKEN`` / ``TOKEN=ROLE`` strings; settings are JSON
+    overrides layered on the fast defaults.
+    """
+    with _server_factory(tmp_path_factory) as factory:
+        yield factory
+
+
+@pytest.fixture(scope="module")
+def module_local_server_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerFactory]:
+    """Like ``local_server_factory``, but the servers live for the whole test module (fewer starts)."""
+    with _server_factory(tmp_path_factory) as factory:
+        yield factory
 
 
 # Prefixes of environment variables that change how ct and the Snowflake connector resolve a

@@ -95,8 +95,7 @@ def test_breakdown(small, wait_for) -> None:
 
 
 @pytest.mark.parametrize("value", ["a,b,c,d,e,f,g,h,i", "Bad-Name", "x" * 33])
-def test_breakdown_bad_dimensions_are_400(small, value) -> None:
-    with small.http("tok-a") as a:
-        response = a.get(f"{small.prefix()}/capacity", params={"breakdown": value})
+def test_breakdown_bad_dimensions_are_400(client, prefix, value) -> None:
+    response = client.get(f"{prefix}/capacity", params={"breakdown": value})
     assert response.status_code == 400
     assert response.json()["code"] == "517602"

@@ -8,9 +8,17 @@ import httpx
 import pytest
 
 
+@pytest.fixture(scope="module")
+def shared(module_local_server_factory):
+    return module_local_server_factory()
+
+
 @pytest.fixture
-def server(local_server_factory):
-    return local_server_factory()
+def server(shared):
+    # Each test starts and ends with no rules, so they cannot leak between tests.
+    shared.clear_faults()
+    yield shared
+    shared.clear_faults()
 
 
 def test_respond_rule_answers_the_next_n_matches(server) -> None:

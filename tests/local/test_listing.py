@@ -36,9 +36,11 @@ def test_schema_list_filters(local_server_factory, wait_for, training) -> None:
         assert entry["status"] == "running" and entry["sub_jobs"]
 
 
-@pytest.fixture
-def account(local_server_factory):
-    return local_server_factory(tokens={"tok-a": "ROLE_A", "tok-b": "ROLE_B"})
+@pytest.fixture(scope="module")
+def account(module_local_server_factory):
+    # One server for the module; each test lists as its own role, so their jobs never mix.
+    tokens = {f"tok-{name}": f"ROLE_{name.upper()}" for name in ("a", "b", "c", "d", "e")}
+    return module_local_server_factory(tokens=tokens)
 
 
 def _make_jobs(server, token: str, database: str, schema: str, count: int) -> list[str]:
@@ -83,9 +85,9 @@ def test_account_list_pages_newest_first(account) -> None:
 
 
 def test_account_list_filters(account) -> None:
-    jobs = _make_jobs(account, "tok-a", "DB", "S", 3)
+    jobs = _make_jobs(account, "tok-c", "DB", "S", 3)
     account.force_status(jobs[0], "failed")
-    with account.http("tok-a") as client:
+    with account.http("tok-c") as client:
         terminal, _ = _walk(client, status="terminal")
         assert [j["job_id"] for j in terminal] == [jobs[0]]
         active, _ = _walk(client, status="Active")
@@ -125,15 +127,15 @@ def test_account_list_filters(account) -> None:
     ],
 )
 def test_account_list_bad_filters_are_400(account, params) -> None:
-    with account.http("tok-a") as client:
+    with account.http("tok-e") as client:
         response = client.get("/api/v2/cortex-training", params=params)
     assert response.status_code == 400
     assert response.json()["code"] == "517602"
 
 
 def test_page_tokens(account) -> None:
-    _make_jobs(account, "tok-a", "DB", "S", 3)
-    with account.http("tok-a") as client:
+    _make_jobs(account, "tok-d", "DB", "S", 3)
+    with account.http("tok-d") as client:
         token = client.get("/api/v2/cortex-training", params={"limit": 1}).json()["next_page_token"]
         # The token works with the same filters (the page size may change) ...
         assert (
@@ -143,7 +145,8 @@ def test_page_tokens(account) -> None:
         other = client.get("/api/v2/cortex-training", params={"page_token": token, "database": "DB"})
         assert other.status_code == 400
         assert other.json()["message"] != "Invalid page_token"
-        tampered = client.get("/api/v2/cortex-training", params={"page_token": token[:-2] + "00"})
+        forged = token[:-1] + ("0" if token[-1] != "0" else "1")
+        tampered = client.get("/api/v2/cortex-training", params={"page_token": forged})
         assert tampered.json() == {"message": "Invalid page_token", "code": "517602"}
         assert client.get("/api/v2/cortex-training", params={"page_token": "garbage"}).status_code == 400
         # After the sealing key rotates, old tokens are refused.
