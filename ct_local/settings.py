@@ -39,12 +39,23 @@ BREAKDOWN_MAX_DIMENSIONS = 8
 SETTINGS_ENV = "CT_LOCAL_SETTINGS"
 
 # Models the local server lists when no catalog feeds it (a later issue reads model-catalog/).
+# Used only when no model catalog can be found (an installed wheel without a checkout).
 BUILTIN_MODELS: tuple[str, ...] = (
     "Qwen/Qwen3-0.6B",
     "Qwen/Qwen3-1.7B",
     "Qwen/Qwen3-8B",
-    "meta-llama/Llama-3.1-8B-Instruct",
 )
+
+
+def _catalog_models() -> tuple[str, ...]:
+    """The models the catalog supports (rest-api §1.4: the catalog is the source of truth)."""
+    from ct_core.catalog import CatalogError, model_names
+
+    try:
+        return tuple(model_names()) or BUILTIN_MODELS
+    except (CatalogError, OSError):
+        return BUILTIN_MODELS
+
 
 # The identity reported when the server runs without tokens (no auth).
 ANONYMOUS_ROLE = "LOCAL_ROLE"
@@ -96,7 +107,7 @@ class ServerSettings:
     # How often the lifecycle loop looks at jobs.
     tick_s: float = 0.02
     capacity: Mapping[str, HardwareCapacity] = field(default_factory=_default_capacity)
-    models: tuple[str, ...] = BUILTIN_MODELS
+    models: tuple[str, ...] = field(default_factory=_catalog_models)
     # Roles refused job creation with 403 003001 (no USE CORTEX TRAINING).
     roles_without_create: tuple[str, ...] = ()
     # "DB.SCHEMA" pairs (case-insensitive) answered 400 517602 as not found or not authorized.
