@@ -22,7 +22,17 @@ _EXPORTS = {
     "WireError": "ct_core.errors",
 }
 
-__all__ = [*sorted(_EXPORTS), "wire"]
+__all__ = [
+    "CTError",
+    "CortexTrainingClient",
+    "Hardware",
+    "InferenceConfig",
+    "JobType",
+    "SubJobConfig",
+    "TrainingConfig",
+    "WireError",
+    "wire",
+]
 
 if TYPE_CHECKING:
     from ct_core import wire
