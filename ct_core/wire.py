@@ -39,6 +39,7 @@ from ct_core._wire_chunks import (
     encode_byte_chunks,
     iter_byte_chunks,
     read_byte_chunk_metadata,
+    reassemble_writable,
 )
 from ct_core._wire_format import (
     DTYPES,
@@ -274,5 +275,12 @@ def encode_result_chunks(result: Any, *, max_bytes: int = 0) -> list[bytes]:
 
 
 def decode_result_chunks(chunks: list[bytes], *, backend: Backend = "auto") -> Any:
-    """Reassemble `result_chunk` frames (or one plain frame) and decode the result they carry."""
-    return loads(decode_byte_chunks(chunks, kind="result"), backend=backend)
+    """Reassemble `result_chunk` frames (or one plain frame) and decode the result they carry.
+
+    Chunked results are joined into one private writable buffer, so the tensors are writable views
+    of it (one copy of the payload in all).
+    """
+    frame = reassemble_writable(chunks, kind="result")
+    if isinstance(frame, np.ndarray):
+        frame = frame.data
+    return loads(frame, backend=backend)

@@ -882,3 +882,28 @@ def test_result_chunks_roundtrip() -> None:
         wire.decode_result_chunks(
             wire.encode_byte_chunks(wire.dumps(result), kind="request", force_chunk=True)
         )
+
+
+def test_large_frames_verify_hash_while_copying() -> None:
+    frame = wire.dumps({"x": np.arange(2 * 2**20, dtype=np.int64)})  # 16 MiB: the threaded path
+    chunks = wire.encode_byte_chunks(frame, kind="result", max_bytes=4 * 2**20)
+    assert wire.decode_byte_chunks(chunks) == frame
+    assert wire.decode_result_chunks(chunks, backend="numpy")["x"][-1] == 2 * 2**20 - 1
+    corrupted = bytearray(chunks[-1])
+    corrupted[-1] ^= 1
+    chunks[-1] = bytes(corrupted)
+    with pytest.raises(WireError, match="reassembled frame sha256 mismatch"):
+        wire.decode_byte_chunks(chunks)
+    with pytest.raises(WireError, match="reassembled frame sha256 mismatch"):
+        wire.decode_result_chunks(chunks)
+
+
+def test_decoded_result_chunks_are_writable() -> None:
+    chunks = wire.encode_result_chunks({"x": np.arange(5000)}, max_bytes=8192 + 4096)
+    assert len(chunks) > 1
+    decoded = wire.decode_result_chunks(chunks, backend="numpy")["x"]
+    assert decoded.flags.writeable
+    decoded[0] = 7
+    as_torch = wire.decode_result_chunks(chunks, backend="torch")["x"]
+    as_torch[0] = 7  # private memory: no warning, no aliasing of the chunk frames
+    assert wire.decode_result_chunks(chunks, backend="numpy")["x"][0] == 0
