@@ -154,7 +154,7 @@ class TreeEncoder:
                 return self._container(value, path)
             finally:
                 self._active.discard(marker)
-        raise WireError(f"DSSST1 cannot encode a value of type {type(value).__qualname__}")
+        raise WireError(f"DSSST1 cannot encode a value of type {_type_name(value)}")
 
     def _container(
         self, value: dict[Any, Any] | list[Any] | tuple[Any, ...], path: str
@@ -184,6 +184,11 @@ class TreeEncoder:
         if isinstance(value, tuple):
             return ["u", nodes], False
         return (["j", value], True) if plain else (["l", nodes], False)
+
+
+def _type_name(value: Any) -> str:
+    kind = type(value)
+    return kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
 
 
 def _needs_opaque_keys(keys: list[str]) -> bool:
