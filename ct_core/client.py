@@ -5,14 +5,16 @@ answers are plain dicts and lists. This module holds the facade only: transport 
 `_transport`/`_retry`, the generated-client bridge in `_api`, answer shaping in `_control_plane`,
 polling in `_polling`, create-body checks in `validation`, connection choice in `connection`.
 
-The data plane (forward_backward, generate, poll_request, ...) builds on the same seams: `self._ops`
-for JSON operations, `self._transport` for raw or streaming requests under the same retry policy,
-and `self._poll_schedule()` for request polling.
+The data plane (forward_backward, step, save, load, the §7 operations, poll_request, live logs) comes
+from `_dataplane.DataPlaneMixin` and builds on the same seams: `self._ops` for JSON operations,
+`self._transport` for streamed chunk uploads under the same retry policy, and `self._poll_schedule()`
+for request polling.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
@@ -23,7 +25,9 @@ from ct_core._control_plane import (
     DEFAULT_BREAKDOWN_DIMENSIONS,
     create_job_body_from_job,
 )
+from ct_core._dataplane import DataPlaneMixin
 from ct_core._polling import TERMINAL_JOB_STATES, PollSchedule, normalize_job_status
+from ct_core._results import RequestRegistry
 from ct_core._transport import AuthProvider, Transport, capacity_timeout, validate_request_timeout
 from ct_core.configs import Hardware, SubJobConfig, hardware_wire
 from ct_core.connection import normalize_host, rest_host
@@ -79,7 +83,7 @@ def _account_list_predicate(error: BaseException) -> bool:
     return _retry.is_transient(error)
 
 
-class CortexTrainingClient:
+class CortexTrainingClient(DataPlaneMixin):
     """A client for one database and schema of a Cortex Training service.
 
     Against a local or compatible server::
@@ -150,6 +154,8 @@ class CortexTrainingClient:
         self._owns_transport = True
         self._ops = Operations(self._transport, database=database, schema=schema, endpoint=endpoint)
         self._experiment_runs = _ExperimentRunCache()
+        self._requests = RequestRegistry()
+        self._sleep = time.sleep
 
     # --- construction --------------------------------------------------------------------------
 
@@ -278,6 +284,7 @@ class CortexTrainingClient:
             timeout=self.poll_timeout,
             multiplier=self.poll_backoff_multiplier,
             max_interval=self.poll_max_interval,
+            sleep=self._sleep,
         )
 
     # --- jobs ----------------------------------------------------------------------------------

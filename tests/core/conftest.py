@@ -3,6 +3,8 @@
 `misbehaving_server` answers each request with the next scripted action (a status and body, a
 connection reset, a slow answer, a redirect) and records what it received, so retry and error tests
 run over real sockets. `tls_server` is the same server behind a freshly made self-signed certificate.
+A server can also be given a `responder`: a function of the request that answers whenever no scripted
+action is queued, so a data-plane test can run a small stateful service (chunk groups, polling).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import struct
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -48,6 +50,7 @@ class ScriptedServer:
     def __init__(self, tls_context: ssl.SSLContext | None = None) -> None:
         self.actions: deque[Action] = deque()
         self.requests: list[Seen] = []
+        self.responder: Callable[[Seen], Action] | None = None
         self.lock = threading.Lock()
         owner = self
 
@@ -60,9 +63,17 @@ class ScriptedServer:
             def _handle(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 body = self.rfile.read(length) if length else b""
+                seen = Seen(self.command, self.path, dict(self.headers), body)
                 with owner.lock:
-                    owner.requests.append(Seen(self.command, self.path, dict(self.headers), body))
-                    action = owner.actions.popleft() if owner.actions else Action(200, {})
+                    owner.requests.append(seen)
+                    scripted = owner.actions.popleft() if owner.actions else None
+                    responder = owner.responder
+                if scripted is not None:
+                    action = scripted
+                elif responder is not None:
+                    action = responder(seen)
+                else:
+                    action = Action(200, {})
                 if action.delay:
                     time.sleep(action.delay)
                 if action.reset:
@@ -190,3 +201,143 @@ class SleepRecorder:
 @pytest.fixture
 def no_sleep() -> SleepRecorder:
     return SleepRecorder()
+
+
+# --------------------------------------------------------------------------------------------------
+# A small stateful data-plane service over the scripted server
+# --------------------------------------------------------------------------------------------------
+
+
+class FakeDataPlane:
+    """Just enough of the data plane to drive the SDK: chunk groups, requests, polling pages, logs.
+
+    - forward-backward keeps chunk groups by id, refuses a group whose first chunk is not 0 with
+      `chunk_group_restart_required` (or when told to forget a group), a reused id with another hash
+      with `chunk_group_conflict`, and counts executions per (group, hash);
+    - every scheduling call creates a request whose status pages come from `pages[request_id]`
+      (a list consumed front to back, the last page repeating) or a plain `done` page;
+    - `operation` answers `operation_answers[type]` (a dict, or a callable of the body).
+    """
+
+    def __init__(self) -> None:
+        self.groups: dict[str, dict[str, Any]] = {}
+        self.executions: dict[tuple[str, str], int] = {}
+        self.frames: list[bytes] = []
+        self.forget_at: list[int] = []
+        self.always_forget_at: int | None = None
+        self.pages: dict[str, list[dict[str, Any]]] = {}
+        self.results: dict[str, Any] = {}
+        self.bodies: list[tuple[str, Any]] = []
+        self.operation_answers: dict[str, Any] = {}
+        self.default_result: Any = None
+        self.counter = 0
+        self.lock = threading.Lock()
+
+    def _new_request(self, kind: str, result: Any = None) -> str:
+        self.counter += 1
+        request_id = f"req-{kind}-{self.counter}"
+        self.results[request_id] = result
+        return request_id
+
+    def __call__(self, seen: Seen) -> Action:
+        with self.lock:
+            return self._route(seen)
+
+    def _route(self, seen: Seen) -> Action:
+        path = seen.path.split("?", 1)[0]
+        parts = path.rstrip("/").split("/")
+        if seen.method == "GET" and "requests" in parts:
+            return self._status(parts[-1], seen.path)
+        tail = parts[-1]
+        job_id = parts[-2]
+        if tail == "forward-backward":
+            return self._chunk(job_id, seen.body)
+        body = json.loads(seen.body) if seen.body else None
+        self.bodies.append((tail, body))
+        if tail in ("step", "save", "load"):
+            return Action(200, {"request_id": self._new_request(tail), "job_id": job_id})
+        if tail == "operation":
+            answer = self.operation_answers.get(body["operation_type"])
+            if callable(answer):
+                return answer(body)
+            if answer is not None:
+                return Action(200, answer)
+            return Action(200, {"request_id": self._new_request(body["operation_type"]), "job_id": job_id})
+        return Action(404, {"message": f"no route {path}"})
+
+    def _chunk(self, job_id: str, frame: bytes) -> Action:
+        from ct_core import wire
+
+        desc = wire.read_byte_chunk_metadata(frame)
+        assert desc is not None, "forward-backward bodies are always request chunks"
+        payload = bytes(wire.loads(frame, backend="numpy")["payload"])
+        group_id = desc["chunk_group_id"]
+        self.bodies.append(("forward-backward", desc))
+        # A server restart between chunks: the group's state is gone when this index arrives.
+        index = desc["chunk_idx"]
+        if index in self.forget_at or self.always_forget_at == index:
+            if index in self.forget_at:
+                self.forget_at.remove(index)
+            self.groups.pop(group_id, None)
+        group = self.groups.get(group_id)
+        if group is None:
+            if desc["chunk_idx"] != 0:
+                return Action(409, {"code": "chunk_group_restart_required", "message": "unknown group"})
+            group = {"sha": desc["frame_sha256"], "total": desc["total_chunks"], "parts": {}}
+            self.groups[group_id] = group
+        if group["sha"] != desc["frame_sha256"] or group["total"] != desc["total_chunks"]:
+            return Action(
+                409,
+                {
+                    "error": {
+                        "code": "chunk_group_conflict",
+                        "message": "chunk group reused",
+                        "chunk_group_id": group_id,
+                    }
+                },
+            )
+        group["parts"][desc["chunk_idx"]] = payload
+        if desc["chunk_idx"] < desc["total_chunks"] - 1:
+            return Action(200, {"accepted": desc["chunk_idx"]})
+        whole = b"".join(group["parts"][i] for i in range(group["total"]))
+        key = (group_id, desc["frame_sha256"])
+        self.executions[key] = self.executions.get(key, 0) + 1
+        self.frames.append(whole)
+        return Action(
+            200, {"request_id": self._new_request("fwd-bwd", self.default_result), "job_id": job_id}
+        )
+
+    def _status(self, request_id: str, raw_path: str) -> Action:
+        queue = self.pages.get(request_id)
+        if queue:
+            page = queue.pop(0) if len(queue) > 1 else queue[0]
+            return Action(200, page)
+        result = self.results.get(request_id, {"ok": True})
+        return Action(200, {"request_id": request_id, "status": "done", "result": result, "events": []})
+
+
+@pytest.fixture
+def dataplane() -> Iterator[tuple[ScriptedServer, FakeDataPlane]]:
+    """(server, service): a scripted server whose unscripted requests go to a FakeDataPlane."""
+    server = ScriptedServer()
+    service = FakeDataPlane()
+    server.responder = service
+    try:
+        yield server, service
+    finally:
+        server.close()
+
+
+@pytest.fixture
+def dp_client(dataplane: tuple[ScriptedServer, FakeDataPlane], no_sleep: SleepRecorder) -> Iterator[Any]:
+    """A CortexTrainingClient on the fake data plane; retries and polls never sleep for real."""
+    from ct_core import CortexTrainingClient
+
+    server, _ = dataplane
+    client = CortexTrainingClient(base_url=server.base_url, database="DB", schema="PUBLIC", max_retries=3)
+    client._transport.sleep = no_sleep
+    client._sleep = no_sleep
+    try:
+        yield client
+    finally:
+        client.close()

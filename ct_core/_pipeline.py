@@ -1,0 +1,100 @@
+"""Pipelined training loops: a future-like handle per submitted request.
+
+Every data-plane call returns as soon as the service accepted the work, and a training sub-job runs
+its requests in arrival order, so a loop may submit the step before it polls the forward/backward.
+`TrainingPipeline` submits and hands back a `RequestHandle`; `.result()` polls that request once and
+keeps its outcome (the value, or the exception, raised again on every call)::
+
+    pipe = client.pipeline(job_id)
+    fb = pipe.forward_backward(frame)
+    st = pipe.step(learning_rate=1e-4)
+    loss = fb.result()["avg_loss"]
+    steps = st.result()["global_steps"]
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ct_core.client import CortexTrainingClient
+
+_UNSET: Any = object()
+
+
+class RequestHandle:
+    """A submitted request: `.request_id`, `.result()` (polls once, thread-safe), `.done()`."""
+
+    def __init__(self, client: CortexTrainingClient, job_id: str, request_id: str) -> None:
+        self.client = client
+        self.job_id = job_id
+        self.request_id = request_id
+        self._lock = threading.Lock()
+        self._value: Any = _UNSET
+        self._error: BaseException | None = None
+
+    def done(self) -> bool:
+        """True once `.result()` has returned or raised (no request is made here)."""
+        return self._value is not _UNSET or self._error is not None
+
+    def result(self) -> Any:
+        """Poll until the request finishes and return its result; later calls return the same."""
+        with self._lock:
+            if self._error is not None:
+                raise self._error
+            if self._value is _UNSET:
+                try:
+                    self._value = self.client.poll_request(self.job_id, self.request_id)
+                except BaseException as error:
+                    self._error = error
+                    raise
+            return self._value
+
+    def __repr__(self) -> str:
+        state = "done" if self.done() else "pending"
+        return f"RequestHandle(job_id={self.job_id!r}, request_id={self.request_id!r}, {state})"
+
+
+class TrainingPipeline:
+    """Submits data-plane requests for one job without waiting; each call returns a handle."""
+
+    def __init__(self, client: CortexTrainingClient, job_id: str) -> None:
+        self.client = client
+        self.job_id = job_id
+        self._pending: deque[RequestHandle] = deque()
+
+    def _track(self, request_id: str) -> RequestHandle:
+        handle = RequestHandle(self.client, self.job_id, request_id)
+        self._pending.append(handle)
+        return handle
+
+    def forward_backward(self, frame: bytes | bytearray | memoryview) -> RequestHandle:
+        return self._track(self.client.forward_backward(self.job_id, frame))
+
+    def step(self, learning_rate: float | None = None) -> RequestHandle:
+        return self._track(self.client.step(self.job_id, learning_rate))
+
+    def save(self, checkpoint_type: str | None = None) -> RequestHandle:
+        return self._track(self.client.save(self.job_id, checkpoint_type=checkpoint_type))
+
+    def load(self, checkpoint_id: str, source_job_id: str | None = None) -> RequestHandle:
+        return self._track(self.client.load(self.job_id, checkpoint_id, source_job_id))
+
+    def drain(self) -> list[Any]:
+        """Wait for every handle this pipeline handed out, oldest first; returns their results."""
+        results = []
+        while self._pending:
+            results.append(self._pending.popleft().result())
+        return results
+
+    def __enter__(self) -> TrainingPipeline:
+        return self
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        # On a clean exit finish what was submitted; after an error leave the rest unpolled.
+        if exc_type is None:
+            self.drain()
+        else:
+            self._pending.clear()
