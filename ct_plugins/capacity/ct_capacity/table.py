@@ -49,7 +49,7 @@ def _summary(by_hardware: Mapping[str, Mapping[str, Any]], unsupported: list[str
             _available(capacity),
         )
     for name in unsupported:
-        table.add_row(name, "-", "not supported by this account", "-", "-", "-")
+        table.add_row(name, "-", "unsupported", "-", "-", "-")
     return table
 
 

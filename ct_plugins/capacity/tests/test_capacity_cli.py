@@ -235,7 +235,7 @@ def test_table(run_ct: Any, busy_server: Any) -> None:
     )
     assert result.returncode == 0, result
     text = result.stdout
-    for expected in ("GPU capacity", "H200", "B300", "B200", "not supported", "no ceiling", "up to"):
+    for expected in ("GPU capacity", "H200", "B300", "B200", "unsupported", "no ceiling", "up to"):
         assert expected in text
     assert "H200 by job_type" in text and "TRAINING" in text and "LOG_PROBABILITY" in text
     assert "H200 by submitted_by" in text and "(you)" in text

@@ -68,4 +68,4 @@ def test_truncated_and_user_rows() -> None:
     assert "ANA" in text and "ME (you)" in text and "ANA (you)" not in text
     assert "others (jobs you cannot see)" in text and "unattributed" in text
     assert "the rest are unattributed" in " ".join(text.split())
-    assert text.count("not supported by this account") == 2
+    assert text.count("unsupported") == 2
