@@ -231,6 +231,14 @@ class FakeDataPlane:
         self.operation_answers: dict[str, Any] = {}
         self.default_result: Any = None
         self.counter = 0
+        self.job_reads = 0
+        self.job: dict[str, Any] = {
+            "status": "running",
+            "sub_jobs": [
+                {"sub_job_id": "job:training:0", "job_type": "training"},
+                {"sub_job_id": "job:sampling:0", "job_type": "sampling"},
+            ],
+        }
         self.lock = threading.Lock()
 
     def _new_request(self, kind: str, result: Any = None) -> str:
@@ -248,6 +256,9 @@ class FakeDataPlane:
         parts = path.rstrip("/").split("/")
         if seen.method == "GET" and "requests" in parts:
             return self._status(parts[-1], seen.path)
+        if seen.method == "GET":
+            self.job_reads += 1
+            return Action(200, {**self.job, "job_id": parts[-1]})
         tail = parts[-1]
         job_id = parts[-2]
         if tail == "forward-backward":
@@ -259,7 +270,8 @@ class FakeDataPlane:
         if tail == "operation":
             answer = self.operation_answers.get(body["operation_type"])
             if callable(answer):
-                return answer(body)
+                produced = answer(body)
+                return produced if isinstance(produced, Action) else Action(200, produced)
             if answer is not None:
                 return Action(200, answer)
             return Action(200, {"request_id": self._new_request(body["operation_type"]), "job_id": job_id})
