@@ -87,7 +87,7 @@ def test_success_without_result_is_empty_dict(dp_client: Any, dataplane: Any, st
 def test_failed_and_cancelled_raise(dp_client: Any, dataplane: Any, state: str) -> None:
     _, service = dataplane
     service.pages["r9"] = [_page(state, error="CUDA out of memory")]
-    with pytest.raises(RuntimeError, match="Request r9 ended with state '.*': CUDA out of memory") as info:
+    with pytest.raises(RuntimeError, match=r"Request r9 ended with state '.*': CUDA out of memory") as info:
         dp_client.poll_request("job", "r9")
     assert isinstance(info.value, RequestFailedError)
     assert info.value.state in ("failed", "cancelled", "canceled")
@@ -99,7 +99,7 @@ def test_deadline_raises_timeout(dataplane: Any) -> None:
         base_url=server.base_url, database="D", schema="S", poll_interval=0.01, poll_timeout=0.2
     )
     service.pages["slow"] = [_page("running")]
-    with pytest.raises(TimeoutError, match="Request slow did not complete within 0.2s") as info:
+    with pytest.raises(TimeoutError, match=r"Request slow did not complete within 0\.2s") as info:
         client.poll_request("job", "slow")
     assert isinstance(info.value, RequestTimeoutError)
 
