@@ -14,6 +14,7 @@ on the rest. Commands are registered lazily by import path, by the built-in comm
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from typing import Annotated
 
@@ -88,6 +89,8 @@ def build_app(pm: CTPluginManager, *, name: str = "ct") -> App:
         usage=f"Usage: {name} [GLOBAL OPTIONS] COMMAND [ARGS]",
         # Flags are plain switches (no --no-X twins), and help texts state their own defaults.
         default_parameter=Parameter(negative=(), show_default=False),
+        # Plain text: the markdown renderer alone would add a third to `ct --help`'s start-up.
+        help_format="plaintext",
     )
     app.meta.usage = app.usage
     register_builtin(pm, commands, BUILTIN_PLUGIN_NAME)
@@ -202,5 +205,8 @@ def _use_docstring_help(app: App, name: str) -> None:
         return
     command = app[name]
     function = command.default_command
-    if function is not None and getattr(function, "__doc__", None):
-        command.help = None
+    doc = inspect.getdoc(function) if function is not None else None
+    if doc:
+        # Help is rendered as plain text, so join each paragraph's lines and let it wrap to the terminal.
+        paragraphs = (" ".join(part.split()) for part in doc.split("\n\n"))
+        command.help = "\n\n".join(paragraph for paragraph in paragraphs if paragraph)

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -109,23 +110,15 @@ def test_unknown_job_shows_the_request_id_and_a_hint(ct: CtRunner, server_args: 
 
 def test_pat_is_never_printed(ct: CtRunner) -> None:
     secret = "ver:1-hint:1234-SECRETVALUE"
-    # Port 9 on loopback refuses the connection: the error must still not echo the token.
-    result = ct(
-        "--host",
-        "127.0.0.1:9",
-        "--pat",
-        secret,
-        "--database",
-        "DB",
-        "--poll-timeout",
-        "1",
-        "submit",
-        "-",
-        input=_body(SAMPLING),
-        timeout=300,
-    )
-    assert result.returncode == 1
-    assert secret not in result.stderr and secret not in result.stdout
+    # Incomplete connections are refused before any request; the messages must not echo the token.
+    for argv in (
+        ["--pat", secret, "--database", "DB", "list"],
+        ["--host", "h.example", "--pat", secret, "list"],
+    ):
+        result = ct(*argv)
+        assert result.returncode == 1, result
+        assert result.stderr.startswith("error: ")
+        assert secret not in result.stderr and secret not in result.stdout
 
 
 @pytest.mark.parametrize(
@@ -178,7 +171,18 @@ class _InterruptingClient:
         pass
 
 
-def test_in_process_main_maps_interrupts_and_unexpected_errors() -> None:
+@pytest.fixture
+def no_plugins(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """In-process runs share the plugin manager; load none, so installed plugins cannot add warnings."""
+    from ct_core.plugins import reset_plugin_manager
+
+    monkeypatch.setenv("CT_PLUGINS", "")
+    reset_plugin_manager()
+    yield
+    reset_plugin_manager()
+
+
+def test_in_process_main_maps_interrupts_and_unexpected_errors(no_plugins: None) -> None:
     """main() with injected streams and client (CLI-01): 130 on Ctrl+C, a clean line for a KeyError."""
     out, err = io.StringIO(), io.StringIO()
     code = main(["models"], client_factory=lambda options: _InterruptingClient(), stdout=out, stderr=err)
@@ -193,7 +197,7 @@ def test_in_process_main_maps_interrupts_and_unexpected_errors() -> None:
     assert err.getvalue().startswith("error: KeyError: 'request_id'\nhint: set CT_DEBUG=1")
 
 
-def test_in_process_global_options_reach_the_client_factory() -> None:
+def test_in_process_global_options_reach_the_client_factory(no_plugins: None) -> None:
     seen: list[Any] = []
 
     class Client:
