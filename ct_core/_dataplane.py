@@ -19,7 +19,7 @@ import math
 import re
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ct_core import _operations as ops
 from ct_core import _retry
@@ -192,7 +192,10 @@ class DataPlaneMixin:
         http = self._transport.http
         # A fresh body iterator per attempt: a retry resends the same bytes from their start.
         response = self._transport.call(
-            lambda: http.request("POST", url, content=body.stream(), headers=headers),
+            # httpx sends memoryview slices as they are; its annotations only name bytes.
+            lambda: http.request(
+                "POST", url, content=cast("Iterator[bytes]", body.stream()), headers=headers
+            ),
             predicate=predicate,
             describe=f"POST {url}",
         )

@@ -112,10 +112,14 @@ def _is_tensor_spec(value: Any) -> bool:
 # --- tokenizers ------------------------------------------------------------------------------------
 
 
-class ByteTokenizer:
-    """A byte-level tokenizer: each UTF-8 byte is one id; padding uses `pad_token_id` (0)."""
+#: The byte vocabulary ct_local's tiny model uses: ids 0-255 are bytes, then pad, bos and eos.
+BYTE_PAD_ID = 256
 
-    def __init__(self, pad_token_id: int = 0) -> None:
+
+class ByteTokenizer:
+    """A byte-level tokenizer: each UTF-8 byte is one id; padding uses `pad_token_id` (256)."""
+
+    def __init__(self, pad_token_id: int = BYTE_PAD_ID) -> None:
         self.pad_token_id = pad_token_id
 
     def encode(self, text: str) -> list[int]:

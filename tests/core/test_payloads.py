@@ -155,7 +155,7 @@ def test_texts_with_the_byte_tokenizer() -> None:
         }
     }
     kwargs = _decode(build_forward_backward_payload(spec))["kwargs"]
-    assert kwargs["input_ids"].tolist() == [[104, 105, 0, 0], [104, 101, 121, 0]]
+    assert kwargs["input_ids"].tolist() == [[104, 105, 256, 256], [104, 101, 121, 256]]
     assert kwargs["attention_mask"].tolist() == [[1, 1, 0, 0], [1, 1, 1, 0]]
     assert kwargs["labels"].tolist() == [[105, -100, -100, -100], [101, 121, -100, -100]]
 
@@ -173,7 +173,7 @@ def test_texts_with_a_caller_tokenizer() -> None:
             return list(text.upper().encode())
 
     frame = build_forward_backward_payload({"texts": ["a"], "max_length": 2}, tokenizer=Upper())
-    assert _decode(frame)["kwargs"]["input_ids"].tolist() == [[65, 0]]
+    assert _decode(frame)["kwargs"]["input_ids"].tolist() == [[65, 256]]
 
 
 @pytest.mark.parametrize(
