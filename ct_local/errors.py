@@ -25,9 +25,11 @@ class ServiceError(Exception):
         self.status = status
         self.message = message
         self.code = code
+        # Further keys of the body, such as the chunk_group_id of a chunk-group error (§9.3).
+        self.extra: dict[str, Any] = {}
 
     def body(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"message": self.message}
+        body: dict[str, Any] = {**self.extra, "message": self.message}
         if self.code is not None:
             body["code"] = self.code
         return body
@@ -88,6 +90,15 @@ def conflict(message: str) -> ServiceError:
 
 def not_implemented(what: str) -> ServiceError:
     return ServiceError(501, f"{what} is not implemented by this local server yet", 501)
+
+
+def not_running(job_id: str, status: str) -> ServiceError:
+    # §3.6: data-plane calls need a running job. 409 is what clients retry while a job starts.
+    return ServiceError(409, f"Training job {job_id} is {status}; data-plane calls need a running job", 409)
+
+
+def gone(message: str) -> ServiceError:
+    return ServiceError(410, message, 410)
 
 
 def unauthorized() -> ServiceError:

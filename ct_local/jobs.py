@@ -21,6 +21,7 @@ from ct_local.settings import (
     ServerSettings,
 )
 from ct_local.store import JobRow
+from ct_local.training_spec import SpecError, create_problems, parse_source
 
 SUBMITTABLE_TYPES = ("training", "sampling")
 LOG_PROB_TYPES = ("log_probability", "log_prob")
@@ -74,6 +75,13 @@ def _check_sub_job(index: int, sub: dict[str, Any], shape: list[tuple[list[str |
         whole = _is_int(n_gpus) or (isinstance(n_gpus, float) and n_gpus.is_integer())
         if n_gpus is not None and (not whole or n_gpus <= 0):
             problems.append(f"{where}.{key}.n_gpus must be a positive integer")
+    if job_type == "training" and not shape:
+        problems.extend(create_problems(index, sub))
+    elif sub.get("source_checkpoint_info") is not None:
+        try:
+            parse_source(sub["source_checkpoint_info"])
+        except SpecError as exc:
+            problems.append(f"{where}: {exc}")
     training = sub.get("training_config")
     if isinstance(training, dict):
         ds_config = training.get("ds_config")

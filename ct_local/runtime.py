@@ -61,7 +61,9 @@ def serve(settings: ServerSettings, *, ready_file: Path | None = None, log_level
     port = sock.getsockname()[1]
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
     base_url = f"http://{host}:{port}"
-    app, _state = create_app(settings)
+    from ct_local.training_plane import TrainingDataPlane
+
+    app, _state = create_app(settings, data_plane_factory=TrainingDataPlane)
     config = uvicorn.Config(
         app,
         log_level=log_level,

@@ -143,8 +143,38 @@ async def create_job(request: Request) -> Response:
         endpoint=loc.endpoint,
         now=time.time(),
     )
+    _check_sources(request, identity, job)
     state.store.insert_job(job)
     return JSONResponse({"job_id": job.job_id})
+
+
+def _check_sources(request: Request, identity: Identity, job: JobRow) -> None:
+    """§6.5: a create-time source checkpoint must exist, be visible to the caller and fit its sub-job."""
+    from ct_local.checkpoint_paths import resolve_checkpoint
+
+    store = _state(request).store
+    owner = _owner_filter(request, identity)
+    for sub in job.sub_jobs:
+        info = sub.get("source_checkpoint_info")
+        if not isinstance(info, dict) or not info.get("checkpoint_id"):
+            continue
+        source = store.get_job(str(info.get("source_job_id")))
+        if source is None or (owner is not None and source.owner_role != owner):
+            raise errors.ServiceError(
+                404,
+                "Source job was not found or is not authorized for the active roles",
+                errors.CODE_JOB_NOT_FOUND,
+            )
+        row = resolve_checkpoint(store, source.job_id, str(info["checkpoint_id"]))
+        if row is None or not row.path:
+            raise errors.invalid_request(
+                f"source checkpoint {info['checkpoint_id']} not found in job {source.job_id}"
+            )
+        if sub.get("job_type") == "sampling" and row.checkpoint_type != "weights-only":
+            raise errors.invalid_request(
+                "sampling sub-jobs start from weights-only checkpoints; "
+                f"{row.checkpoint_id} is {row.checkpoint_type}"
+            )
 
 
 async def list_jobs(request: Request) -> Response:
@@ -434,6 +464,15 @@ async def admin_add_checkpoint(request: Request) -> Response:
     return JSONResponse(row.record())
 
 
+async def admin_executions(request: Request) -> Response:
+    """How many requests of each kind a job's workers started (at-most-once checks in tests)."""
+    from ct_local.dpstore import DataPlaneStore
+
+    state = _require_loopback(request)
+    counts = DataPlaneStore(state.store).execution_counts(request.path_params["job_id"])
+    return JSONResponse({"executions": counts})
+
+
 async def admin_rotate_page_token_key(request: Request) -> Response:
     state = _require_loopback(request)
     state.store.rotate_secret("page-token")
@@ -477,6 +516,7 @@ def _routes() -> list[Route]:
         Route("/_ct/faults", admin_faults, methods=["GET", "POST", "DELETE"]),
         Route("/_ct/jobs/{job_id}/status", admin_job_status, methods=["POST"]),
         Route("/_ct/jobs/{job_id}/checkpoints", admin_add_checkpoint, methods=["POST"]),
+        Route("/_ct/jobs/{job_id}/executions", admin_executions, methods=["GET"]),
         Route("/_ct/page-token-key:rotate", admin_rotate_page_token_key, methods=["POST"]),
     ]
     return routes

@@ -35,6 +35,14 @@ ACCOUNT_LIST_MAX_LIMIT = 1000
 # §5.5 breakdown: at most this many dimension names per request.
 BREAKDOWN_MAX_DIMENSIONS = 8
 
+# §9.3: request chunks are at most 60 MiB; a body may carry one chunk frame plus its header.
+MAX_BODY_BYTES = 64 * 1024 * 1024
+# §9.4/§9.5: encoded results above this size are delivered as result_chunk events...
+RESULT_CHUNK_THRESHOLD_BYTES = 4 * 1024 * 1024
+# ...each chunk frame at most this large (it must exceed the chunk header allowance of 8 KiB).
+RESULT_CHUNK_MAX_BYTES = 4 * 1024 * 1024
+RESULT_CHUNK_MIN_BYTES = 8192 + 64
+
 # The environment variable holding a JSON object of settings (same keys as the dataclass fields).
 SETTINGS_ENV = "CT_LOCAL_SETTINGS"
 
@@ -118,6 +126,11 @@ class ServerSettings:
     faults: tuple[Mapping[str, Any], ...] = ()
     # Admin routes under /_ct (faults, forced states); loopback callers only.
     admin_enabled: bool = True
+    # Data plane: result delivery (§9.4, §9.5), body limit, and torch intra-op threads per process.
+    result_chunk_threshold_bytes: int = RESULT_CHUNK_THRESHOLD_BYTES
+    result_chunk_max_bytes: int = RESULT_CHUNK_MAX_BYTES
+    max_body_bytes: int = MAX_BODY_BYTES
+    torch_threads: int = 1
 
     @property
     def auth_required(self) -> bool:
@@ -205,6 +218,8 @@ def _coerce(key: str, value: Any) -> Any:
         return tuple(str(v) for v in value)
     if key == "faults":
         return tuple(dict(v) for v in value)
+    if key == "result_chunk_max_bytes" and int(value) < RESULT_CHUNK_MIN_BYTES:
+        raise ValueError(f"result_chunk_max_bytes must be at least {RESULT_CHUNK_MIN_BYTES}")
     return value
 
 

@@ -5,12 +5,13 @@ killed at any point restarts with every job, its status and its timestamps. Time
 UNIX seconds and rendered as RFC 3339 UTC by :func:`rfc3339`.
 
 One connection is shared behind a lock: request handlers and the lifecycle loop run on the event
-loop thread, and the data-plane workers of a later issue run in threads, so the lock is what keeps
-their statements from interleaving.
+loop thread, and the data-plane workers run in threads, so the lock is what keeps their statements
+from interleaving. The data plane keeps its own tables (ct_local.dpstore) in the same database.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import secrets
 import sqlite3
@@ -178,6 +179,20 @@ class Store:
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+
+    def ensure_schema(self, script: str) -> None:
+        """Create more tables (the data plane's) with ``CREATE ... IF NOT EXISTS`` statements."""
+        with self._lock:
+            self._conn.executescript(script)
+
+    def transaction(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
+        """One ``BEGIN IMMEDIATE`` transaction on the shared connection, for other state modules."""
+        return self._tx()
+
+    def read(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        """Run a read-only statement under the lock and return every row."""
+        with self._lock:
+            return self._conn.execute(sql, params).fetchall()
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:

@@ -1,0 +1,236 @@
+"""The tiny causal language model behind every local sub-job, and its checkpoint files.
+
+Nothing is downloaded: the model is a two-layer Qwen3-architecture transformer built from a config
+in code, with weights drawn from a generator seeded by the model *name*, so two jobs naming the
+same model start from identical weights. Text goes through :class:`ByteTokenizer` (one token per
+UTF-8 byte plus a few specials), also built in code.
+
+Checkpoints are folders of safetensors, never pickle: weights-only is a Hugging Face style folder
+(``config.json`` + ``model.safetensors``) that ``transformers`` loads as is; resumable adds
+``optimizer.safetensors`` (the optimizer's tensors) and ``trainer_state.json`` (step count, loss
+and the optimizer's scalar settings). Folders are written under a temporary name and renamed, so a
+reader never sees half a checkpoint.
+
+torch and transformers are imported inside functions: importing this module stays cheap.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import threading
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import torch
+
+# Byte-level vocabulary: ids 0..255 are bytes, then the specials, padded to a multiple of 4.
+BYTE_TOKENS = 256
+PAD_ID = 256
+BOS_ID = 257
+EOS_ID = 258
+VOCAB_SIZE = 260
+
+# The model's shape: small enough to train on a CPU in milliseconds per step.
+HIDDEN_SIZE = 64
+INTERMEDIATE_SIZE = 128
+NUM_LAYERS = 2
+NUM_HEADS = 4
+NUM_KV_HEADS = 2
+HEAD_DIM = 16
+MAX_POSITIONS = 4096
+
+WEIGHTS_FILE = "model.safetensors"
+OPTIMIZER_FILE = "optimizer.safetensors"
+TRAINER_STATE_FILE = "trainer_state.json"
+TOKENIZER_FILE = "ct_tokenizer.json"
+RESUMABLE_FORMAT = "ct-local-resumable-1"
+
+# Model construction seeds torch's global generator; one build at a time keeps that deterministic.
+_BUILD_LOCK = threading.Lock()
+
+
+class ByteTokenizer:
+    """UTF-8 bytes as token ids; decoding skips the special ids."""
+
+    vocab_size = VOCAB_SIZE
+    pad_token_id = PAD_ID
+    bos_token_id = BOS_ID
+    eos_token_id = EOS_ID
+
+    def encode(self, text: str, *, add_bos: bool = False) -> list[int]:
+        ids = list(text.encode("utf-8"))
+        return [BOS_ID, *ids] if add_bos else ids
+
+    def decode(self, ids: list[int]) -> str:
+        return bytes(i for i in ids if 0 <= i < BYTE_TOKENS).decode("utf-8", errors="replace")
+
+
+def name_seed(model_name: str) -> int:
+    """A stable 63-bit seed derived from the model name."""
+    return int.from_bytes(hashlib.sha256(model_name.encode()).digest()[:8], "big") >> 1
+
+
+def tiny_config() -> Any:
+    from transformers import Qwen3Config
+
+    return Qwen3Config(
+        vocab_size=VOCAB_SIZE,
+        hidden_size=HIDDEN_SIZE,
+        intermediate_size=INTERMEDIATE_SIZE,
+        num_hidden_layers=NUM_LAYERS,
+        num_attention_heads=NUM_HEADS,
+        num_key_value_heads=NUM_KV_HEADS,
+        head_dim=HEAD_DIM,
+        max_position_embeddings=MAX_POSITIONS,
+        tie_word_embeddings=False,
+        pad_token_id=PAD_ID,
+        bos_token_id=BOS_ID,
+        eos_token_id=EOS_ID,
+    )
+
+
+def build_model(model_name: str) -> torch.nn.Module:
+    """A fresh tiny model whose weights depend only on ``model_name``."""
+    import torch
+    from transformers import Qwen3ForCausalLM
+
+    with _BUILD_LOCK, torch.random.fork_rng(devices=[]):
+        torch.manual_seed(name_seed(model_name))
+        model: torch.nn.Module = Qwen3ForCausalLM(tiny_config())
+    return model.float()
+
+
+def load_pretrained(folder: Path) -> torch.nn.Module:
+    """A model from a Hugging Face safetensors folder (one of ours or an external one)."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    model: torch.nn.Module = AutoModelForCausalLM.from_pretrained(
+        str(folder), local_files_only=True, use_safetensors=True, dtype=torch.float32
+    )
+    return model.to(torch.float32)
+
+
+def weight_files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.glob("*.safetensors") if p.name != OPTIMIZER_FILE)
+
+
+def load_weights(model: torch.nn.Module, folder: Path) -> None:
+    """Copy a folder's weights into ``model``; the tensor names and shapes must match exactly."""
+    from safetensors.torch import load_file
+
+    state: dict[str, Any] = {}
+    for path in weight_files(folder):
+        state.update(load_file(str(path)))
+    if not state:
+        raise ValueError(f"no safetensors weights in {folder}")
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    # An untied head may be absent from folders saved with tied embeddings; anything else is a mismatch.
+    if unexpected or [m for m in missing if m != "lm_head.weight"]:
+        raise ValueError(
+            "checkpoint does not match the model: "
+            f"missing {sorted(missing)[:5]}, unexpected {sorted(unexpected)[:5]}"
+        )
+
+
+def _flatten_optimizer(state: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Split an optimizer state_dict into safetensors tensors and a JSON-safe remainder."""
+    import torch
+
+    tensors: dict[str, torch.Tensor] = {}
+    scalars: dict[str, dict[str, Any]] = {}
+    for index, entry in state["state"].items():
+        for key, value in entry.items():
+            if torch.is_tensor(value):
+                tensors[f"state.{index}.{key}"] = value.detach().contiguous().cpu()
+            else:
+                scalars.setdefault(str(index), {})[key] = value
+    groups = [
+        {k: list(v) if isinstance(v, tuple) else v for k, v in group.items()}
+        for group in state["param_groups"]
+    ]
+    return tensors, {"scalars": scalars, "param_groups": groups}
+
+
+def _unflatten_optimizer(tensors: dict[str, Any], rest: dict[str, Any]) -> dict[str, Any]:
+    state: dict[int, dict[str, Any]] = {}
+    for name, tensor in tensors.items():
+        _, index, key = name.split(".", 2)
+        state.setdefault(int(index), {})[key] = tensor
+    for index, values in rest.get("scalars", {}).items():
+        state.setdefault(int(index), {}).update(values)
+    groups = []
+    for group in rest["param_groups"]:
+        fixed = dict(group)
+        if isinstance(fixed.get("betas"), list):
+            fixed["betas"] = tuple(fixed["betas"])
+        groups.append(fixed)
+    return {"state": state, "param_groups": groups}
+
+
+def write_checkpoint(
+    folder: Path,
+    model: torch.nn.Module,
+    *,
+    optimizer: torch.optim.Optimizer | None,
+    trainer_state: dict[str, Any],
+) -> None:
+    """Write a checkpoint folder atomically; ``optimizer`` None makes it weights-only."""
+    from safetensors.torch import save_file
+
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    staging = folder.parent / f".{folder.name}.{uuid.uuid4().hex}.partial"
+    staging.mkdir()
+    try:
+        # transformers writes config.json, generation_config.json and model.safetensors; its
+        # progress bars would land in the server's console, so they are off.
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+        model.save_pretrained(str(staging))  # type: ignore[operator]
+        (staging / TOKENIZER_FILE).write_text(
+            json.dumps(
+                {"type": "bytes", "vocab_size": VOCAB_SIZE, "pad": PAD_ID, "bos": BOS_ID, "eos": EOS_ID}
+            ),
+            encoding="utf-8",
+        )
+        state = dict(trainer_state)
+        if optimizer is not None:
+            tensors, rest = _flatten_optimizer(optimizer.state_dict())
+            if tensors:
+                save_file(tensors, str(staging / OPTIMIZER_FILE))
+            state["optimizer"] = rest
+            state["format"] = RESUMABLE_FORMAT
+        (staging / TRAINER_STATE_FILE).write_text(json.dumps(state, indent=1), encoding="utf-8")
+        if folder.exists():
+            shutil.rmtree(folder)
+        os.replace(staging, folder)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def read_trainer_state(folder: Path) -> dict[str, Any]:
+    path = folder / TRAINER_STATE_FILE
+    if not path.is_file():
+        return {}
+    value = json.loads(path.read_text(encoding="utf-8"))
+    return value if isinstance(value, dict) else {}
+
+
+def load_optimizer_state(optimizer: torch.optim.Optimizer, folder: Path) -> bool:
+    """Restore optimizer state from a resumable folder; False when the folder holds none."""
+    from safetensors.torch import load_file
+
+    rest = read_trainer_state(folder).get("optimizer")
+    if not isinstance(rest, dict):
+        return False
+    path = folder / OPTIMIZER_FILE
+    tensors = load_file(str(path)) if path.is_file() else {}
+    optimizer.load_state_dict(_unflatten_optimizer(tensors, rest))
+    return True
