@@ -14,26 +14,32 @@ empty value loads none and an unset variable loads all.
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 import re
+import sys
 import traceback
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass
-from importlib import metadata
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
 from ct_core import hookspecs
 
+if TYPE_CHECKING:
+    from importlib import metadata
+
 __all__ = [
     "ALLOW_ENV_VAR",
     "ENTRY_POINT_GROUP",
     "CTPluginManager",
+    "PluginEntryPoint",
     "PluginLoadError",
     "allowed_plugins",
     "call_each",
+    "discover_entry_points",
     "get_plugin_manager",
     "load_plugins",
     "new_plugin_manager",
@@ -64,6 +70,40 @@ class PluginLoadError:
         return {"name": self.name, "error": self.error}
 
 
+@dataclass(frozen=True)
+class PluginEntryPoint:
+    """One `ct` entry point: `name = module[:attr]`, and the distribution that published it."""
+
+    name: str
+    value: str
+    dist_name: str = ""
+    #: The `.dist-info` (or `.egg-info`) folder, read only when `ct plugins` asks for metadata.
+    dist_path: str | None = None
+    dist: Any = field(default=None, compare=False, repr=False)
+
+    @classmethod
+    def from_metadata(cls, ep: metadata.EntryPoint) -> PluginEntryPoint:
+        dist = ep.dist
+        name = dist.metadata["Name"] if dist is not None else ""
+        return cls(name=ep.name, value=ep.value, dist_name=name or "", dist=dist)
+
+    def load(self) -> Any:
+        module_name, _, attribute = self.value.partition(":")
+        target: Any = importlib.import_module(module_name.strip())
+        for part in filter(None, attribute.strip().split(".")):
+            target = getattr(target, part)
+        return target
+
+    def distribution(self) -> metadata.Distribution | None:
+        if self.dist is not None:
+            return self.dist  # type: ignore[no-any-return]
+        if self.dist_path is None:
+            return None
+        from importlib import metadata
+
+        return metadata.Distribution.at(self.dist_path)
+
+
 class CTPluginManager(pluggy.PluginManager):
     """A pluggy manager for project `ct` that also remembers where each plugin came from."""
 
@@ -71,10 +111,62 @@ class CTPluginManager(pluggy.PluginManager):
         super().__init__(hookspecs.PROJECT_NAME)
         self.add_hookspecs(hookspecs)
         self.load_errors: list[PluginLoadError] = []
-        # plugin name -> the distribution that published it (for `ct plugins` versions).
-        self.distributions: dict[str, metadata.Distribution] = {}
+        # plugin name -> the entry point it was loaded from (for `ct plugins` versions).
+        self.sources: dict[str, PluginEntryPoint] = {}
         self.builtin_names: set[str] = set()
         self.entry_points_loaded = False
+
+
+def _entry_points_section(text: str, group: str) -> list[tuple[str, str]]:
+    """The `name = value` lines of one `[group]` section of an entry_points.txt file."""
+    found: list[tuple[str, str]] = []
+    in_group = False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith(("#", ";")):
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            in_group = line[1:-1].strip() == group
+        elif in_group and "=" in line:
+            name, _, value = line.partition("=")
+            found.append((name.strip(), value.strip()))
+    return found
+
+
+def discover_entry_points(
+    group: str = ENTRY_POINT_GROUP, path: Iterable[str] | None = None
+) -> list[PluginEntryPoint]:
+    """The entry points of `group` published by the distributions on `path` (default `sys.path`).
+
+    This reads `entry_points.txt` files directly instead of going through `importlib.metadata`,
+    whose import (the `email` package, to parse METADATA) alone costs a large share of `ct`'s
+    start-up; the rules are the same: the first distribution of a (normalized) name on the path
+    wins, and a distribution's version is read only when `ct plugins` asks for it.
+    """
+    seen: set[str] = set()
+    found: list[PluginEntryPoint] = []
+    for entry in sys.path if path is None else path:
+        directory = entry or "."
+        try:
+            names = sorted(os.listdir(directory))
+        except OSError:  # a zip file or a folder that no longer exists
+            continue
+        for name in names:
+            if not name.endswith((".dist-info", ".egg-info")):
+                continue
+            dist_name = _normalize(name.rsplit(".", 1)[0].split("-", 1)[0])
+            if dist_name in seen:
+                continue
+            seen.add(dist_name)
+            info = os.path.join(directory, name)
+            try:
+                with open(os.path.join(info, "entry_points.txt"), encoding="utf-8") as stream:
+                    text = stream.read()
+            except OSError:
+                continue
+            for ep_name, value in _entry_points_section(text, group):
+                found.append(PluginEntryPoint(name=ep_name, value=value, dist_name=dist_name, dist_path=info))
+    return found
 
 
 def new_plugin_manager() -> CTPluginManager:
@@ -116,14 +208,15 @@ def load_plugins(
     pm: CTPluginManager,
     allow: Collection[str] | None = None,
     *,
-    entry_points: Iterable[metadata.EntryPoint] | None = None,
+    entry_points: Iterable[PluginEntryPoint | metadata.EntryPoint] | None = None,
 ) -> list[str]:
     """Load the plugins published under the `ct` entry-point group into `pm`.
 
     :param pm: the manager to fill (from `new_plugin_manager()`).
     :param allow: names (entry-point or distribution) that may load; None reads `CT_PLUGINS`,
         which itself means "all" when unset. An empty collection loads nothing.
-    :param entry_points: the entry points to consider; defaults to the installed ones.
+    :param entry_points: the entry points to consider (ours or `importlib.metadata`'s); defaults
+        to the installed ones (`discover_entry_points()`).
     :returns: the names of the plugins that were registered by this call.
 
     A plugin that fails to import or to register is recorded in `pm.load_errors` and skipped.
@@ -132,15 +225,17 @@ def load_plugins(
     pm.entry_points_loaded = True
     if allowed is not None and not allowed:
         return []
-    if entry_points is None:
-        entry_points = metadata.entry_points(group=ENTRY_POINT_GROUP)
+    candidates = discover_entry_points() if entry_points is None else entry_points
     loaded: list[str] = []
-    for ep in entry_points:
-        dist = ep.dist
-        dist_name = dist.metadata["Name"] if dist is not None else ""
-        if allowed is not None and not ({_normalize(ep.name), _normalize(dist_name or "")} & allowed):
+    for candidate in candidates:
+        ep = (
+            candidate
+            if isinstance(candidate, PluginEntryPoint)
+            else PluginEntryPoint.from_metadata(candidate)
+        )
+        if allowed is not None and not ({_normalize(ep.name), _normalize(ep.dist_name)} & allowed):
             continue
-        if pm.has_plugin(ep.name) or ep.name in pm.distributions:
+        if pm.has_plugin(ep.name) or ep.name in pm.sources:
             continue
         try:
             plugin = ep.load()
@@ -154,8 +249,7 @@ def load_plugins(
         except Exception as exc:  # pluggy's validation errors, or a name clash with another plugin
             _record_failure(pm, ep.name, exc, "failed to register")
             continue
-        if dist is not None:
-            pm.distributions[ep.name] = dist
+        pm.sources[ep.name] = ep
         loaded.append(ep.name)
     return loaded
 
@@ -233,8 +327,18 @@ def run_create_body_validators(body: dict[str, Any], pm: CTPluginManager | None 
     return _flatten_problems(manager.hook.ct_validate_create_body(body=body))
 
 
+def _distribution(pm: CTPluginManager, name: str) -> metadata.Distribution | None:
+    source = pm.sources.get(name)
+    if source is None:
+        return None
+    try:
+        return source.distribution()
+    except Exception:  # unreadable metadata must not break `ct plugins`
+        return None
+
+
 def _version_of(pm: CTPluginManager, name: str) -> str | None:
-    dist = pm.distributions.get(name)
+    dist = _distribution(pm, name)
     if dist is not None:
         return dist.version
     if name in pm.builtin_names:
@@ -253,7 +357,7 @@ def plugin_info(pm: CTPluginManager, *, include_builtin: bool = False) -> list[d
     for name, plugin in sorted(pm.list_name_plugin(), key=lambda item: item[0]):
         if plugin is None or (name in pm.builtin_names and not include_builtin):
             continue
-        dist = pm.distributions.get(name)
+        dist = _distribution(pm, name)
         entry: dict[str, Any] = {
             "name": name,
             "version": _version_of(pm, name),

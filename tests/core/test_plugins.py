@@ -256,6 +256,28 @@ def test_load_plugins_survives_broken_plugins_and_names_them(
     assert problems == ["sub_job_configs[0].model_name: ct_good_plugin refuses this model"]
 
 
+def test_discovery_matches_importlib_metadata(plugin_dir: Path) -> None:
+    from importlib import metadata
+
+    ours = plugins.discover_entry_points(path=[str(plugin_dir)])
+    assert sorted((ep.name, ep.value) for ep in ours) == sorted(
+        (ep.name, ep.value) for ep in _entry_points_under(plugin_dir)
+    )
+    good = next(ep for ep in ours if ep.name == "ct_good_plugin")
+    assert good.dist_name == "ct-good-plugin" and good.distribution().version == "1.2.3"
+    # Over the whole environment too: the same entry points as importlib.metadata finds.
+    installed = {(ep.name, ep.value) for ep in metadata.entry_points(group=plugins.ENTRY_POINT_GROUP)}
+    assert {(ep.name, ep.value) for ep in plugins.discover_entry_points()} == installed
+
+
+def test_entry_point_values_with_attributes_load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "ct_attr_plugin.py").write_text("class Holder:\n    class Inner:\n        marker = 42\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    ep = plugins.PluginEntryPoint(name="attr", value="ct_attr_plugin:Holder.Inner")
+    assert ep.load().marker == 42
+    assert ep.distribution() is None
+
+
 def test_plugin_info_reports_name_version_hooks(plugin_dir: Path) -> None:
     pm = _loaded(plugin_dir)
     info = plugins.plugin_info(pm)
