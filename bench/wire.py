@@ -4,8 +4,9 @@ Cases (issue 3): `dumps` / `loads` of an int64 batch and of a bf16 weights-like 
 tensors at 16 MiB, 256 MiB and 1 GiB; `encode_byte_chunks(max_bytes=60 MiB, force_chunk=True)` and
 `decode_byte_chunks` of a frame of 64 MiB, 256 MiB and 1 GiB. Every case runs in its own child
 process, which reports wall time and peak RSS growth during the operation (Linux: VmHWM after
-resetting it through /proc/self/clear_refs). Machine anchors (one memcpy and one sha256 pass over
-the same number of bytes) are measured the same way, so the distance to the physical limit shows.
+resetting it through /proc/self/clear_refs). Machine anchors are measured the same way over the same
+number of bytes: memcpy into touched memory, a copy into a new bytes object (page faults included,
+which is what any fresh frame pays) and one sha256 pass, so the distance to the physical limit shows.
 
     python bench/wire.py                 # the issue's sizes
     python bench/wire.py --quick         # sizes / 16 (also CT_BENCH_QUICK=1)
@@ -91,7 +92,7 @@ def run_child(impl: str, op: str, payload: str, size: int) -> dict[str, Any]:
     """Set up one case, then time the operation and measure the RSS growth it causes."""
     wire = _module(impl)
     ours = _module("ours")
-    if op == "memcpy" or op == "sha256":
+    if op in ("memcpy", "copy_new", "sha256"):
         import numpy as np
 
         source = np.ones(size, dtype=np.uint8)
@@ -100,8 +101,10 @@ def run_child(impl: str, op: str, payload: str, size: int) -> dict[str, Any]:
 
         def action() -> Any:
             if op == "memcpy":
-                np.copyto(target, source)
+                np.copyto(target, source)  # into memory already touched: no page faults
                 return None
+            if op == "copy_new":
+                return bytes(source.data)  # into a fresh bytes object, page faults included
             return hashlib.sha256(source).digest()
 
     elif op == "dumps":
@@ -215,13 +218,12 @@ def main(argv: list[str] | None = None) -> int:
     anchors: dict[int, dict[str, Any]] = {}
     for size_mib in sorted(set(codec + chunk)):
         size = size_mib * MIB
-        anchors[size_mib] = {op: _spawn("ours", op, "raw", size) for op in ("memcpy", "sha256")}
-        print(
-            f"anchor {size_mib:5d} MiB: memcpy {_fmt_rate(anchors[size_mib]['memcpy']).strip()} MB/s "
-            f"({anchors[size_mib]['memcpy'].get('seconds', 0):.3f} s), "
-            f"sha256 {_fmt_rate(anchors[size_mib]['sha256']).strip()} MB/s "
-            f"({anchors[size_mib]['sha256'].get('seconds', 0):.3f} s)"
+        anchors[size_mib] = {op: _spawn("ours", op, "raw", size) for op in ("memcpy", "copy_new", "sha256")}
+        line = ", ".join(
+            f"{op} {_fmt_rate(run).strip()} MB/s ({run.get('seconds', 0):.3f} s)"
+            for op, run in anchors[size_mib].items()
         )
+        print(f"anchor {size_mib:5d} MiB: {line}")
     header = (
         f"{'case':<14}{'payload':<9}{'MiB':>6} | {'ours s':>8}{'ref s':>8} | {'ours MB/s':>9}{'ref MB/s':>9}"
         f" | {'ours pk':>8}{'ref pk':>8} | {'ours/ref':>8}{'speedup':>8}"
