@@ -19,6 +19,11 @@ from ct_core._optimizer import canonicalize_optimizer
 from ct_core.errors import ValidationError
 
 LOG_PROBABILITY_REFUSAL = "log_probability sub-jobs are not currently supported"
+#: The server accepts the "arctic" training provider only under this name for now (§8.2, VAL-10).
+MODEL_PROVIDER_WIRE_NAMES = {"arctic": "prime_rl"}
+#: Keys of source_checkpoint_info: a saved checkpoint, or external weights in a stage (§8.4).
+_SAVED_CHECKPOINT_KEYS = ("checkpoint_id", "source_job_id")
+_EXTERNAL_WEIGHTS_KEY = "external_stage_path"
 
 
 class JobType(StrEnum):
@@ -60,6 +65,30 @@ def _require_positive_int(value: Any, name: str, problems: list[str]) -> None:
         problems.append(f"{name} must be an integer, got {value!r}")
     elif value <= 0:
         problems.append(f"{name} must be > 0")
+
+
+def source_checkpoint_problems(info: Any, location: str = "sub_job.source_checkpoint_info") -> list[str]:
+    """Our pre-check of §8.4: exactly one source, and never credentials (VAL-15).
+
+    The service stamps scoped stage credentials itself, so a `stage_info` the caller supplies is refused.
+    """
+    if info is None:
+        return []
+    if not isinstance(info, dict):
+        return [f"{location} must be an object"]
+    found: list[str] = []
+    external = info.get(_EXTERNAL_WEIGHTS_KEY)
+    saved = [key for key in _SAVED_CHECKPOINT_KEYS if info.get(key) is not None]
+    if external is not None and saved:
+        found.append(
+            f"{location}.{_EXTERNAL_WEIGHTS_KEY} cannot be combined with {' or '.join(saved)}: "
+            "name either a saved checkpoint or external weights"
+        )
+    elif external is None and info.get("checkpoint_id") is None:
+        found.append(f"{location} needs checkpoint_id (with source_job_id) or {_EXTERNAL_WEIGHTS_KEY}")
+    if "stage_info" in info:
+        found.append(f"{location}.stage_info must not be sent: the service provides stage credentials")
+    return found
 
 
 def _check_lm_head_combination(extra: dict[str, Any], location: str, problems: list[str]) -> None:
@@ -139,6 +168,9 @@ class TrainingConfig:
                 out[key] = value
         for key, value in self.extra.items():
             out.setdefault(key, copy.deepcopy(value))
+        provider = out.get("model_provider")
+        if isinstance(provider, str) and provider in MODEL_PROVIDER_WIRE_NAMES:
+            out["model_provider"] = MODEL_PROVIDER_WIRE_NAMES[provider]
         return out
 
     to_wire = to_dict
@@ -290,6 +322,7 @@ class SubJobConfig:
                 found.append(f"{kind.value} sub-job requires a `sampling` block")
             else:
                 found.extend(self.sampling.problems())
+        found.extend(source_checkpoint_problems(self.source_checkpoint_info))
         return found
 
     def validate(self) -> None:
