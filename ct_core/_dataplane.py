@@ -498,11 +498,14 @@ class DataPlaneMixin:
 
     # --- pipelining ----------------------------------------------------------------------------
 
-    def pipeline(self, job_id: str) -> TrainingPipeline:
-        """A helper that submits without waiting and hands back a future-like handle per request."""
+    def pipeline(self, job_id: str, *, workers: int = 0) -> TrainingPipeline:
+        """A helper that submits without waiting and hands back a future-like handle per request.
+
+        With `workers` > 0 the handles poll on that many background threads from the moment of submission.
+        """
         from ct_core._pipeline import TrainingPipeline
 
-        return TrainingPipeline(self, job_id)  # type: ignore[arg-type]
+        return TrainingPipeline(self, job_id, workers=workers)  # type: ignore[arg-type]
 
     def handle(self, job_id: str, request_id: str) -> RequestHandle:
         """A future-like handle for a submitted request; `.result()` polls it (once)."""

@@ -3,7 +3,8 @@
 Every data-plane call returns as soon as the service accepted the work, and a training sub-job runs
 its requests in arrival order, so a loop may submit the step before it polls the forward/backward.
 `TrainingPipeline` submits and hands back a `RequestHandle`; `.result()` polls that request once and
-keeps its outcome (the value, or the exception, raised again on every call)::
+keeps its outcome (the value, or the exception, raised again on every call). With `workers=N` the
+polls start at once on N background threads, so waiting overlaps the next submissions::
 
     pipe = client.pipeline(job_id)
     fb = pipe.forward_backward(frame)
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -27,16 +29,21 @@ _UNSET: Any = object()
 class RequestHandle:
     """A submitted request: `.request_id`, `.result()` (polls once, thread-safe), `.done()`."""
 
-    def __init__(self, client: CortexTrainingClient, job_id: str, request_id: str) -> None:
+    def __init__(
+        self, client: CortexTrainingClient, job_id: str, request_id: str, future: Future[Any] | None = None
+    ) -> None:
         self.client = client
         self.job_id = job_id
         self.request_id = request_id
+        self._future = future
         self._lock = threading.Lock()
         self._value: Any = _UNSET
         self._error: BaseException | None = None
 
     def done(self) -> bool:
-        """True once `.result()` has returned or raised (no request is made here)."""
+        """True once the outcome is known (no request is made here)."""
+        if self._future is not None and self._future.done():
+            return True
         return self._value is not _UNSET or self._error is not None
 
     def result(self) -> Any:
@@ -46,7 +53,10 @@ class RequestHandle:
                 raise self._error
             if self._value is _UNSET:
                 try:
-                    self._value = self.client.poll_request(self.job_id, self.request_id)
+                    if self._future is not None:
+                        self._value = self._future.result()
+                    else:
+                        self._value = self.client.poll_request(self.job_id, self.request_id)
                 except BaseException as error:
                     self._error = error
                     raise
@@ -58,15 +68,25 @@ class RequestHandle:
 
 
 class TrainingPipeline:
-    """Submits data-plane requests for one job without waiting; each call returns a handle."""
+    """Submits data-plane requests for one job without waiting; each call returns a handle.
 
-    def __init__(self, client: CortexTrainingClient, job_id: str) -> None:
+    `workers=0` polls when `.result()` is called; `workers=N` starts every poll at once on a pool of N
+    threads (close the pipeline, or use it as a context manager, to release them).
+    """
+
+    def __init__(self, client: CortexTrainingClient, job_id: str, *, workers: int = 0) -> None:
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
+            raise ValueError("workers must be an integer >= 0")
         self.client = client
         self.job_id = job_id
         self._pending: deque[RequestHandle] = deque()
+        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="ct-poll") if workers else None
 
     def _track(self, request_id: str) -> RequestHandle:
-        handle = RequestHandle(self.client, self.job_id, request_id)
+        future = None
+        if self._pool is not None:
+            future = self._pool.submit(self.client.poll_request, self.job_id, request_id)
+        handle = RequestHandle(self.client, self.job_id, request_id, future)
         self._pending.append(handle)
         return handle
 
@@ -89,12 +109,20 @@ class TrainingPipeline:
             results.append(self._pending.popleft().result())
         return results
 
+    def close(self) -> None:
+        """Stop the background pollers (waiting for the polls already running)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+
     def __enter__(self) -> TrainingPipeline:
         return self
 
     def __exit__(self, exc_type: object, *rest: object) -> None:
         # On a clean exit finish what was submitted; after an error leave the rest unpolled.
-        if exc_type is None:
-            self.drain()
-        else:
-            self._pending.clear()
+        try:
+            if exc_type is None:
+                self.drain()
+            else:
+                self._pending.clear()
+        finally:
+            self.close()

@@ -137,3 +137,18 @@ def test_logs_of_an_ended_job_point_to_download_log(module_local_server_factory:
                 client.tail_logs(job_id)
             client._sleep(0.02)
     client.close()
+
+
+def test_pipeline_with_background_polls(trainer: tuple[CortexTrainingClient, str]) -> None:
+    client, job_id = trainer
+    frame = _frame()
+    with client.pipeline(job_id, workers=2) as pipe:
+        handles = [(pipe.forward_backward(frame), pipe.step(learning_rate=0.0)) for _ in range(3)]
+        results = [(fb.result()["avg_loss"], st.result()["global_steps"]) for fb, st in handles]
+    losses = [loss for loss, _ in results]
+    steps = [step for _, step in results]
+    # lr 0 keeps the weights: the same batch gives the same loss; every step is counted once.
+    assert losses == pytest.approx([losses[0]] * 3, rel=1e-6)
+    assert steps == [steps[0], steps[0] + 1, steps[0] + 2]
+    with pytest.raises(ValueError, match="workers"):
+        client.pipeline(job_id, workers=-1)
