@@ -14,11 +14,11 @@ copies each payload once, straight from the chunk buffers into the result.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from hashlib import sha256
 from typing import Any, TypeVar
 
 import numpy as np
@@ -137,7 +137,7 @@ def _plan(
     if kind == "request":
         group_id = str(chunk_group_id) if chunk_group_id else str(uuid.uuid4())
     # The one full pass over the frame (BUG-12: the reference hashes it once per chunk).
-    digest = hashlib.sha256(view).hexdigest()
+    digest = sha256(view).hexdigest()
 
     def plan(ranges: list[tuple[int, int]]) -> _ChunkPlan:
         return _ChunkPlan(view, key=key, digest=digest, group_id=group_id, operation=operation, ranges=ranges)
@@ -158,8 +158,8 @@ def iter_byte_chunks(
     frame: bytes | bytearray | memoryview,
     *,
     kind: str,
-    operation: str | None = None,
     max_bytes: int = 0,
+    operation: str | None = None,
     chunk_group_id: str | None = None,
     force_chunk: bool = False,
 ) -> Iterator[bytes]:
@@ -183,8 +183,8 @@ def encode_byte_chunks(
     frame: bytes | bytearray | memoryview,
     *,
     kind: str,
-    operation: str | None = None,
     max_bytes: int = 0,
+    operation: str | None = None,
     chunk_group_id: str | None = None,
     force_chunk: bool = False,
 ) -> list[bytes]:
@@ -312,7 +312,7 @@ def _verified_parts(
 
 
 def _hash_parts(parts: list[memoryview]) -> str:
-    hasher = hashlib.sha256()
+    hasher = sha256()
     for part in parts:
         hasher.update(part)
     return hasher.hexdigest()

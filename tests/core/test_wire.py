@@ -734,15 +734,12 @@ def test_frame_is_hashed_once(frame: bytes, monkeypatch: pytest.MonkeyPatch) -> 
     import ct_core._wire_chunks as chunks_module
 
     calls: list[int] = []
-    real = hashlib.sha256
 
-    class _CountingHashlib:
-        @staticmethod
-        def sha256(data: Any = b"") -> Any:
-            calls.append(len(data))
-            return real(data)
+    def counting_sha256(data: Any = b"") -> Any:
+        calls.append(len(data))
+        return hashlib.sha256(data)
 
-    monkeypatch.setattr(chunks_module, "hashlib", _CountingHashlib)
+    monkeypatch.setattr(chunks_module, "sha256", counting_sha256)
     chunks = wire.encode_byte_chunks(frame, kind="request", max_bytes=8192 + 1024)
     assert len(chunks) > 10
     assert calls == [len(frame)]
