@@ -110,7 +110,12 @@ def serve(
         sys.stderr.write(f"error: {exc}\n")
         return 2
     try:
-        return run_server(settings, ready_file=ready_file, log_level=log_level)
+        code = run_server(settings, ready_file=ready_file, log_level=log_level)
     except OSError as exc:
         sys.stderr.write(f"error: cannot serve on {host}:{port}: {exc}\n")
         return 1
+    if "torch" in sys.modules:
+        from ct_local.runtime import exit_now
+
+        exit_now(code)
+    return code

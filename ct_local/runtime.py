@@ -13,6 +13,7 @@ import logging
 import os
 import signal
 import socket
+import sys
 from pathlib import Path
 from types import FrameType
 
@@ -75,3 +76,15 @@ def serve(settings: ServerSettings, *, ready_file: Path | None = None, log_level
     log.warning("ct local server listening on %s (state dir %s)", base_url, settings.state_dir)
     server.run(sockets=[sock])
     return 0 if server.started else 1
+
+
+def exit_now(code: int) -> None:
+    """End the serving process at once once the server has stopped.
+
+    Interpreter teardown with torch and transformers loaded takes seconds and has nothing left to
+    do: SQLite committed every write and the store is closed. Only for the process entry point.
+    """
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    os._exit(code)
