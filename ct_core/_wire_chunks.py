@@ -149,9 +149,9 @@ def _plan(
         candidate = plan(_split(len(view), payload_size))
         if candidate.largest_chunk() <= max_bytes:
             return candidate
-        if payload_size == 1:
+        if payload_size <= 1:
             raise WireError("max_bytes is too small to hold one DSSST1 byte chunk frame")
-        payload_size = max(1, payload_size // 2)
+        payload_size //= 2  # still >= 1
 
 
 def iter_byte_chunks(
@@ -188,7 +188,7 @@ def encode_byte_chunks(
     chunk_group_id: str | None = None,
     force_chunk: bool = False,
 ) -> list[bytes]:
-    """Split a DSSST1 frame into byte-range chunk frames of at most `max_bytes` each (WIRE-12).
+    """Cut a finished frame into chunk frames, none longer than `max_bytes` (WIRE-12).
 
     Returns `[frame]` unchanged when it fits (or `max_bytes <= 0`) and `force_chunk` is false; a
     forced split with `max_bytes <= 0` gives one chunk, 0 of 1. Request chunks carry
@@ -274,12 +274,13 @@ def _verified_parts(
         descriptors.append(desc)
     first = descriptors[0]
     actual_kind = first["kind"]
-    if kind is not None and actual_kind != kind:
+    if kind not in (None, actual_kind):
         raise WireError(f"expected {kind} chunks, got {actual_kind} chunks")
     total = _int_field(first, "total_chunks")
     size = _int_field(first, "frame_size_bytes")
-    if len(chunks) != total:
-        raise WireError(f"expected {total} byte chunks, got {len(chunks)}")
+    received = len(chunks)
+    if received != total:
+        raise WireError(f"expected {total} byte chunks, got {received}")
 
     by_index: dict[int, memoryview] = {}
     for chunk, desc in zip(chunks, descriptors, strict=True):
@@ -351,6 +352,11 @@ def _writable_buffer(parts: list[memoryview]) -> np.ndarray:
     return buffer
 
 
+def _is_lone_frame(chunks: Sequence[bytes | bytearray | memoryview]) -> bool:
+    # One plain frame (no descriptor) is what a sender that did not need to split sends.
+    return len(chunks) == 1 and not read_byte_chunk_metadata(chunks[0])
+
+
 def _check_chunk_list(chunks: Any) -> None:
     if isinstance(chunks, (bytes, bytearray, memoryview, str)) or not isinstance(chunks, Sequence):
         raise WireError("decode_byte_chunks expects a list of frames")
@@ -361,12 +367,12 @@ def _check_chunk_list(chunks: Any) -> None:
 def decode_byte_chunks(chunks: Sequence[bytes | bytearray | memoryview], *, kind: str | None = None) -> bytes:
     """Reassemble chunk frames (in any order) into the original frame, checking everything (WIRE-14).
 
-    A single frame without chunk metadata is returned as it is. Kinds, totals, hashes, sizes, group
+    One frame that carries no chunk descriptor passes through untouched. Kinds, totals, hashes, sizes, group
     ids and operations must agree; indexes must be in range, unique and complete; the joined bytes
     must match the recorded size and SHA-256. Any violation raises WireError.
     """
     _check_chunk_list(chunks)
-    if len(chunks) == 1 and read_byte_chunk_metadata(chunks[0]) is None:
+    if _is_lone_frame(chunks):
         return bytes(chunks[0])
     parts, digest = _verified_parts(chunks, kind)
     return _assemble(parts, digest, _join)
@@ -380,7 +386,7 @@ def reassemble_writable(
     Used by `decode_result_chunks`: decoding then yields writable tensors without another copy.
     """
     _check_chunk_list(chunks)
-    if len(chunks) == 1 and read_byte_chunk_metadata(chunks[0]) is None:
+    if _is_lone_frame(chunks):
         return chunks[0]
     parts, digest = _verified_parts(chunks, kind)
     return _assemble(parts, digest, _writable_buffer)

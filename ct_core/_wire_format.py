@@ -33,10 +33,12 @@ LENGTH_PREFIX_BYTES = 8
 # safetensors pads the JSON header with spaces so the data section starts 8-byte aligned.
 HEADER_ALIGNMENT = 8
 METADATA_KEY = "__metadata__"
+# What the public functions accept as a frame (WIRE-07).
+BYTES_LIKE = (bytes, bytearray, memoryview)
 
 # Legacy payloads we must refuse by name rather than report as "not safetensors" (WIRE-07):
 # pickle protocols 2-5 start with PROTO (0x80) + version; torch.save archives are zip files.
-_PICKLE_PREFIXES = (b"\x80\x02", b"\x80\x03", b"\x80\x04", b"\x80\x05")
+_PICKLE_PREFIXES = frozenset(bytes([0x80, protocol]) for protocol in range(2, 6))
 _ZIP_PREFIX = b"PK\x03\x04"
 LEGACY_PAYLOAD_MESSAGE = (
     "refusing to deserialize a legacy pickle/torch.save payload; "
@@ -113,7 +115,7 @@ class ParsedFrame:
 
 def byte_view(data: Any, who: str) -> memoryview:
     """Return a flat unsigned-byte view of `data`, or raise the contract's "expects bytes" error."""
-    if not isinstance(data, (bytes, bytearray, memoryview)):
+    if not isinstance(data, BYTES_LIKE):
         raise WireError(f"DSSST1 {who} expects bytes")
     view = memoryview(data)
     if view.format == "B" and view.ndim == 1:

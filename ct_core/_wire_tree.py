@@ -220,17 +220,18 @@ TensorResolver = Callable[[str, "dict[str, Any] | None"], Any]
 
 def load_structure(metadata: dict[str, str]) -> Any:
     """Parse and check the `dss` metadata string; return its tree."""
-    raw = metadata.get(STRUCT_KEY)
-    if raw is None:
+    if STRUCT_KEY not in metadata:
         raise WireError("DSSST1 structure missing from safetensors header")
+    raw = metadata[STRUCT_KEY]
     try:
         info = json.loads(raw)
     except (ValueError, RecursionError) as exc:
         raise WireError(f"DSSST1 structure is not valid JSON: {exc}") from exc
     if not isinstance(info, dict):
         raise WireError("DSSST1 structure must be a JSON object")
-    if info.get("v") != WIRE_FORMAT_VERSION:
-        raise WireError(f"unsupported DSSST1 wire version {info.get('v')!r}")
+    version = info.get("v")
+    if version != WIRE_FORMAT_VERSION:
+        raise WireError(f"unsupported DSSST1 wire version {version!r}")
     if "tree" not in info:
         raise WireError("DSSST1 structure has no tree")
     return info["tree"]

@@ -271,7 +271,8 @@ def read_metadata(data: bytes | bytearray | memoryview) -> dict[str, Any]:
 
 def encode_result_chunks(result: Any, *, max_bytes: int = 0) -> list[bytes]:
     """Encode a result and split it into `result_chunk` frames of at most `max_bytes` (0: no split)."""
-    return encode_byte_chunks(dumps(result), kind="result", max_bytes=max_bytes)
+    frame = dumps(result)
+    return encode_byte_chunks(frame, max_bytes=max_bytes, kind="result")
 
 
 def decode_result_chunks(chunks: list[bytes], *, backend: Backend = "auto") -> Any:
