@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Sequence
-from typing import Annotated
+from typing import Annotated, Any
 
 from cyclopts import App, Group, Parameter
 
@@ -24,25 +24,35 @@ from ct_cli import context, output
 from ct_core import __version__
 from ct_core.plugins import CTPluginManager, call_each, register_builtin
 
-#: Global options that take a value (CLI-02); `--opt=value` is accepted too.
-GLOBAL_VALUE_OPTIONS = frozenset(
-    {
-        "--config",
-        "--connection",
-        "--base-url",
-        "--host",
-        "--pat",
-        "--database",
-        "--schema",
-        "--endpoint",
-        "--poll-interval",
-        "--poll-timeout",
-        "--job",
-        "--job-id",
-    }
-)
-#: Global flags (CLI-02), plus the help and version flags the meta app answers.
-GLOBAL_FLAGS = frozenset({"--no-verify-ssl", "--compact", "--help", "-h", "--version"})
+#: Global options that take a value (CLI-02), by the `GlobalOptions` field they set; `--opt=value`
+#: is accepted too.
+GLOBAL_VALUE_FIELDS = {
+    "--config": "config",
+    "--connection": "connection",
+    "--base-url": "base_url",
+    "--host": "host",
+    "--pat": "pat",
+    "--database": "database",
+    "--schema": "schema",
+    "--endpoint": "endpoint",
+    "--poll-interval": "poll_interval",
+    "--poll-timeout": "poll_timeout",
+    "--job": "job",
+    "--job-id": "job",
+}
+GLOBAL_VALUE_OPTIONS = frozenset(GLOBAL_VALUE_FIELDS)
+#: Global switches (CLI-02), by the field they turn on.
+GLOBAL_FLAG_FIELDS = {"--no-verify-ssl": "no_verify_ssl", "--compact": "compact"}
+HELP_FLAGS = ("--help", "-h")
+VERSION_FLAG = "--version"
+#: Everything `split_global_args` accepts before the command.
+GLOBAL_FLAGS = frozenset({*GLOBAL_FLAG_FIELDS, *HELP_FLAGS, VERSION_FLAG})
+_FLOAT_FIELDS = ("poll_interval", "poll_timeout")
+
+
+class UsageError(ValueError):
+    """The command line itself is wrong (exit code 2, like any other usage error)."""
+
 
 #: Name of the built-in commands plugin in the plugin manager (hidden from `ct plugins`).
 BUILTIN_PLUGIN_NAME = "ct.commands"
@@ -74,6 +84,39 @@ def split_global_args(argv: Sequence[str]) -> tuple[list[str], list[str]]:
     return list(argv[:index]), list(argv[index:])
 
 
+def parse_global_args(global_args: Sequence[str]) -> context.GlobalOptions:
+    """Read the leading global options (as split off by `split_global_args`); help flags are ignored.
+
+    Parsed here rather than by cyclopts: this runs on every start, and a table lookup is much
+    cheaper than assembling a parser for the meta app (which stays, for `--help` and completion).
+    """
+    values: dict[str, Any] = {}
+    index = 0
+    while index < len(global_args):
+        token = global_args[index]
+        option, equals, inline = token.partition("=")
+        index += 1
+        if option in GLOBAL_VALUE_FIELDS:
+            if equals:
+                value = inline
+            elif index < len(global_args):
+                value = global_args[index]
+                index += 1
+            else:
+                raise UsageError(f"{option} needs a value")
+            field_name = GLOBAL_VALUE_FIELDS[option]
+            if field_name in _FLOAT_FIELDS:
+                try:
+                    values[field_name] = float(value)
+                except ValueError:
+                    raise UsageError(f"{option} takes a number of seconds, got {value!r}") from None
+            else:
+                values[field_name] = value
+        elif token in GLOBAL_FLAG_FIELDS:
+            values[GLOBAL_FLAG_FIELDS[token]] = True
+    return context.GlobalOptions(**values)
+
+
 def build_app(pm: CTPluginManager, *, name: str = "ct") -> App:
     """Build the root application and let the built-in and installed plugins add commands.
 
@@ -93,6 +136,7 @@ def build_app(pm: CTPluginManager, *, name: str = "ct") -> App:
         help_format="plaintext",
     )
     app.meta.usage = app.usage
+    app.meta.help = app.help
     register_builtin(pm, commands, BUILTIN_PLUGIN_NAME)
     call_each(pm, "ct_register_commands", app=app)
     _attach_launcher(app)
@@ -189,12 +233,12 @@ def _attach_launcher(app: App) -> None:
             app.meta.help_print([], console=Console(file=output.current().stderr))
             output.error("a command is required", hint=f"run '{app.name[0]} --help' to see the commands")
             return output.EXIT_USAGE
-        _use_docstring_help(app, tokens[0])
+        use_docstring_help(app, tokens[0])
         result = app(list(tokens), exit_on_error=False, print_error=False, result_action="return_value")
         return result if isinstance(result, int) else output.EXIT_OK
 
 
-def _use_docstring_help(app: App, name: str) -> None:
+def use_docstring_help(app: App, name: str) -> None:
     """Let `ct COMMAND --help` show the command's whole docstring.
 
     A lazily registered command carries the one-line help given at registration (what

@@ -13,8 +13,17 @@ import sys
 from typing import TextIO
 
 from ct_cli import context, output
-from ct_cli.app import build_app, split_global_args
+from ct_cli.app import (
+    HELP_FLAGS,
+    VERSION_FLAG,
+    UsageError,
+    build_app,
+    parse_global_args,
+    split_global_args,
+    use_docstring_help,
+)
 from ct_cli.context import ClientFactory
+from ct_core import __version__
 
 #: Program names the console scripts are installed under (CLI-01).
 PROG_NAMES = ("ct", "cortex-training")
@@ -64,6 +73,8 @@ def describe_error(exc: BaseException) -> tuple[str, str | None]:
 def _usage_message(exc: BaseException) -> str:
     from cyclopts import UnknownCommandError
 
+    if isinstance(exc, UsageError):
+        return str(exc)
     if isinstance(exc, UnknownCommandError):
         # cyclopts' own text imports every lazy command to suggest a near name; one plain line
         # is enough, and keeps a typo from importing the local server's torch stack.
@@ -90,15 +101,24 @@ def run(
         try:
             pm = get_plugin_manager()
             app = build_app(pm, name=_prog_name())
+            console = Console(file=output.current().stdout)
             global_args, command_args = split_global_args(argv)
-            if any(flag in global_args for flag in ("--help", "-h", "--version")):
-                tokens = global_args
-            else:
-                # `--` ends the meta app's options: whatever follows goes to the command as is.
-                tokens = [*global_args, "--", *command_args]
-            result = app.meta(
-                tokens,
-                console=Console(file=output.current().stdout),
+            if any(flag in global_args for flag in HELP_FLAGS):
+                app.meta.help_print([], console=console)
+                return output.EXIT_OK
+            if VERSION_FLAG in global_args:
+                output.emit_text(__version__)
+                return output.EXIT_OK
+            inv.options = parse_global_args(global_args)
+            output.set_compact(inv.options.compact)
+            if not command_args:
+                app.meta.help_print([], console=Console(file=output.current().stderr))
+                output.error("a command is required", hint=f"run '{app.name[0]} --help' to see the commands")
+                return output.EXIT_USAGE
+            use_docstring_help(app, command_args[0])
+            result = app(
+                command_args,
+                console=console,
                 exit_on_error=False,
                 print_error=False,
                 result_action="return_value",
@@ -107,7 +127,7 @@ def run(
         except KeyboardInterrupt:
             output.error("interrupted")
             return output.EXIT_INTERRUPTED
-        except CycloptsError as exc:
+        except (CycloptsError, UsageError) as exc:
             output.error(_usage_message(exc), hint="run with --help to see the usage", exc=exc)
             return output.EXIT_USAGE
         except SystemExit as exc:
