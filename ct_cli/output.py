@@ -15,12 +15,9 @@ import json
 import logging
 import os
 import sys
-import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import date, datetime
-from pathlib import PurePath
 from typing import Any, TextIO
 
 #: Environment variable that turns on tracebacks for errors (any non-empty value but 0/false).
@@ -69,6 +66,10 @@ def set_compact(compact: bool) -> None:
 
 def _json_default(value: Any) -> Any:
     # Results are plain JSON from the service; a few SDK helpers hand back paths or dates.
+    # (Imported here: this runs rarely, and start-up time counts on every command.)
+    from datetime import date, datetime
+    from pathlib import PurePath
+
     if isinstance(value, (datetime, date)):
         return value.isoformat()
     if isinstance(value, PurePath):
@@ -123,6 +124,8 @@ def debug_enabled() -> bool:
 def error(message: str, *, hint: str | None = None, exc: BaseException | None = None) -> None:
     """Print `error: <message>` (and a hint) on stderr; the traceback too under CT_DEBUG=1."""
     if exc is not None and debug_enabled():
+        import traceback
+
         _stderr_line("".join(traceback.format_exception(exc)).rstrip())
     lines = message.strip().splitlines() or [""]
     _stderr_line(f"error: {lines[0]}")
