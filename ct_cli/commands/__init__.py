@@ -33,7 +33,21 @@ CORE_COMMANDS: tuple[tuple[str, str, str], ...] = (
         "Delete one checkpoint of a job.",
     ),
     ("models", "ct_cli.commands.models:models", "List the models new jobs can use."),
-    ("capacity", "ct_cli.commands.capacity:capacity", "Show GPU capacity and usage per hardware type."),
+    (
+        "fwd-bwd",
+        "ct_cli.commands.fwd_bwd:fwd_bwd",
+        "Run one forward/backward pass from a readable JSON batch (file or -).",
+    ),
+    ("step", "ct_cli.commands.step:step", "Apply one optimizer step (--lr to set the learning rate)."),
+    ("save", "ct_cli.commands.save:save", "Save a checkpoint of the job's training sub-job."),
+    ("load", "ct_cli.commands.load:load", "Load a checkpoint into the job's training sub-job."),
+    ("weight-sync", "ct_cli.commands.weight_sync:weight_sync", "Push training weights to sampling sub-jobs."),
+    ("logs", "ct_cli.commands.logs:logs", "Print a running job's live log (--follow to keep reading)."),
+    (
+        "catalog",
+        "ct_cli.commands.catalog:app",
+        "Browse and check the model catalog; print job bodies for ct submit.",
+    ),
     (
         "login",
         "ct_cli.commands.login:login",

@@ -12,8 +12,6 @@ from typing import Any
 
 import pytest
 
-from ct_core.hookspecs import hookimpl
-
 REPO = Path(__file__).resolve().parents[2]
 SHIPPED = REPO / "model-catalog"
 
@@ -53,28 +51,10 @@ class Result:
         return json.loads(self.stdout)
 
 
-class _CatalogCommands:
-    """Registers `ct catalog` the way the built-in command list does, for a CLI without it yet."""
-
-    @hookimpl
-    def ct_register_commands(self, app: Any) -> None:
-        app.command("ct_cli.commands.catalog:app", name="catalog")
-
-
 @pytest.fixture
 def ct() -> Iterator[Callable[..., Result]]:
     """Run `ct ARGS...` in-process (real app, real plugin manager) and capture its streams."""
-    from ct_cli import commands
     from ct_cli.main import main
-    from ct_core import plugins
-
-    registered = any(name == "catalog" for name, *_ in commands.CORE_COMMANDS)
-    extra = None
-    if not registered:
-        plugins.reset_plugin_manager()
-        pm = plugins.get_plugin_manager()
-        extra = _CatalogCommands()
-        pm.register(extra, name="tests.catalog")
 
     def run(*args: str, stdin: str = "") -> Result:
         out, err = io.StringIO(), io.StringIO()
@@ -82,5 +62,3 @@ def ct() -> Iterator[Callable[..., Result]]:
         return Result(code, out.getvalue(), err.getvalue())
 
     yield run
-    if extra is not None:
-        plugins.reset_plugin_manager()

@@ -1,8 +1,7 @@
 """The data-plane commands end to end: `ct --job JOB fwd-bwd|step|save|load|weight-sync|logs` on ct_local.
 
 The commands run in-process through `ct_cli.main.main` (real app, real plugin manager, real HTTP to
-the local server). Until they are listed in ct_cli/commands/__init__.py they are registered here the
-way a plugin would register them.
+the local server).
 """
 
 from __future__ import annotations
@@ -16,17 +15,6 @@ from typing import Any
 
 import pytest
 
-from ct_core.hookspecs import hookimpl
-
-COMMANDS = {
-    "fwd-bwd": "ct_cli.commands.fwd_bwd:fwd_bwd",
-    "step": "ct_cli.commands.step:step",
-    "save": "ct_cli.commands.save:save",
-    "load": "ct_cli.commands.load:load",
-    "weight-sync": "ct_cli.commands.weight_sync:weight_sync",
-    "logs": "ct_cli.commands.logs:logs",
-}
-
 
 @dataclass
 class Result:
@@ -39,28 +27,9 @@ class Result:
         return json.loads(self.stdout)
 
 
-class _DataPlaneCommands:
-    def __init__(self, missing: dict[str, str]) -> None:
-        self.missing = missing
-
-    @hookimpl
-    def ct_register_commands(self, app: Any) -> None:
-        for name, path in self.missing.items():
-            app.command(path, name=name)
-
-
 @pytest.fixture
 def ct_inproc(ct_home: Path) -> Iterator[Callable[..., Result]]:
-    from ct_cli import commands
     from ct_cli.main import main
-    from ct_core import plugins
-
-    known = {name for name, *_ in commands.CORE_COMMANDS}
-    missing = {name: path for name, path in COMMANDS.items() if name not in known}
-    extra = _DataPlaneCommands(missing) if missing else None
-    if extra is not None:
-        plugins.reset_plugin_manager()
-        plugins.get_plugin_manager().register(extra, name="tests.dataplane")
 
     def run(*args: str, stdin: str = "") -> Result:
         out, err = io.StringIO(), io.StringIO()
@@ -68,8 +37,6 @@ def ct_inproc(ct_home: Path) -> Iterator[Callable[..., Result]]:
         return Result(code, out.getvalue(), err.getvalue())
 
     yield run
-    if extra is not None:
-        plugins.reset_plugin_manager()
 
 
 @pytest.fixture(scope="module")

@@ -180,22 +180,6 @@ def test_models_restores_the_envelope(ct: CtRunner, server_args: list[str], loca
     assert all("name" in model for model in result.json["models"])
 
 
-def test_capacity_per_hardware_and_unsupported_types(ct: CtRunner, local_server_factory: Any) -> None:
-    server = local_server_factory(extra_args=["--hardware", "H200=16", "--hardware", "B300=8"])
-    args = ["--base-url", server.base_url, "--database", DATABASE]
-    everything = ct(*args, "capacity")
-    assert everything.returncode == 0, everything
-    assert set(everything.json["capacity_by_hardware"]) == {"H200", "B300"}
-    assert everything.json["unsupported_hardware"] == ["B200"]
-    assert everything.json["capacity_by_hardware"]["H200"]["max_total_gpus"] == 16
-    one = ct(*args, "capacity", "--hardware", "B300")
-    assert one.json["max_total_gpus"] == 8
-    refused = ct(*args, "capacity", "--hardware", "B200")
-    assert refused.returncode == 1 and "517604" in refused.stderr
-    bad = ct(*args, "capacity", "--hardware", "A100")
-    assert bad.returncode == 2
-
-
 @pytest.mark.parametrize("flag", ["--job", "--job-id"])
 def test_global_job_option_is_accepted_before_the_command(
     ct: CtRunner, server_args: list[str], flag: str
