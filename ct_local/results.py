@@ -126,6 +126,7 @@ class ResultPages:
         return events
 
     def status(self, row: RequestRow, *, cursor: str | None, max_events: int) -> dict[str, Any]:
+        start = parse_cursor(cursor)
         body: dict[str, Any] = {
             "request_id": row.request_id,
             "status": row.status,
@@ -143,7 +144,6 @@ class ResultPages:
             body["result"] = envelope(Path(row.result_path or "").read_bytes())
         elif row.delivery == DELIVERY_CHUNKS:
             events = self._chunk_events(row)
-            start = parse_cursor(cursor)
             page = events[start : start + max_events]
             end = start + len(page)
             body["events"] = page

@@ -115,9 +115,12 @@ def test_percent_encoded_colons_in_path_segments(local_server, client, prefix, c
     assert exported.status_code == 200
     assert exported.json()["checkpoint_id"] == "cp:with:colons"
     assert client.delete(f"{prefix}/{job_id}/checkpoints/{encoded}").status_code == 204
-    # A sub-job id (colons percent-encoded) in the request-status path reaches the data-plane seam.
+    # A sub-job id (colons percent-encoded) in the request-status path reaches the data plane, which
+    # answers that no such request exists.
     sub_job = quote(f"{job_id}:training:0", safe="")
-    assert client.get(f"{prefix}/{job_id}/requests/{sub_job}").status_code == 501
+    missing = client.get(f"{prefix}/{job_id}/requests/{sub_job}")
+    assert missing.status_code == 404
+    assert f"Request {job_id}:training:0 not found" in missing.json()["message"]
     # The job id itself percent-encoded, followed by a literal :cancel.
     assert client.post(f"{prefix}/{quote(job_id, safe='')}:cancel").status_code == 200
 
@@ -159,16 +162,24 @@ def test_show_and_create_database_statements(client, prefix, create, training, s
     assert created.status_code == 200
 
 
-def test_data_plane_routes_answer_501_with_a_contract_body(client, prefix, create, training) -> None:
-    job_id = create(client, prefix, training)
-    for action in ("forward-backward", "step", "save", "load", "generate", "generate-stream", "operation"):
+def test_data_plane_routes_need_a_running_job(client, prefix, create, training) -> None:
+    # A job too large for the account never leaves pending (§3.6: data-plane calls need running).
+    job_id = create(client, prefix, {**training, "training_config": {"n_gpus": 1000}})
+    for action in ("forward-backward", "step", "save", "load"):
+        response = client.post(f"{prefix}/{job_id}/{action}", content=b"{}")
+        assert response.status_code == 409, action
+        assert response.json()["message"] == (
+            f"Training job {job_id} is pending; data-plane calls need a running job"
+        )
+    # Generation belongs to the sampling backend, not in this server yet.
+    for action in ("generate", "generate-stream"):
         response = client.post(f"{prefix}/{job_id}/{action}", content=b"{}")
         assert response.status_code == 501, action
         assert response.json() == {
             "message": f"{action} is not implemented by this local server yet",
             "code": 501,
         }
-    assert client.get(f"{prefix}/{job_id}/requests/r1").status_code == 501
+    assert client.get(f"{prefix}/{job_id}/requests/r1").status_code == 404
     # The job is resolved first: an unknown job is the usual 404.
     assert client.post(f"{prefix}/{uuid.uuid4()}/step", json={}).status_code == 404
 
