@@ -70,6 +70,32 @@ def timeout_problems(idle_timeout_seconds: Any, pending_timeout_seconds: Any) ->
     return found
 
 
+def multiplex_job_id_problems(value: Any, location: str, *, own_job_id: str | None = None) -> list[str]:
+    """Format check of a `multiplex_job_id` (§8.3, VAL-19); None means the field is unset.
+
+    The server wants the complete id of a sub-job in another job, `{job_id}:{type}:{index}`. A
+    job's id is unknown before it is created, so `own_job_id` is only given by callers that know
+    it (for example when re-validating the body of a job that exists).
+    """
+    if value is None:
+        return []
+    from ct_core.ids import parse_sub_job_id
+
+    try:
+        parsed = parse_sub_job_id(value)
+    except ValueError as error:
+        return [
+            f"{location}.multiplex_job_id must be a complete sub-job id "
+            f"{{job_id}}:{{training|sampling|log_prob}}:{{index}} ({error})"
+        ]
+    if own_job_id is not None and parsed.job_id == own_job_id:
+        return [
+            f"{location}.multiplex_job_id {value!r} names a sub-job of the same job; it must point to "
+            "a sub-job of another job"
+        ]
+    return []
+
+
 def _zero_stage_problem(training_config: dict[str, Any], location: str) -> str | None:
     ds_config = training_config.get("ds_config")
     zero = ds_config.get("zero_optimization") if isinstance(ds_config, dict) else None
@@ -126,10 +152,10 @@ def validate_create_body(body: Any) -> dict[str, Any]:
 
     Checks (§5.1, CP-04): the body is an object without a `job_id`; `sub_job_configs` is a non-empty
     list of objects; no log_probability/log_prob sub-job; at most one training sub-job; known
-    hardware; timeout ranges; no ZeRO-3; the `debug` block only with
-    CORTEX_TRAINING_ENABLE_DEBUG_OPTIONS. A training `model_provider` of "arctic" is sent as
-    "prime_rl". Then every plugin validator runs (the lora plugin normalizes `peft_config`).
-    Everything else, the optimizer included, is forwarded as given.
+    hardware; timeout ranges; no ZeRO-3; a `multiplex_job_id`, when set, is a complete sub-job id
+    (VAL-19); the `debug` block only with CORTEX_TRAINING_ENABLE_DEBUG_OPTIONS. A training
+    `model_provider` of "arctic" is sent as "prime_rl". Then every plugin validator runs (the lora
+    plugin normalizes `peft_config`). Everything else, the optimizer included, is forwarded as given.
     """
     if not isinstance(body, dict):
         raise ValidationError("create_job_from_body requires a JSON object")
@@ -159,6 +185,12 @@ def validate_create_body(body: Any) -> dict[str, Any]:
                 f"{location}.job_type must be training or sampling, got {sub_job.get('job_type')!r}"
             )
             continue
+        config_key = "training_config" if kind == JobType.TRAINING.value else "inference_config"
+        sub_config = sub_job.get(config_key)
+        if isinstance(sub_config, dict):
+            problems.extend(
+                multiplex_job_id_problems(sub_config.get("multiplex_job_id"), f"{location}.{config_key}")
+            )
         if kind != JobType.TRAINING.value:
             continue
         training_count += 1
@@ -203,7 +235,7 @@ def build_create_body(
     sub_jobs: Sequence[SubJobConfig],
     *,
     experiment_name: str | None = None,
-    hardware: Hardware | str | None = None,
+    hardware: str | Hardware | None = None,
     idle_timeout_seconds: int | None = None,
     pending_timeout_seconds: int | None = None,
 ) -> dict[str, Any]:
