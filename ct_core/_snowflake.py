@@ -3,7 +3,9 @@
 `snowflake.connector` is imported here only, and only when a profile is actually used, so the CLI
 and `import ct_core` never pay for it. A profile client signs each request with the live session
 token (`Authorization: Snowflake Token="..."`) and, when the service says explicitly that the token
-expired, reconnects once (under a lock, so concurrent threads reconnect once) and replays.
+expired, reconnects once (under a lock, so concurrent threads reconnect once) and replays. When
+the Connector refuses a profile's programmatic access token at sign-in, the error says what to check
+(CFG-23).
 """
 
 from __future__ import annotations
@@ -15,7 +17,14 @@ from typing import Any
 import httpx
 
 from ct_core.constants import SESSION_EXPIRED_CODES
-from ct_core.errors import APIError, ConfigError, error_codes, response_json
+from ct_core.errors import (
+    APIError,
+    ConfigError,
+    error_codes,
+    is_pat_rejection,
+    pat_rejected_from_connector,
+    response_json,
+)
 
 
 def open_profile_session(connection: str | None, **overrides: Any) -> Any:
@@ -27,7 +36,13 @@ def open_profile_session(connection: str | None, **overrides: Any) -> Any:
     kwargs = {key: value for key, value in overrides.items() if value is not None}
     if connection:
         kwargs["connection_name"] = connection
-    return snowflake.connector.connect(**kwargs)
+    try:
+        return snowflake.connector.connect(**kwargs)
+    except Exception as error:
+        # A refused token is the common first-run failure; say what to check (CFG-23).
+        if is_pat_rejection(error):
+            raise pat_rejected_from_connector(error) from error
+        raise
 
 
 def session_server_url(session: Any) -> str:

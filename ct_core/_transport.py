@@ -8,7 +8,8 @@ httpx.Client by injection, and streaming bodies use it directly, so every reques
 - a request hook that applies the per-call timeout override (capacity's 10 s / 30 s bound) and the
   live auth header of a profile session;
 - a response hook that logs the Snowflake request id and turns any answer that is not a 2xx into
-  the matching `APIError` (so generated functions never hand back an error as data);
+  the matching `APIError` (so generated functions never hand back an error as data); a 401 to a
+  request signed with a programmatic access token becomes `PATRejectedError`, with next steps;
 - `Transport.call`, which maps httpx failures onto ct's exceptions and runs the retry policy.
 """
 
@@ -32,7 +33,9 @@ from ct_core.constants import (
     CAPACITY_READ_TIMEOUT,
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_READ_TIMEOUT,
+    PAT_TOKEN_TYPE,
     REQUEST_ID_HEADER,
+    TOKEN_TYPE_HEADER,
 )
 from ct_core.errors import (
     APIError,
@@ -197,7 +200,10 @@ class Transport:
             LAST_RESPONSE.set(response)
             return
         response.read()
-        raise api_error_from_response(response)
+        # A PAT this client signs with itself gets next steps on a 401 (CFG-23); a profile session
+        # (an auth provider) signed in already, so its 401 means something else (usually expiry).
+        direct_pat = self.auth is None and response.request.headers.get(TOKEN_TYPE_HEADER) == PAT_TOKEN_TYPE
+        raise api_error_from_response(response, direct_pat=direct_pat)
 
     # --- the generated client ---------------------------------------------------------------------
 

@@ -150,6 +150,20 @@ class AuthenticationError(APIError):
     """401: the credential was not accepted."""
 
 
+class PATRejectedError(AuthenticationError):
+    """Snowflake refused a programmatic access token (CFG-23).
+
+    Raised for a 401 on a direct-PAT request, and when the Connector refuses a profile's token at
+    sign-in (errno 394400). The message is the original error followed by what to check; `.hint`
+    holds those next steps alone and `.errno` the Connector's error number, when there is one.
+    """
+
+    def __init__(self, message: str, *, hint: str, errno: int | None = None, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.hint = hint
+        self.errno = errno
+
+
 class PermissionDeniedError(APIError):
     """403: the role lacks a privilege (for job creation: USE CORTEX TRAINING, code 003001)."""
 
@@ -365,8 +379,59 @@ def standard_http_message(response: httpx.Response) -> str:
     return f"{status} {kind}: {response.reason_phrase} for url: {url}"
 
 
-def api_error_from_response(response: httpx.Response) -> APIError:
-    """Build the `APIError` subclass for a non-success response, with the §3.6 message."""
+# --------------------------------------------------------------------------------------------------
+# A programmatic access token that Snowflake refuses (CFG-23)
+# --------------------------------------------------------------------------------------------------
+
+#: The Connector's error number when Snowflake refuses a programmatic access token at sign-in.
+PAT_REJECTED_ERRNO = 394400
+#: The text of that refusal, for Connector versions that do not set the errno.
+PAT_REJECTED_TEXT = "programmatic access token is invalid"
+#: Snowflake's guide to programmatic access tokens (network policy and token lifecycle).
+PAT_AUTH_DOC_URL = "https://docs.snowflake.com/en/user-guide/programmatic-access-tokens"
+PAT_REJECTED_HINT = (
+    "Snowflake did not accept the programmatic access token. Things to check:\n"
+    "  - network policy: a token only works for a user covered by a network policy. Snowsight then "
+    'shows "Missing network policy" for the user; if granting the temporary "Bypass requirement for '
+    'network policy" makes the token work, a network policy is what is missing.\n'
+    "  - the token itself: it may have expired, been mistyped or cut short when pasted, or belong to "
+    "another user than the one this connection names. Generating a new token rules these out.\n"
+    f"  - documentation: {PAT_AUTH_DOC_URL}"
+)
+
+
+def with_pat_rejected_hint(message: str) -> str:
+    """`message` with the next steps for a refused token appended on the following lines."""
+    return f"{message}\n{PAT_REJECTED_HINT}"
+
+
+def is_pat_rejection(error: BaseException) -> bool:
+    """True for a Connector error saying Snowflake refused a programmatic access token."""
+    errno = getattr(error, "errno", None)
+    if errno is not None and str(errno) == str(PAT_REJECTED_ERRNO):
+        return True
+    return PAT_REJECTED_TEXT in str(error).lower()
+
+
+def pat_rejected_from_connector(error: BaseException) -> PATRejectedError:
+    """The ct error for a Connector sign-in that failed on the token; the original text is kept."""
+    errno = getattr(error, "errno", None)
+    original = redact_secrets(str(error) or type(error).__name__)
+    return PATRejectedError(
+        with_pat_rejected_hint(original),
+        hint=PAT_REJECTED_HINT,
+        errno=errno if isinstance(errno, int) else None,
+        status_code=401,
+    )
+
+
+def api_error_from_response(response: httpx.Response, *, direct_pat: bool = False) -> APIError:
+    """Build the `APIError` subclass for a non-success response, with the §3.6 message.
+
+    `direct_pat` says the request was signed with a programmatic access token by the client itself
+    (not a profile session): a 401 then becomes `PATRejectedError` with next steps appended.
+    A profile's token was already accepted at sign-in, so its 401s carry no such hint.
+    """
     status = response.status_code
     request_id = response.headers.get(REQUEST_ID_HEADER) or None
     body = response_json(response)
@@ -391,6 +456,8 @@ def api_error_from_response(response: httpx.Response) -> APIError:
         match = _SCHEMA_NOT_FOUND_RE.search(server_message)
         if match:
             return DatabaseAccessError(prefix + _database_access_message(match.group("target")), **kwargs)
+    if status == 401 and direct_pat:
+        return PATRejectedError(with_pat_rejected_hint(prefix + message), hint=PAT_REJECTED_HINT, **kwargs)
     cls = _BY_STATUS.get(status, ServerError if status >= 500 else APIError)
     return cls(prefix + message, **kwargs)
 
