@@ -249,10 +249,7 @@ class DataPlaneMixin:
         if not isinstance(checkpoint_id, str) or not checkpoint_id:
             raise ValueError("load needs a checkpoint_id")
         body: dict[str, Any] = {"checkpoint_id": checkpoint_id}
-        if source_job_id is not None:
-            body["source_job_id"] = source_job_id
-        if target_sub_job_id is not None:
-            body["target_sub_job_id"] = target_sub_job_id
+        body.update(ops.present(("source_job_id", source_job_id), ("target_sub_job_id", target_sub_job_id)))
         return self._request_id(self._json("load", job_id, body=body), "load")
 
     # --- the generic operation envelope (§7) ---------------------------------------------------
@@ -380,22 +377,21 @@ class DataPlaneMixin:
         source_sub_job_id: str,
         target_sub_job_id: str,
         *,
-        max_cache_bytes: int | None = None,
         sub_job_id: str | None = None,
         sub_job_type: str | None = None,
+        max_cache_bytes: int | None = None,
     ) -> dict[str, Any]:
         """Pair a sampling sub-job (routing source) with the training sub-job that replays it (§7.4).
 
         Returns the answer; poll its request_id when it has one, then read `sampling_job_id`.
         """
-        payload: dict[str, Any] = {
+        pairing: dict[str, Any] = {
             "source_sub_job_id": source_sub_job_id,
             "target_sub_job_id": target_sub_job_id,
         }
-        if max_cache_bytes is not None:
-            payload["max_cache_bytes"] = max_cache_bytes
+        pairing.update(ops.present(("max_cache_bytes", max_cache_bytes)))
         return self.operation(
-            job_id, ops.OP_BOOTSTRAP_ROUTER_REPLAY, payload, sub_job_id=sub_job_id, sub_job_type=sub_job_type
+            job_id, ops.OP_BOOTSTRAP_ROUTER_REPLAY, pairing, sub_job_id=sub_job_id, sub_job_type=sub_job_type
         )
 
     def router_replay_discard(
@@ -417,12 +413,12 @@ class DataPlaneMixin:
         self,
         job_id: str,
         *,
-        sub_job_id: str | None = None,
-        sub_job_type: str | None = "sampling",
         drain: bool = True,
         timeout_s: float = 60.0,
         retry_interval_s: float = 0.1,
         extra: dict[str, Any] | None = None,
+        sub_job_id: str | None = None,
+        sub_job_type: str | None = "sampling",
     ) -> dict[str, Any]:
         """Clear a sampling sub-job's prefix cache (§7.6); `extra` adds fields and may override drain."""
         payload = ops.reset_prefix_cache_payload(
@@ -519,8 +515,8 @@ class DataPlaneMixin:
         self,
         job_id: str,
         *,
-        cursor: str | None = None,
         max_lines: int | None = None,
+        cursor: str | None = None,
         sub_job_id: str | None = None,
         sub_job_type: str | None = None,
     ) -> dict[str, Any]:
@@ -546,12 +542,12 @@ class DataPlaneMixin:
         self,
         job_id: str,
         *,
-        sub_job_id: str | None = None,
-        sub_job_type: str | None = None,
+        follow: bool = True,
         cursor: str | None = None,
         max_lines: int | None = None,
         poll_interval: float | None = None,
-        follow: bool = True,
+        sub_job_id: str | None = None,
+        sub_job_type: str | None = None,
     ) -> Iterator[dict[str, Any]]:
         """Yield log entries as they come (a lazy generator; close it to stop).
 

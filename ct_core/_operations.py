@@ -68,6 +68,11 @@ def forward_max_json_bytes() -> int:
     return value
 
 
+def present(*pairs: tuple[str, Any]) -> dict[str, Any]:
+    """The `(key, value)` pairs whose value is not None, as a dict: a body's optional fields."""
+    return {key: value for key, value in pairs if value is not None}
+
+
 def envelope(
     operation_type: str,
     payload: Any = None,
@@ -77,10 +82,7 @@ def envelope(
 ) -> dict[str, Any]:
     """An operation body; routing hints and payload appear only when given. Bytes become payload_b64."""
     body: dict[str, Any] = {"operation_type": operation_type}
-    if sub_job_id is not None:
-        body["sub_job_id"] = sub_job_id
-    if sub_job_type is not None:
-        body["sub_job_type"] = sub_job_type
+    body.update(present(("sub_job_id", sub_job_id), ("sub_job_type", sub_job_type)))
     if isinstance(payload, (bytes, bytearray, memoryview)):
         payload = bytes_payload(payload)
     if payload is not None:
@@ -166,9 +168,8 @@ def reset_prefix_cache_payload(
 ) -> dict[str, Any]:
     """`extra` first; the three defaults fill only what extra leaves out (§7.6, DP-21)."""
     payload = dict(extra or {})
-    payload.setdefault("drain", drain)
-    payload.setdefault("timeout_s", timeout_s)
-    payload.setdefault("retry_interval_s", retry_interval_s)
+    for key, default in (("drain", drain), ("timeout_s", timeout_s), ("retry_interval_s", retry_interval_s)):
+        payload.setdefault(key, default)
     return payload
 
 

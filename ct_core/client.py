@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ct_core import _control_plane, _retry
@@ -117,26 +117,24 @@ class CortexTrainingClient(DataPlaneMixin):
         headers: Mapping[str, str] | None = None,
         auth: AuthProvider | None = None,
     ) -> None:
-        if not poll_interval > 0:
-            raise ValueError("poll_interval must be > 0")
-        if not poll_timeout > 0:
-            raise ValueError("poll_timeout must be > 0")
-        if not poll_backoff_multiplier >= 1.0:
-            raise ValueError("poll_backoff_multiplier must be >= 1.0")
-        if not poll_max_interval >= poll_interval:
-            raise ValueError("poll_max_interval must be >= poll_interval")
-        if not pool_maxsize > 0:
-            raise ValueError("pool_maxsize must be > 0")
-        if not max_retries >= 0:
-            raise ValueError("max_retries must be >= 0")
+        # Checked in this order so the first bad argument names itself (CFG-01 fixes the messages);
+        # each rule is a thunk so a later comparison never runs ahead of an earlier failure.
+        rules: tuple[tuple[Callable[[], bool], str], ...] = (
+            (lambda: poll_interval > 0, "poll_interval must be > 0"),
+            (lambda: poll_timeout > 0, "poll_timeout must be > 0"),
+            (lambda: poll_backoff_multiplier >= 1.0, "poll_backoff_multiplier must be >= 1.0"),
+            (lambda: poll_max_interval >= poll_interval, "poll_max_interval must be >= poll_interval"),
+            (lambda: pool_maxsize > 0, "pool_maxsize must be > 0"),
+            (lambda: max_retries >= 0, "max_retries must be >= 0"),
+        )
+        for holds, message in rules:
+            if not holds():
+                raise ValueError(message)
         self.base_url = base_url.rstrip("/")
-        self.database = database
-        self.schema = schema
-        self.endpoint = endpoint
-        self.poll_interval = poll_interval
-        self.poll_timeout = poll_timeout
-        self.poll_backoff_multiplier = poll_backoff_multiplier
-        self.poll_max_interval = poll_max_interval
+        self.database, self.schema, self.endpoint = database, schema, endpoint
+        # The polling schedule every wait_* helper follows (see _poll_schedule).
+        self.poll_interval, self.poll_timeout = poll_interval, poll_timeout
+        self.poll_backoff_multiplier, self.poll_max_interval = poll_backoff_multiplier, poll_max_interval
         self.max_retries = max_retries
         self.request_timeout = validate_request_timeout(request_timeout)
         self.verify_ssl = verify_ssl
@@ -293,7 +291,7 @@ class CortexTrainingClient(DataPlaneMixin):
         self,
         sub_jobs: Sequence[SubJobConfig],
         experiment_name: str | None = None,
-        hardware: Hardware | str | None = None,
+        hardware: str | Hardware | None = None,
         idle_timeout_seconds: int | None = None,
         pending_timeout_seconds: int | None = None,
     ) -> str:

@@ -118,8 +118,11 @@ class TrainingConfig:
     train_batch_size: int
     n_gpus: int
     gradient_clipping: float | None = None
+    """Gradient-norm clip; when unset, a clipping value inside the optimizer block is used instead."""
     multiplex_job_id: str | None = None
+    """Share the GPUs of this `{job_id}:{type}:{index}` sub-job of another job."""
     load_optimizer_states: bool | None = None
+    """False restores only the weights of a checkpoint; None leaves it to the server (true)."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -216,12 +219,17 @@ class SubJobConfig:
     job_type: JobType
     model_name: str
     training: TrainingConfig | None = None
+    """Set on training sub-jobs only."""
     sampling: InferenceConfig | None = None
+    """Set on sampling sub-jobs only."""
     global_batch_size: int | None = None
     dtype: str | None = None
+    """Model dtype name such as "bfloat16"; passed through as is."""
     seed: int | None = None
     model_post_init: list[str] | None = None
+    """Names of post-init hooks the server runs on the loaded model."""
     source_checkpoint_info: dict[str, Any] | None = None
+    """Start from a saved checkpoint or from external weights in a stage (§8.4)."""
 
     @classmethod
     def training_job(
@@ -229,16 +237,16 @@ class SubJobConfig:
         model_name: str,
         *,
         optimizer: dict[str, Any],
-        max_seq_len: int,
         train_batch_size: int,
+        max_seq_len: int,
         n_gpus: int,
+        load_optimizer_states: bool | None = None,
         gradient_clipping: float | None = None,
         multiplex_job_id: str | None = None,
-        load_optimizer_states: bool | None = None,
         extra_training: dict[str, Any] | None = None,
-        global_batch_size: int | None = None,
-        dtype: str | None = None,
         seed: int | None = None,
+        dtype: str | None = None,
+        global_batch_size: int | None = None,
         model_post_init: list[str] | None = None,
         source_checkpoint_info: dict[str, Any] | None = None,
     ) -> SubJobConfig:
@@ -247,24 +255,25 @@ class SubJobConfig:
         `load_optimizer_states=False` resumes weights only, which is needed to change the
         data-parallel size; it is fixed when the job is created.
         """
+        training = TrainingConfig(
+            optimizer=optimizer,
+            train_batch_size=train_batch_size,
+            max_seq_len=max_seq_len,
+            n_gpus=n_gpus,
+            load_optimizer_states=load_optimizer_states,
+            gradient_clipping=gradient_clipping,
+            multiplex_job_id=multiplex_job_id,
+            extra=dict(extra_training or {}),
+        )
         return cls(
-            job_type=JobType.TRAINING,
-            model_name=model_name,
-            training=TrainingConfig(
-                optimizer=optimizer,
-                max_seq_len=max_seq_len,
-                train_batch_size=train_batch_size,
-                n_gpus=n_gpus,
-                gradient_clipping=gradient_clipping,
-                multiplex_job_id=multiplex_job_id,
-                load_optimizer_states=load_optimizer_states,
-                extra=dict(extra_training or {}),
-            ),
-            global_batch_size=global_batch_size,
-            dtype=dtype,
+            JobType.TRAINING,
+            model_name,
+            training=training,
             seed=seed,
-            model_post_init=model_post_init,
+            dtype=dtype,
+            global_batch_size=global_batch_size,
             source_checkpoint_info=source_checkpoint_info,
+            model_post_init=model_post_init,
         )
 
     @classmethod
@@ -274,12 +283,12 @@ class SubJobConfig:
         *,
         max_seq_len: int,
         n_gpus: int,
+        job_type: JobType = JobType.SAMPLING,
         multiplex_job_id: str | None = None,
         extra_sampling: dict[str, Any] | None = None,
-        job_type: JobType = JobType.SAMPLING,
-        global_batch_size: int | None = None,
-        dtype: str | None = None,
         seed: int | None = None,
+        dtype: str | None = None,
+        global_batch_size: int | None = None,
         model_post_init: list[str] | None = None,
         source_checkpoint_info: dict[str, Any] | None = None,
     ) -> SubJobConfig:
@@ -289,20 +298,18 @@ class SubJobConfig:
             raise ValidationError(f"sampling_job().job_type: {LOG_PROBABILITY_REFUSAL}")
         if kind != JobType.SAMPLING.value:
             raise ValidationError(f"sampling_job() only accepts SAMPLING, got {job_type!r}")
+        sampling = InferenceConfig(
+            max_seq_len, n_gpus, multiplex_job_id=multiplex_job_id, extra=dict(extra_sampling or {})
+        )
         return cls(
-            job_type=JobType.SAMPLING,
-            model_name=model_name,
-            sampling=InferenceConfig(
-                max_seq_len=max_seq_len,
-                n_gpus=n_gpus,
-                multiplex_job_id=multiplex_job_id,
-                extra=dict(extra_sampling or {}),
-            ),
-            global_batch_size=global_batch_size,
-            dtype=dtype,
+            JobType.SAMPLING,
+            model_name,
+            sampling=sampling,
             seed=seed,
-            model_post_init=model_post_init,
+            dtype=dtype,
+            global_batch_size=global_batch_size,
             source_checkpoint_info=source_checkpoint_info,
+            model_post_init=model_post_init,
         )
 
     def problems(self) -> list[str]:

@@ -58,13 +58,12 @@ def serialize_forward_backward_args(
     args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None
 ) -> bytes:
     """The DSSST1 frame of `{"args": args, "kwargs": kwargs}`, ready for `forward_backward`."""
+    named = {} if kwargs is None else kwargs
     if not isinstance(args, tuple):
         raise ValueError("forward-backward args must be a tuple")
-    if kwargs is None:
-        kwargs = {}
-    if not isinstance(kwargs, dict):
+    if not isinstance(named, dict):
         raise ValueError("forward-backward kwargs must be a dict")
-    return wire.dumps({"args": args, "kwargs": kwargs}, metadata=RESPONSE_OPTIONS)
+    return wire.dumps({"args": args, "kwargs": named}, metadata=RESPONSE_OPTIONS)
 
 
 # --- tensors from JSON ----------------------------------------------------------------------------
@@ -333,15 +332,16 @@ def build_forward_backward_payload(spec: dict[str, Any], *, tokenizer: Any = Non
     """
     if not isinstance(spec, dict):
         raise ValueError("fwd-bwd JSON must be an object")
-    payload = spec.get("payload", spec)
-    if not isinstance(payload, dict):
+    # The content may sit under a "payload" key; without one, the spec itself is the content.
+    content = spec.get("payload", spec)
+    if not isinstance(content, dict):
         raise ValueError("fwd-bwd payload must be an object")
-    raw_args = payload.get("args")
+    raw_args = content.get("args")
     if raw_args is None:
         args: tuple[Any, ...] = ()
     elif isinstance(raw_args, list):
         args = tuple(raw_args)
     else:
         raise ValueError("fwd-bwd payload args must be a JSON list")
-    kwargs = build_forward_backward_kwargs(payload, spec=spec, tokenizer=tokenizer)
+    kwargs = build_forward_backward_kwargs(content, spec=spec, tokenizer=tokenizer)
     return serialize_forward_backward_args(args, kwargs)

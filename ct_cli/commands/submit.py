@@ -21,12 +21,12 @@ def read_json_object(path: str, *, what: str = "job") -> dict[str, Any]:
     else:
         raw = Path(path).expanduser().read_text(encoding="utf-8")
     try:
-        parsed = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"invalid JSON in {path}: {exc}") from exc
-    if not isinstance(parsed, dict):
-        raise ValueError(f"{what} JSON must be an object")
-    return parsed
+        document = json.loads(raw)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"invalid JSON in {path}: {error}") from error
+    if isinstance(document, dict):
+        return document
+    raise ValueError(f"{what} JSON must be an object")
 
 
 def check_body_shape(body: dict[str, Any]) -> None:
