@@ -1,0 +1,1 @@
+"""Test stand-in for the `snowflake` namespace: only `snowflake.connector` is provided."""

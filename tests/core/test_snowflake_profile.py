@@ -1,0 +1,168 @@
+"""Profile clients (`from_configs`) against ct_local, with a stand-in Snowflake Connector.
+
+The stand-in (tests/core/fake_snowflake) mimics the Connector's interface where ct touches it, so
+everything from the profile lookup to the `Authorization: Snowflake Token="..."` header, the
+one replay after an expired session (CFG-10) and the refused-PAT hint (CFG-23) runs for real
+against a local server that only accepts the session tokens the stand-in hands out.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from ct_core import errors
+from ct_core.client import CortexTrainingClient
+
+FAKE_ROOT = Path(__file__).parent / "fake_snowflake"
+SESSION_1 = "session-token-one"
+SESSION_2 = "session-token-two"
+DATABASE = "CT_PROFILE_DB"
+#: What Snowflake answers for a session token that expired (a code of SESSION_EXPIRED_CODES).
+EXPIRED = {"code": "390112", "message": "Your session has expired. Please login again."}
+
+
+def _drop_snowflake_modules() -> None:
+    for name in [n for n in sys.modules if n == "snowflake" or n.startswith("snowflake.")]:
+        del sys.modules[name]
+
+
+@pytest.fixture
+def fake_connector(monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
+    """`snowflake.connector` resolved to the stand-in for this test, the real one again after."""
+    for name in [n for n in sys.modules if n == "snowflake" or n.startswith("snowflake.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.syspath_prepend(str(FAKE_ROOT))
+    module = importlib.import_module("snowflake.connector")
+    assert Path(module.__file__ or "").is_relative_to(FAKE_ROOT)
+    try:
+        yield module
+    finally:
+        _drop_snowflake_modules()  # monkeypatch then puts back whatever was imported before
+
+
+@pytest.fixture(scope="module")
+def session_server(module_local_server_factory: Any) -> Any:
+    return module_local_server_factory(tokens={SESSION_1: "TRAINER", SESSION_2: "TRAINER"})
+
+
+@pytest.fixture
+def profile(ct_home: Path, session_server: Any, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A connections.toml profile `training`; the stand-in's sessions report the local server."""
+    (ct_home / ".snowflake" / "connections.toml").write_text(
+        f'[training]\naccount = "myorg-acct"\nuser = "ALICE"\ndatabase = "{DATABASE}"\nschema = "PUBLIC"\n',
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("CT_FAKE_SNOWFLAKE_SERVER_URL", session_server.base_url)
+    return "training"
+
+
+def _record_auth(client: CortexTrainingClient) -> list[str]:
+    """The Authorization header of every request the client sends (after its auth is applied)."""
+    seen: list[str] = []
+    client._transport.http.event_hooks["request"].append(
+        lambda request: seen.append(request.headers.get("authorization", ""))
+    )
+    return seen
+
+
+def test_profile_client_signs_with_the_session_token(fake_connector: ModuleType, profile: str) -> None:
+    fake_connector.SESSIONS[:] = [SESSION_1]
+    with CortexTrainingClient.from_configs(connection=profile, max_retries=0) as client:
+        seen = _record_auth(client)
+        assert client.database == DATABASE and client.schema == "PUBLIC"
+        assert client.list_jobs() == []
+        assert seen == [f'Snowflake Token="{SESSION_1}"']
+        assert fake_connector.CALLS == [{"connection_name": "training"}]
+        session = fake_connector.CONNECTIONS[0]
+    assert session.is_closed()  # close() releases the Connector session the client owns
+
+
+def test_expired_session_is_renewed_once_and_the_request_replayed(
+    fake_connector: ModuleType, profile: str, session_server: Any
+) -> None:
+    fake_connector.SESSIONS[:] = [SESSION_1, SESSION_2]
+    session_server.set_faults({"path": "/cortex-training$", "method": "GET", "status": 401, "body": EXPIRED})
+    try:
+        with CortexTrainingClient.from_configs(connection=profile, max_retries=0) as client:
+            seen = _record_auth(client)
+            assert client.list_jobs() == []
+    finally:
+        session_server.clear_faults()
+    assert seen == [f'Snowflake Token="{SESSION_1}"', f'Snowflake Token="{SESSION_2}"']
+    first, second = fake_connector.CONNECTIONS
+    assert first.is_closed() and second.is_closed()
+    assert len(fake_connector.CALLS) == 2
+
+
+def test_a_second_expiry_is_raised_without_a_pat_hint(
+    fake_connector: ModuleType, profile: str, session_server: Any
+) -> None:
+    fake_connector.SESSIONS[:] = [SESSION_1, SESSION_2, "never-used"]
+    session_server.set_faults(
+        {"path": "/cortex-training$", "method": "GET", "status": 401, "body": EXPIRED, "count": 2}
+    )
+    try:
+        with (
+            CortexTrainingClient.from_configs(connection=profile, max_retries=0) as client,
+            pytest.raises(errors.AuthenticationError) as caught,
+        ):
+            client.list_jobs()
+    finally:
+        session_server.clear_faults()
+    assert len(fake_connector.CALLS) == 2  # one renewal, one replay, then the error
+    assert not isinstance(caught.value, errors.PATRejectedError)
+    assert "(390112): Your session has expired" in str(caught.value)
+    assert "network policy" not in str(caught.value)
+
+
+def test_a_401_that_is_not_an_expiry_is_neither_replayed_nor_hinted(
+    fake_connector: ModuleType, profile: str, session_server: Any
+) -> None:
+    fake_connector.SESSIONS[:] = [SESSION_1, SESSION_2]
+    refused = {"code": "390303", "message": "Invalid OAuth access token."}
+    session_server.set_faults({"path": "/cortex-training$", "method": "GET", "status": 401, "body": refused})
+    try:
+        with (
+            CortexTrainingClient.from_configs(connection=profile, max_retries=0) as client,
+            pytest.raises(errors.AuthenticationError) as caught,
+        ):
+            client.list_jobs()
+    finally:
+        session_server.clear_faults()
+    assert len(fake_connector.CALLS) == 1
+    assert not isinstance(caught.value, errors.PATRejectedError)
+    assert "network policy" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("errno", "message"),
+    [
+        (394400, "Programmatic access token is invalid."),
+        (-1, "Failed to authenticate: programmatic access token is invalid"),
+    ],
+)
+def test_a_refused_profile_token_gets_next_steps(
+    fake_connector: ModuleType, profile: str, errno: int, message: str
+) -> None:
+    original = fake_connector.DatabaseError(msg=message, errno=errno, sqlstate="08004")
+    fake_connector.FAILURES[:] = [original]
+    with pytest.raises(errors.PATRejectedError) as caught:
+        CortexTrainingClient.from_configs(connection=profile)
+    text = str(caught.value)
+    assert text.splitlines()[0] == str(original)  # the Connector's own error, kept as it was
+    assert text.endswith(errors.PAT_REJECTED_HINT)
+    assert caught.value.__cause__ is original
+    assert caught.value.errno == (errno if errno >= 0 else -1)
+
+
+def test_other_connector_failures_pass_through(fake_connector: ModuleType, profile: str) -> None:
+    fake_connector.FAILURES[:] = [fake_connector.OperationalError(msg="Could not connect", errno=250001)]
+    with pytest.raises(fake_connector.OperationalError, match="Could not connect"):
+        CortexTrainingClient.from_configs(connection=profile)
