@@ -9,6 +9,10 @@ Three forms:
 - `ct login --host HOST --user USER ...`: create a PAT profile in connections.toml (atomic
   write, mode 0600, other profiles kept) and remember it. Missing values are prompted for on
   stderr when stdin is a terminal; otherwise they must be passed as flags.
+- `ct login --convert-legacy-config FILE`: turn an old host/PAT JSON config into such a profile
+  (CFG-21). With the old token it asks Snowflake's SQL API who the token belongs to and whether the
+  database and schema exist; a missing database is created only after the SQL is shown and the
+  user agrees (`--yes` agrees in advance; without a terminal and without `--yes` it stops).
 
 Each form then checks the connection with one capacity call (skip with `--no-verify`) and
 prints a JSON summary. No form ever prints the token.
@@ -232,6 +236,162 @@ def _create_profile(
     return result
 
 
+def _sql_origin(config: dict[str, Any], path: Path) -> tuple[str, str]:
+    """(where statements go, the host the profile names) for a legacy config.
+
+    A `base_url` (a compatible or local server) is talked to as it is; a Snowflake host over https
+    at its REST name (§2.1), as every PAT request is.
+    """
+    from urllib.parse import urlsplit
+
+    from ct_core.connection import normalize_host, rest_host
+
+    base_url, host = config.get("base_url"), config.get("host")
+    if host:
+        name = normalize_host(str(host))
+        return (str(base_url) if base_url else f"https://{rest_host(name)}"), name
+    if base_url:
+        return str(base_url), urlsplit(str(base_url)).netloc
+    raise ValueError(f"{path} names no host: --convert-legacy-config needs a config with host and pat")
+
+
+def _database_exists(sql: Any, database: str) -> bool:
+    from ct_core._snowflake import run_statement
+
+    # Unquoted identifiers are stored upper-case; a quoted name is compared as written.
+    wanted = database[1:-1] if database.startswith('"') else database.upper()
+    names = run_statement(sql, "SHOW DATABASES").column("name")
+    return any(name == wanted or (name or "").upper() == wanted for name in names)
+
+
+def _schema_exists(sql: Any, database: str, schema: str) -> bool:
+    from ct_core._snowflake import run_statement
+
+    wanted = schema[1:-1] if schema.startswith('"') else schema.upper()
+    names = run_statement(sql, f"SHOW SCHEMAS IN DATABASE {database}").column("name")
+    return any(name == wanted or (name or "").upper() == wanted for name in names)
+
+
+def _agree_to_create(statement: str, database: str, role: str | None, yes: bool) -> None:
+    """Show the SQL and get a yes (CFG-21, CFG-22: a database is never created silently)."""
+    as_role = f" for role {role}" if role else ""
+    output.progress(f"database {database} does not exist or is not visible{as_role}. ct can create it with:")
+    output.progress(f"  {statement};")
+    if yes:
+        return
+    if not _interactive():
+        raise ValueError(
+            f"database {database} was not found and ct will not create it without asking: pass --yes "
+            f"to run {statement!r}, or have it created and run this command again"
+        )
+    if not _confirm("run it now?"):
+        raise ValueError(
+            f"not converted: database {database} does not exist. Create it (or pass --database with one "
+            "that exists) and run this command again"
+        )
+
+
+def _convert_legacy_config(
+    path_text: str,
+    *,
+    name: str | None,
+    database: str | None,
+    schema: str | None,
+    force: bool,
+    yes: bool,
+    verify: bool,
+) -> dict[str, Any]:
+    from ct_core._snowflake import (
+        checked_identifier,
+        current_identity,
+        pat_statements_transport,
+        run_statement,
+    )
+    from ct_core.connection import (
+        load_config_file,
+        read_connection_profiles,
+        save_login_profile,
+        write_connection_profile,
+    )
+
+    path = Path(path_text).expanduser().resolve()
+    config = load_config_file(path)
+    pat = config.get("pat")
+    if not pat:
+        raise ValueError(f"{path} has no pat: --convert-legacy-config converts a config with host and pat")
+    origin, host = _sql_origin(config, path)
+    profile = name or DEFAULT_PROFILE_NAME
+    if not PROFILE_NAME_RE.match(profile):
+        raise ValueError(f"profile name {profile!r} may only use letters, digits, '_', '.' and '-'")
+    # Refuse before running any SQL, so a refused conversion changes nothing anywhere.
+    if profile in read_connection_profiles() and not force:
+        from ct_core.connection import connections_toml_path
+
+        raise ValueError(
+            f"profile {profile!r} already exists in {connections_toml_path()}; pass --force to replace it, "
+            "or --connection NAME for another name"
+        )
+    database_name = checked_identifier(database or config.get("database") or DEFAULT_DATABASE, "database")
+    schema_name = checked_identifier(schema or config.get("schema") or DEFAULT_SCHEMA, "schema")
+    verify_ssl = not context.current().options.no_verify_ssl
+    if verify_ssl and config.get("no_verify_ssl") is not None:
+        verify_ssl = not config["no_verify_ssl"]
+    elif verify_ssl and config.get("verify_ssl") is not None:
+        verify_ssl = bool(config["verify_ssl"])
+
+    sql = pat_statements_transport(origin, str(pat), verify=verify_ssl)
+    try:
+        # No database or schema context on these calls: they may not exist yet.
+        user, role = current_identity(sql)
+        output.progress(f"the token in {path} belongs to user {user}" + (f" (role {role})" if role else ""))
+        created = False
+        if not _database_exists(sql, database_name):
+            statement = f"CREATE DATABASE IF NOT EXISTS {database_name}"
+            _agree_to_create(statement, database_name, role, yes)
+            run_statement(sql, statement)
+            created = True
+        if not _schema_exists(sql, database_name, schema_name):
+            raise ValueError(
+                f"schema {database_name}.{schema_name} does not exist or is not visible"
+                + (f" for role {role}" if role else "")
+                + f"; create it (CREATE SCHEMA IF NOT EXISTS {database_name}.{schema_name}) or pass "
+                "--schema with one that exists"
+            )
+    finally:
+        sql.close()
+
+    values = {
+        "account": host.split(".", 1)[0],
+        "host": host,
+        "user": user,
+        "role": role,
+        "authenticator": "programmatic_access_token",
+        "token": str(pat),
+        "database": database_name,
+        "schema": schema_name,
+    }
+    connections_file = write_connection_profile(profile, values, force=force)
+    state = save_login_profile(profile)
+    output.warn(f"{path} still holds the token in plain text; delete it once the new profile works")
+    result: dict[str, Any] = {
+        "connection": profile,
+        "connections_file": str(connections_file),
+        "converted_from": str(path),
+        "database": database_name,
+        "database_created": created,
+        "host": host,
+        "logged_in": True,
+        "login_file": str(state),
+        "profile_created": True,
+        "role": role,
+        "schema": schema_name,
+        "user": user,
+    }
+    if verify:
+        result["verified"] = _verify(_remembered_options(connection=profile))
+    return result
+
+
 def _reset() -> dict[str, Any]:
     from ct_core.connection import forget_login, read_login_state, remove_connection_profile
 
@@ -273,6 +433,14 @@ def login(
     ] = None,
     schema: Annotated[str | None, Parameter(help=f"Schema of the profile (new: {DEFAULT_SCHEMA}).")] = None,
     pat_stdin: Annotated[bool, Parameter(help="Read the token from stdin instead of a prompt.")] = False,
+    convert_legacy_config: Annotated[
+        str | None,
+        Parameter(help="Turn an old host/PAT JSON config into a connection profile and remember it."),
+    ] = None,
+    yes: Annotated[
+        bool,
+        Parameter(help="With --convert-legacy-config: create a missing database without asking."),
+    ] = False,
     force: Annotated[bool, Parameter(help="Replace a profile of the same name.")] = False,
     reset: Annotated[
         bool, Parameter(help="Forget the remembered login (and, if confirmed, its profile).")
@@ -282,13 +450,35 @@ def login(
     """Remember the connection later commands use, and check that it works.
 
     Use one of: a legacy JSON config (ct login CONFIG), an existing Snowflake connection
-    profile (ct login --connection NAME), or a new PAT profile (ct login --host HOST --user
-    USER --pat-stdin). Prints a JSON summary; the token is never printed.
+    profile (ct login --connection NAME), a new PAT profile (ct login --host HOST --user
+    USER --pat-stdin), or a conversion of an old host/PAT config into a profile
+    (ct login --convert-legacy-config FILE [--connection NAME] [--yes]). Prints a JSON summary;
+    the token is never printed.
     """
     verify = not no_verify
     if config is not None and config_option is not None:
         raise ValueError("give the config file once: ct login CONFIG or ct login --config CONFIG")
     config_path = config if config is not None else config_option
+    if convert_legacy_config is not None:
+        if config_path or host or user or reset or pat_stdin:
+            raise ValueError(
+                "--convert-legacy-config takes the token and host from the file; it cannot be combined "
+                "with a config file, --host, --user, --pat-stdin or --reset"
+            )
+        output.emit(
+            _convert_legacy_config(
+                convert_legacy_config,
+                name=connection,
+                database=database,
+                schema=schema,
+                force=force,
+                yes=yes,
+                verify=verify,
+            )
+        )
+        return
+    if yes:
+        raise ValueError("--yes only applies to --convert-legacy-config")
     if reset:
         if config_path or connection or host:
             raise ValueError("--reset cannot be combined with a config file, --connection or --host")
