@@ -32,6 +32,7 @@ from ct_core.constants import (
     TRUTHY_ENV_VALUES,
 )
 from ct_core.errors import ValidationError
+from ct_core.ids import parse_sub_job_id
 
 logger = logging.getLogger("ct_core.validation")
 
@@ -79,8 +80,6 @@ def multiplex_job_id_problems(value: Any, location: str, *, own_job_id: str | No
     """
     if value is None:
         return []
-    from ct_core.ids import parse_sub_job_id
-
     try:
         parsed = parse_sub_job_id(value)
     except ValueError as error:
