@@ -30,7 +30,7 @@ from starlette.responses import JSONResponse, Response
 
 from ct_core import wire
 from ct_local import errors, results, sublogs
-from ct_local.checkpoint_paths import resolve_checkpoint
+from ct_local.checkpoint_paths import live_folder, resolve_checkpoint
 from ct_local.chunk_groups import ChunkGroups, is_request_chunk
 from ct_local.dataplane import DataPlane
 from ct_local.dpstore import DataPlaneStore, RequestRow
@@ -131,9 +131,15 @@ class TrainingDataPlane(DataPlane):
                     store_result=self._store_result,
                     on_backend_failure=self._backend_failed,
                     torch_threads=self.settings.torch_threads,
+                    eager=self._has_weights_to_load(job, sub),
                 )
                 self.workers[sub_id] = worker
             worker.start()
+
+    def _has_weights_to_load(self, job: JobRow, sub: dict[str, Any]) -> bool:
+        # Loading weights can fail, and should fail the job right away rather than at the first call.
+        live = live_folder(self.state_dir, job.job_id, str(sub["sub_job_id"]))
+        return bool(sub.get("source_checkpoint_info")) or live.is_dir()
 
     def _stop_workers(self, job: JobRow) -> None:
         self.dp.cancel_pending(job_id=job.job_id, error=f"the job was {job.status}")

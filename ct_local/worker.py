@@ -6,8 +6,11 @@ or already-run request is skipped), runs it on the sub-job's backend and stores 
 client can therefore pipeline: submit ``step`` before polling the forward-backward it follows.
 
 The backend (model, optimizer) is built inside the thread, so a slow first import of torch and
-transformers never blocks the event loop; requests queue up meanwhile. Backends are chosen by
-sub-job type (:data:`BACKENDS`): training now, sampling plugs in the same way.
+transformers never blocks the event loop; requests queue up meanwhile. It is built when the first
+request arrives, or at once when the sub-job has weights to load (a source checkpoint, or state
+left by a graceful shutdown), so a job that never sees a data-plane call never imports torch.
+Backends are chosen by sub-job type (:data:`BACKENDS`): training now, sampling plugs in the same
+way.
 """
 
 from __future__ import annotations
@@ -58,6 +61,9 @@ KINDS_BY_TYPE: dict[str, tuple[str, ...]] = {
 }
 
 _torch_configured = threading.Lock()
+# One backend builds at a time: concurrent first imports of transformers from several threads can
+# fail, and model construction seeds torch's global generator.
+_BUILD_LOCK = threading.Lock()
 _torch_threads_set = False
 
 
@@ -92,6 +98,7 @@ class SubJobWorker:
         store_result: ResultSink,
         on_backend_failure: Callable[[JobRow, str], None],
         torch_threads: int,
+        eager: bool = False,
     ) -> None:
         self.store = store
         self.dp = dp
@@ -103,6 +110,7 @@ class SubJobWorker:
         self.store_result = store_result
         self.on_backend_failure = on_backend_failure
         self.torch_threads = torch_threads
+        self.eager = eager
         self.log_path = sublogs.log_path(state_dir, job.job_id, self.sub_job_id)
         self.backend: Backend | None = None
         self._queue: queue.Queue[str | None] = queue.Queue()
@@ -128,7 +136,8 @@ class SubJobWorker:
 
     def join(self, timeout: float = STOP_JOIN_S) -> None:
         if self._thread.is_alive() and threading.current_thread() is not self._thread:
-            self._thread.join(timeout)
+            # A backend still being built has no state worth waiting for (the thread is a daemon).
+            self._thread.join(timeout if self.backend is not None else min(timeout, 1.0))
 
     @property
     def alive(self) -> bool:
@@ -136,22 +145,30 @@ class SubJobWorker:
 
     # --- the thread ---------------------------------------------------------------------------
 
-    def _run(self) -> None:
+    def _build(self) -> bool:
         try:
-            configure_torch(self.torch_threads)
-            self.backend = self.factory(self.store, self.state_dir, self.job, self.sub_job, self.say)
+            with _BUILD_LOCK:
+                configure_torch(self.torch_threads)
+                self.backend = self.factory(self.store, self.state_dir, self.job, self.sub_job, self.say)
             self.say("ready for requests")
+            return True
         except Exception as exc:
             log.exception("sub-job %s failed to start", self.sub_job_id)
             self.say(f"failed to start: {exc}", "ERROR")
             self.on_backend_failure(self.job, f"{self.sub_job_id} failed to start: {exc}")
+            return False
+
+    def _run(self) -> None:
+        if self.eager and not self._build():
             return
         while True:
             request_id = self._queue.get()
             if request_id is None:
                 break
+            if self.backend is None and not self._build():
+                return
             self._execute(request_id)
-        if self._snapshot_on_stop:
+        if self._snapshot_on_stop and self.backend is not None:
             try:
                 self.backend.snapshot()
             except Exception:
