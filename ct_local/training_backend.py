@@ -54,6 +54,9 @@ class TrainingBackend:
         self.say = say
         self.spec: TrainingSpec = training_spec(sub_job)
         self.trainer = self._initial_trainer()
+        config = sub_job.get("training_config")
+        if isinstance(config, dict) and config.get("peft_config"):
+            self.say("peft_config is not applied by this local server yet: every weight trains")
 
     # --- start-up -----------------------------------------------------------------------------
 
