@@ -172,18 +172,29 @@ class ChunkGroups:
                 group_id,
                 missing=missing[:50],
             )
-        return outcome, self._assemble(job_id, group, known)
+        whole = self._assemble(job_id, group, known)
+        if whole is None:
+            # A concurrent final chunk assembled the group and cleared its files: it owns the run.
+            fresh = self.dp.get_group(job_id, group_id)
+            if fresh is None or fresh.request_id is None:
+                raise chunk_group_error(
+                    409, CODE_MISSING_CHUNKS, "request chunk group is missing chunks", group_id
+                )
+            outcome.request_id = fresh.request_id
+        return outcome, whole
 
-    def _assemble(self, job_id: str, group: ChunkGroupRow, known: dict[int, tuple[str, str | None]]) -> bytes:
+    def _assemble(
+        self, job_id: str, group: ChunkGroupRow, known: dict[int, tuple[str, str | None]]
+    ) -> bytes | None:
         parts: list[bytes] = []
         for index in range(group.total_chunks):
             path = known[index][1]
-            if path is None or not Path(path).is_file():
-                # Another call assembled and cleared the group in between: it owns the execution.
-                raise chunk_group_error(
-                    409, CODE_MISSING_CHUNKS, "request chunk group is missing chunks", group.group_id
-                )
-            parts.append(Path(path).read_bytes())
+            if path is None:
+                return None
+            try:
+                parts.append(Path(path).read_bytes())
+            except FileNotFoundError:
+                return None
         frame = b"".join(parts)
         if len(frame) != group.frame_size or hashlib.sha256(frame).hexdigest() != group.frame_sha256:
             raise chunk_group_error(

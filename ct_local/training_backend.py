@@ -44,7 +44,7 @@ class TrainingBackend:
         state_dir: Path,
         job: JobRow,
         sub_job: dict[str, Any],
-        say: Callable[[str], None],
+        say: Callable[..., None],
     ) -> None:
         self.store = store
         self.state_dir = state_dir
@@ -56,7 +56,7 @@ class TrainingBackend:
         self.trainer = self._initial_trainer()
         config = sub_job.get("training_config")
         if isinstance(config, dict) and config.get("peft_config"):
-            self.say("peft_config is not applied by this local server yet: every weight trains")
+            self.say("peft_config is not applied by this local server yet: every weight trains", "WARNING")
 
     # --- start-up -----------------------------------------------------------------------------
 

@@ -42,11 +42,11 @@ class Backend(Protocol):
     def snapshot(self) -> None: ...
 
 
-BackendFactory = Callable[[Store, Path, JobRow, dict[str, Any], Callable[[str], None]], Backend]
+BackendFactory = Callable[[Store, Path, JobRow, dict[str, Any], Callable[..., None]], Backend]
 
 
 def _training_backend(
-    store: Store, state_dir: Path, job: JobRow, sub_job: dict[str, Any], say: Callable[[str], None]
+    store: Store, state_dir: Path, job: JobRow, sub_job: dict[str, Any], say: Callable[..., None]
 ) -> Backend:
     from ct_local.training_backend import TrainingBackend
 
