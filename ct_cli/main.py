@@ -59,8 +59,8 @@ def describe_error(exc: BaseException) -> tuple[str, str | None]:
     if isinstance(exc, errors.CTConnectionError):
         return message, "check the host or --base-url, and that the service is reachable"
     if isinstance(exc, errors.APIError):
-        if exc.status_code == 401:
-            return message, "the token was not accepted: check that it is current and belongs to this account"
+        # A refused PAT already carries its next steps in the message (CFG-23); a 401 on a
+        # profile request gets no hint, because that token was accepted at sign-in.
         if exc.status_code == 404:
             return message, "check the job id, database and schema (a job is visible only to its owner role)"
         return message, None

@@ -10,7 +10,7 @@ import pytest
 
 from ct_core.configs import SubJobConfig
 from ct_core.errors import ValidationError
-from ct_core.plugins import get_plugin_manager
+from ct_core.plugins import get_plugin_manager, plugin_info
 from ct_core.validation import build_create_body, validate_create_body
 
 MODEL = "Qwen/Qwen3-0.6B"
@@ -56,7 +56,9 @@ def problems(raw: dict[str, Any]) -> list[str]:
 def test_the_plugin_is_loaded_from_its_entry_point() -> None:
     pm = get_plugin_manager()
     assert pm.has_plugin("lora")
-    assert pm.distributions["lora"].metadata["Name"] == "ct-lora"
+    (info,) = [entry for entry in plugin_info(pm) if entry["name"] == "lora"]
+    assert info["distribution"] == "ct-lora"
+    assert "ct_validate_sub_job" in info["hooks"]
 
 
 def test_raw_body_training_and_sampling_are_normalized_and_the_input_is_untouched() -> None:
