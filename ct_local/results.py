@@ -1,11 +1,12 @@
 """How finished results are kept and delivered by GET /{job_id}/requests/{request_id} (§6.8, §9.4, §9.5).
 
 A result that is plain JSON stays JSON in SQLite. A result holding tensors, or one whose request
-frame asked for ``response_options.format = "dssst1"``, is encoded as a DSSST1 frame and kept in
-a file. Up to the server's threshold that frame travels base64-encoded in the poll body (the §9.4
-envelope); above it, the poll answers ``result_chunk`` events, ``max_events`` at a time, with a
-``next_cursor`` the client echoes until it is empty (§9.5). Chunks are cut the same way on every
-poll, so a cursor stays valid and a retried poll returns the same bytes.
+frame asked for ``response_options.format = "dssst1"``, is encoded as a DSSST1 frame. Up to the
+server's threshold that frame travels base64-encoded in the poll body (the §9.4 envelope, kept
+ready in SQLite); above it the frame is kept in a file and the poll answers ``result_chunk``
+events, ``max_events`` at a time, with a ``next_cursor`` the client echoes until it is empty
+(§9.5). Chunks are cut the same way on every poll, so a cursor stays valid and a retried poll
+returns the same bytes.
 """
 
 from __future__ import annotations
@@ -47,14 +48,16 @@ def encode(
     if not wants_frame and not _has_tensors(result):
         return DELIVERY_JSON, json.dumps(result), None
     frame = wire.dumps(result)
+    inline_only = str(response_options.get("delivery", "")).lower() == "inline"
+    if len(frame) <= threshold or inline_only:
+        # Small frames stay in SQLite, ready to send: no file per forward-backward.
+        return DELIVERY_ENVELOPE, json.dumps(envelope(frame)), None
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{request_id}.dss"
     tmp = folder / f".{request_id}.{uuid.uuid4().hex}.tmp"
     tmp.write_bytes(frame)
     tmp.replace(path)
-    inline_only = str(response_options.get("delivery", "")).lower() == "inline"
-    delivery = DELIVERY_CHUNKS if len(frame) > threshold and not inline_only else DELIVERY_ENVELOPE
-    return delivery, None, str(path)
+    return DELIVERY_CHUNKS, None, str(path)
 
 
 def envelope(frame: bytes) -> dict[str, Any]:
@@ -138,10 +141,9 @@ class ResultPages:
         }
         if row.status != "done":
             return body
-        if row.delivery == DELIVERY_JSON:
+        if row.delivery in (DELIVERY_JSON, DELIVERY_ENVELOPE):
+            # Both are stored as the JSON to send: the result itself, or its §9.4 envelope.
             body["result"] = json.loads(row.result_json or "{}")
-        elif row.delivery == DELIVERY_ENVELOPE:
-            body["result"] = envelope(Path(row.result_path or "").read_bytes())
         elif row.delivery == DELIVERY_CHUNKS:
             events = self._chunk_events(row)
             page = events[start : start + max_events]
