@@ -127,3 +127,23 @@ def test_data_plane_calls_need_a_running_job(dp, text_batch, frame_of) -> None:
     assert response.status_code == 409
     assert "pending" in response.json()["message"]
     assert dp.http.post(f"{dp.url}/step", json={}).status_code == 409
+
+
+def test_racing_final_chunks_schedule_one_execution(dp, text_batch, frame_of, training_server) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    dp.start()
+    chunks = dp.chunks(frame_of(text_batch(rows=4)), max_bytes=SMALL_CHUNKS)
+    for chunk in chunks[:-1]:
+        assert dp.post_chunk(chunk).status_code == 200
+
+    def post_last(_: int) -> httpx.Response:
+        with httpx.Client(timeout=60.0) as client:
+            return client.post(f"{dp.url}/forward-backward", content=chunks[-1])
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        answers = list(pool.map(post_last, range(4)))
+    assert all(a.status_code == 200 for a in answers), [a.text for a in answers]
+    assert len({a.json()["request_id"] for a in answers}) == 1
+    dp.poll(answers[0].json()["request_id"])
+    assert dp.executions(training_server.base_url) == {"forward-backward": 1}
