@@ -22,7 +22,7 @@ from cyclopts import App, Group, Parameter
 
 from ct_cli import context, output
 from ct_core import __version__
-from ct_core.plugins import CTPluginManager, call_each, register_builtin
+from ct_core.plugins import CTPluginManager, register_builtin, register_commands
 
 #: Global options that take a value (CLI-02), by the `GlobalOptions` field they set; `--opt=value`
 #: is accepted too.
@@ -138,7 +138,7 @@ def build_app(pm: CTPluginManager, *, name: str = "ct") -> App:
     app.meta.usage = app.usage
     app.meta.help = app.help
     register_builtin(pm, commands, BUILTIN_PLUGIN_NAME)
-    call_each(pm, "ct_register_commands", app=app)
+    register_commands(pm, app)
     _attach_launcher(app)
     return app
 

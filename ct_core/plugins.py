@@ -45,6 +45,7 @@ __all__ = [
     "new_plugin_manager",
     "plugin_info",
     "register_builtin",
+    "register_commands",
     "reset_plugin_manager",
     "run_create_body_validators",
     "run_sub_job_validators",
@@ -193,14 +194,17 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _record_failure(pm: CTPluginManager, name: str, exc: BaseException, what: str) -> PluginLoadError:
+def _record_failure(
+    pm: CTPluginManager, name: str, exc: BaseException, what: str, detail: str | None = None
+) -> PluginLoadError:
+    described = _describe(exc) if detail is None else detail
     failure = PluginLoadError(
         name=name,
-        error=f"{what}: {_describe(exc)}",
+        error=f"{what}: {described}",
         traceback="".join(traceback.format_exception(exc)),
     )
     pm.load_errors.append(failure)
-    logger.warning("plugin %r %s: %s", name, what, _describe(exc))
+    logger.warning("plugin %r %s: %s", name, what, described)
     return failure
 
 
@@ -301,6 +305,49 @@ def call_each(pm: CTPluginManager, hook_name: str, **kwargs: Any) -> tuple[list[
         if result is not None:
             results.append(result)
     return results, failures
+
+
+# cyclopts names the clashing command in double quotes: `Command "x" already registered.`
+_COLLISION_NAME_RE = re.compile(r'"([^"]+)"')
+
+
+def _command_names(app: Any) -> set[str]:
+    return {str(name) for name in app}
+
+
+def register_commands(pm: CTPluginManager, app: Any) -> list[PluginLoadError]:
+    """Run every `ct_register_commands` implementation on `app`, remembering who added what.
+
+    This is `call_each` for the one hook where two plugins can collide: when a plugin asks for a
+    command name that an earlier plugin (or a core command) already took, cyclopts refuses it, and
+    the failure recorded for the late plugin names both plugins and the command, so the user
+    knows which two installs disagree. The first registration keeps the name; the late plugin's
+    commands registered before the clash stay, the ones after it are lost.
+    """
+    owners: dict[str, str] = {}
+    failures: list[PluginLoadError] = []
+    for impl in reversed(pm.hook.ct_register_commands.get_hookimpls()):
+        before = _command_names(app)
+        try:
+            impl.function(**{arg: app for arg in impl.argnames})
+        except Exception as exc:
+            match = _COLLISION_NAME_RE.search(str(exc)) if "Collision" in type(exc).__name__ else None
+            if match is None:
+                failures.append(_record_failure(pm, impl.plugin_name, exc, "failed in ct_register_commands"))
+            else:
+                command = match.group(1)
+                owner = owners.get(command, "ct (built in)")
+                detail = (
+                    f"command {command!r} is registered by both plugin {owner!r} and plugin "
+                    f"{impl.plugin_name!r}; {owner!r} keeps it (uninstall one of them, or leave one "
+                    f"out with {ALLOW_ENV_VAR})"
+                )
+                failures.append(
+                    _record_failure(pm, impl.plugin_name, exc, "failed in ct_register_commands", detail)
+                )
+        for name in _command_names(app) - before:
+            owners[name] = impl.plugin_name
+    return failures
 
 
 def _flatten_problems(results: Iterable[Any]) -> list[str]:

@@ -231,6 +231,66 @@ def test_hook_ct_register_commands() -> None:
     assert pm.load_errors == failures
 
 
+def test_two_plugins_registering_one_command_name_is_an_error_naming_both(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from cyclopts import App
+
+    def adder(*names: str) -> object:
+        class Adds:
+            @hookspecs.hookimpl
+            def ct_register_commands(self, app: App) -> None:
+                for name in names:
+                    app.command("json:dumps", name=name, help=f"{name} command")
+
+        return Adds()
+
+    pm = plugins.new_plugin_manager()
+    # pluggy calls the most recently registered first: ct.core (standing in for the built-in
+    # commands, which ct registers last) runs first, then ct-hello, ct-howdy, ct-status-too.
+    pm.register(adder("status"), name="ct-status-too")
+    pm.register(adder("bye", "hello", "later"), name="ct-howdy")
+    pm.register(adder("hello", "wave"), name="ct-hello")
+    pm.register(adder("status"), name="ct.core")
+    app = App(name="t")
+    with caplog.at_level("WARNING", logger="ct_core.plugins"):
+        failures = plugins.register_commands(pm, app)
+    errors = {failure.name: failure.error for failure in failures}
+    assert errors == {
+        "ct-howdy": (
+            "failed in ct_register_commands: command 'hello' is registered by both plugin 'ct-hello' and "
+            "plugin 'ct-howdy'; 'ct-hello' keeps it (uninstall one of them, or leave one out with CT_PLUGINS)"
+        ),
+        "ct-status-too": (
+            "failed in ct_register_commands: command 'status' is registered by both plugin 'ct.core' and "
+            "plugin 'ct-status-too'; 'ct.core' keeps it (uninstall one of them, or leave one out with "
+            "CT_PLUGINS)"
+        ),
+    }
+    assert pm.load_errors == failures
+    assert "CommandCollisionError" in failures[0].traceback
+    logged = " ".join(record.getMessage() for record in caplog.records)
+    assert "'ct-hello' and plugin 'ct-howdy'" in logged
+    # The first registration keeps the name; the late plugin keeps what it added before the clash.
+    assert app["hello"].help == "hello command"
+    assert {"status", "hello", "wave", "bye"} <= set(app)
+    assert "later" not in app
+
+
+def test_register_commands_records_other_failures_plainly() -> None:
+    from cyclopts import App
+
+    class Fails:
+        @hookspecs.hookimpl
+        def ct_register_commands(self, app: App) -> None:
+            raise RuntimeError('boom "quoted"')
+
+    pm = plugins.new_plugin_manager()
+    pm.register(Fails(), name="fails")
+    (failure,) = plugins.register_commands(pm, App(name="t"))
+    assert failure.error == 'failed in ct_register_commands: RuntimeError: boom "quoted"'
+
+
 # --- loading ------------------------------------------------------------------------------------
 
 
@@ -408,6 +468,26 @@ def test_third_party_plugin_appears_in_ct_help_and_ct_plugins(plugin_dir: Path) 
     hello = _run_ct(["hello-ct_good_plugin", "--name", "ct"], plugin_dir)
     assert hello.returncode == 0, hello.stderr
     assert json.loads(hello.stdout) == {"hello": "ct", "from": "ct_good_plugin"}
+
+
+def test_a_plugin_taking_a_core_command_name_is_named_with_the_owner(tmp_path: Path) -> None:
+    root = tmp_path / "site"
+    body = (
+        "from ct_core.hookspecs import hookimpl\n\n"
+        "@hookimpl\n"
+        "def ct_register_commands(app):\n"
+        "    app.command('json:dumps', name='submit', help='Not the real submit.')\n"
+    )
+    write_plugin_dist(root, "ct_greedy_plugin", body=body)
+    run = _run_ct(["--help"], root)
+    assert run.returncode == 0, run.stderr
+    assert (
+        "warning: plugin 'ct_greedy_plugin' failed in ct_register_commands: command 'submit' is registered "
+        "by both plugin 'ct.commands' and plugin 'ct_greedy_plugin'"
+    ) in run.stderr
+    assert "Not the real submit." not in run.stdout
+    data = json.loads(_run_ct(["plugins"], root).stdout)
+    assert [error["name"] for error in data["errors"]] == ["ct_greedy_plugin"]
 
 
 def test_ct_plugins_env_hides_a_plugin_from_the_command_line(plugin_dir: Path) -> None:
