@@ -32,6 +32,11 @@ CORE_COMMANDS: tuple[tuple[str, str, str], ...] = (
         "ct_cli.commands.checkpoints:delete_checkpoint",
         "Delete one checkpoint of a job.",
     ),
+    (
+        "download-checkpoint",
+        "ct_cli.commands.download_checkpoint:download_checkpoint",
+        "Download a checkpoint's files into a folder (resumable).",
+    ),
     ("models", "ct_cli.commands.models:models", "List the models new jobs can use."),
     (
         "fwd-bwd",

@@ -30,8 +30,6 @@ from ct_core.errors import CTError, NotFoundError
 
 logger = logging.getLogger("ct_core.downloads")
 
-#: Bytes per read from the response and per write to disk: memory stays bounded by this.
-STREAM_CHUNK_BYTES = 1024 * 1024
 #: Extra attempts per file after a transient failure (connection drop, 5xx, 429); finished bytes
 #: stay in the partial file, so an attempt continues where the last one stopped.
 TRANSIENT_RETRIES = 5
@@ -236,7 +234,9 @@ class CheckpointDownloader:
                     raise CheckpointDownloadError(f"downloading {spec.filename!r} failed with HTTP {status}")
                 done = start
                 with open(partial, mode) as sink:
-                    for block in response.iter_bytes(STREAM_CHUNK_BYTES):
+                    # Blocks as the network delivers them (bounded by the transport's read size),
+                    # not re-chunked: a buffered block would be lost when the connection drops.
+                    for block in response.iter_bytes():
                         sink.write(block)
                         done += len(block)
                         if done > spec.size:

@@ -1,0 +1,153 @@
+"""Fixtures for download tests: a scriptable presigned-link server over real loopback HTTP.
+
+`LinkServer` serves byte blobs the way an object store serves presigned links, and can be told to
+misbehave in the ways a checkpoint download must survive: ignore Range, refuse a link as expired,
+drop the connection midway, or stall after some bytes (so a test can SIGKILL a downloader).
+"""
+
+from __future__ import annotations
+
+import http.server
+import re
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+
+@dataclass
+class LinkServer:
+    blobs: dict[str, bytes] = field(default_factory=dict)
+    ignore_range: bool = False
+    #: Link "generations" refused with 403: a link carries ?gen=N and a re-export hands out N+1.
+    expired_generations: set[int] = field(default_factory=set)
+    #: Drop the connection after this many body bytes, for the next N GETs.
+    drop_after: int | None = None
+    drops_left: int = 0
+    #: Stall forever (until stop) after this many body bytes.
+    stall_after: int | None = None
+    generation: int = 0
+    exports: int = 0
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    port: int = 0
+    _server: Any = None
+    _stop: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def export(self, names: dict[str, Any] | None = None, expires_at: str = "2999-01-01T00:00:00Z") -> dict:
+        """An export answer for every blob; ``names`` overrides listed file entries."""
+        self.exports += 1
+        files = [
+            {"filename": name, "url": f"{self.base}/f/{name}?gen={self.generation}", "size_bytes": len(data)}
+            for name, data in self.blobs.items()
+        ]
+        self.generation += 1
+        return {
+            "checkpoint_id": "cp",
+            "files": names if names is not None else files,
+            "expires_at": expires_at,
+        }
+
+    def handle(self, handler: http.server.BaseHTTPRequestHandler) -> None:
+        match = re.fullmatch(r"/f/([^?]+)\?gen=(\d+)", handler.path)
+        self.requests.append({"path": handler.path, "range": handler.headers.get("Range")})
+        if match is None or match.group(1) not in self.blobs:
+            handler.send_response(404)
+            handler.send_header("Content-Length", "0")
+            handler.end_headers()
+            return
+        if int(match.group(2)) in self.expired_generations:
+            handler.send_response(403)
+            handler.send_header("Content-Length", "0")
+            handler.end_headers()
+            return
+        data = self.blobs[match.group(1)]
+        start = 0
+        wanted = handler.headers.get("Range")
+        if wanted and not self.ignore_range:
+            start = int(re.fullmatch(r"bytes=(\d+)-", wanted).group(1))  # type: ignore[union-attr]
+            if start >= len(data):
+                handler.send_response(416)
+                handler.send_header("Content-Range", f"bytes */{len(data)}")
+                handler.send_header("Content-Length", "0")
+                handler.end_headers()
+                return
+            handler.send_response(206)
+            handler.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
+        else:
+            handler.send_response(200)
+        body = data[start:]
+        handler.send_header("Content-Length", str(len(body)))
+        handler.end_headers()
+        limit = len(body)
+        if self.drops_left > 0 and self.drop_after is not None:
+            self.drops_left -= 1
+            limit = min(limit, self.drop_after)
+        stall = self.stall_after
+        sent = 0
+        while sent < limit:
+            piece = body[sent : min(limit, sent + 4096)]
+            if stall is not None and sent + len(piece) > stall:
+                piece = piece[: max(0, stall - sent)]
+                handler.wfile.write(piece)
+                handler.wfile.flush()
+                while not self._stop.wait(0.05):
+                    pass
+                return
+            handler.wfile.write(piece)
+            sent += len(piece)
+        handler.wfile.flush()
+        if limit < len(body):
+            handler.close_connection = True
+
+    def start(self) -> LinkServer:
+        owner = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self) -> None:
+                owner.handle(self)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self.port = self._server.server_address[1]
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._server.shutdown()
+        self._server.server_close()
+
+
+@pytest.fixture
+def link_server() -> Iterator[LinkServer]:
+    server = LinkServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def _wait_until(predicate: Any, limit_s: float = 30.0) -> None:
+    deadline = time.monotonic() + limit_s
+    while not predicate():
+        if time.monotonic() > deadline:
+            pytest.fail("condition not reached")
+        time.sleep(0.02)
+
+
+@pytest.fixture
+def wait_until() -> Any:
+    """``wait_until(predicate, limit_s=30)``: poll until true; fail after the limit (only on a hang)."""
+    return _wait_until
