@@ -29,7 +29,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ct_local import capacity as cap
-from ct_local import errors, jobs, listing, statements
+from ct_local import errors, inference, jobs, listing, statements
 from ct_local.dataplane import DataPlane
 from ct_local.faults import REQUEST_ID_HEADER, FaultMiddleware, FaultSet
 from ct_local.lifecycle import Lifecycle
@@ -318,6 +318,7 @@ async def get_capacity(request: Request) -> Response:
         dimensions=dimensions,
         caller_role=_owner_filter(request, identity),
         caller_user=identity.user,
+        settings=state.settings,
     )
     return JSONResponse(answer)
 
@@ -380,11 +381,6 @@ def _data_plane_route(action: str) -> Callable[[Request], Awaitable[Response]]:
 
     handler.__name__ = "data_plane_" + action.replace("-", "_")
     return handler
-
-
-async def inference_not_ready(request: Request) -> Response:
-    _identity(request)
-    raise errors.not_implemented("model deployment inference")
 
 
 # --- admin routes (loopback only) -------------------------------------------------------------
@@ -494,8 +490,10 @@ def _routes() -> list[Route]:
         Route(p, list_jobs, methods=["GET"]),
         Route(p + "/", list_jobs, methods=["GET"]),
         Route(p + "/capacity", get_capacity, methods=["GET"]),
-        Route(p + "/inference/v1/chat/completions", inference_not_ready, methods=["POST"]),
-        Route(p + "/inference/v1/models", inference_not_ready, methods=["GET"]),
+        Route(
+            p + "/inference/v1/chat/completions", inference.chat_completions, methods=inference.ROUTE_METHODS
+        ),
+        Route(p + "/inference/v1/models", inference.list_models, methods=inference.ROUTE_METHODS),
         Route(p + "/{job_id}:cancel", cancel_job, methods=["POST"]),
         Route(p + "/{job_id}/experiment-run", experiment_run, methods=["GET"]),
         Route(p + "/{job_id}/checkpoints", list_checkpoints, methods=["GET"]),

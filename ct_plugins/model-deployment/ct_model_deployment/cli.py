@@ -1,0 +1,200 @@
+"""`ct model-deployment ...`: the CLI over the deployment SDK methods (rest-api §14, CLI-23, DEP-10/16).
+
+create, create --wait and wait print the short summary of §14.4; list prints deployment and status
+per deployment; describe prints everything. A failed, terminated or dropped deployment, or a wait
+that runs out of time, prints the last summary and fails with exit 1; Ctrl+C while waiting leaves
+the deployment running, says so, and exits 130. `chat` calls the endpoint itself, as any
+OpenAI-compatible client would.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+from cyclopts import App, Parameter
+
+from ct_cli import context, output
+
+app = App(name="model-deployment", help="Create, watch, call and drop OpenAI-compatible model deployments.")
+
+#: How many tokens `chat` asks for when --max-completion-tokens is not given.
+DEFAULT_CHAT_TOKENS = 64
+#: The SSE line prefix and end marker of a streamed chat completion (§14.8).
+SSE_DATA = "data:"
+SSE_DONE = "[DONE]"
+
+
+def _deployments() -> Any:
+    from ct_model_deployment.sdk import ModelDeployments
+
+    return ModelDeployments(context.client())
+
+
+def _read_spec(spec: str) -> Any:
+    if spec != "-":
+        return spec
+    from ct_core.errors import ValidationError
+
+    text = context.current().stdin.read()
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValidationError(f"spec on stdin is not valid JSON ({exc.msg} at line {exc.lineno})") from None
+
+
+def _wait_and_print(deployments: Any, deployment: str, timeout: float | None) -> int:
+    from ct_model_deployment.errors import ModelDeploymentWaitError, ModelDeploymentWaitTimeout
+    from ct_model_deployment.records import summary
+
+    try:
+        record = deployments.wait(deployment, timeout=timeout)
+    except KeyboardInterrupt:
+        # Leaving is not dropping: the deployment keeps its GPUs until someone drops it (DEP-16).
+        output.error(
+            f"interrupted; {deployment} is still running ... (drop it with ct model-deployment drop)"
+        )
+        return output.EXIT_INTERRUPTED
+    except (ModelDeploymentWaitError, ModelDeploymentWaitTimeout) as exc:
+        output.emit(summary(exc.deployment))
+        raise
+    output.emit(summary(record))
+    return output.EXIT_OK
+
+
+@app.command
+def create(
+    spec: Annotated[str, Parameter(help="The deployment spec: a JSON file, or - for stdin.")],
+    *,
+    wait: Annotated[bool, Parameter(negative=(), help="Wait until the deployment is READY.")] = False,
+    timeout: Annotated[
+        float | None, Parameter(help="Seconds --wait may take (default: the global --poll-timeout).")
+    ] = None,
+    dry_run: Annotated[
+        bool, Parameter(negative=(), help="Only check the spec and print it normalized; send nothing.")
+    ] = False,
+) -> int:
+    """Create a model deployment from a spec with deployment, source and inference objects."""
+    from ct_model_deployment.records import summary
+    from ct_model_deployment.spec import check_spec
+
+    if dry_run:
+        from ct_model_deployment.sdk import load_spec
+
+        output.emit(check_spec(load_spec(_read_spec(spec))))
+        return output.EXIT_OK
+    deployments = _deployments()
+    record = deployments.create(_read_spec(spec))
+    if not wait:
+        output.emit(summary(record))
+        return output.EXIT_OK
+    output.progress(f"created {record['deployment']}; waiting for it to be READY")
+    return _wait_and_print(deployments, record["deployment"], timeout)
+
+
+@app.command(name="list")
+def list_deployments(
+    *,
+    status: Annotated[
+        list[str] | None, Parameter(help="Only deployments in this status (repeatable, any case).")
+    ] = None,
+) -> None:
+    """List the schema's deployments, oldest first: deployment and status."""
+    found = _deployments().list(statuses=status)
+    output.emit([{"deployment": item["deployment"], "status": item["status"]} for item in found])
+
+
+@app.command
+def describe(deployment: Annotated[str, Parameter(help="The deployment id, sf-ct-<UUID>.")]) -> None:
+    """Print everything known about one deployment."""
+    output.emit(_deployments().describe(deployment))
+
+
+@app.command(name="wait")
+def wait_command(
+    deployment: Annotated[str, Parameter(help="The deployment id, sf-ct-<UUID>.")],
+    *,
+    timeout: Annotated[
+        float | None, Parameter(help="Seconds to wait (default: the global --poll-timeout).")
+    ] = None,
+) -> int:
+    """Wait until a deployment is READY and print its summary."""
+    from ct_model_deployment.spec import job_id_of
+
+    job_id_of(deployment)
+    return _wait_and_print(_deployments(), deployment, timeout)
+
+
+@app.command
+def drop(deployment: Annotated[str, Parameter(help="The deployment id, sf-ct-<UUID>.")]) -> None:
+    """Drop a deployment and free its GPUs; dropping twice is fine."""
+    output.emit(_deployments().drop(deployment))
+
+
+@app.command
+def chat(
+    deployment: Annotated[str, Parameter(help="The deployment id, sf-ct-<UUID>.")],
+    prompt: Annotated[str, Parameter(help="The user message to send.")],
+    *,
+    stream: Annotated[bool, Parameter(negative=(), help="Print the answer as it is generated.")] = False,
+    max_completion_tokens: Annotated[int, Parameter(help="Most tokens to generate.")] = DEFAULT_CHAT_TOKENS,
+    temperature: Annotated[float | None, Parameter(help="Sampling temperature (0: greedy).")] = None,
+) -> None:
+    """Send one chat message to a READY deployment and print the answer."""
+    from ct_model_deployment.spec import job_id_of
+
+    job_id_of(deployment)
+    deployments = _deployments()
+    body: dict[str, Any] = {
+        "model": deployment,
+        "messages": [{"role": "user", "content": prompt}],
+        "max_completion_tokens": max_completion_tokens,
+    }
+    if temperature is not None:
+        body["temperature"] = temperature
+    url = deployments.base_url() + "/chat/completions"
+    http = deployments.client._transport.http
+    with deployments._errors(deployment, job_id_of(deployment)):
+        if not stream:
+            answer = http.post(url, json=body).json()
+            choice = answer["choices"][0]
+            output.emit(
+                {
+                    "deployment": deployment,
+                    "content": choice["message"]["content"],
+                    "finish_reason": choice["finish_reason"],
+                    "usage": answer.get("usage"),
+                }
+            )
+            return
+        body["stream"] = True
+        with http.stream("POST", url, json=body) as response:
+            _print_stream(response.iter_lines())
+
+
+def _print_stream(lines: Any) -> None:
+    out = output.current().stdout
+    finished = False
+    for line in lines:
+        if not line.startswith(SSE_DATA):
+            continue
+        data = line[len(SSE_DATA) :].strip()
+        if data == SSE_DONE:
+            finished = True
+            break
+        try:
+            chunk = json.loads(data)
+        except json.JSONDecodeError:
+            raise RuntimeError("the deployment sent a stream line that is not JSON") from None
+        if not isinstance(chunk, dict) or "error" in chunk:
+            raise RuntimeError(f"the deployment reported an error mid-stream: {chunk}")
+        for choice in chunk.get("choices") or []:
+            text = (choice.get("delta") or {}).get("content")
+            if text:
+                out.write(text)
+                out.flush()
+    out.write("\n")
+    out.flush()
+    if not finished:
+        # The status was 200 already; only the missing end marker tells that the call failed.
+        raise RuntimeError("the stream ended before [DONE]; the answer may be incomplete")

@@ -1,0 +1,85 @@
+"""Errors raised by the deployment methods, and the §14.7 rewrite of HTTP errors.
+
+A deployment is a job underneath, but its users never see the job: every HTTP error from a
+deployment method is re-raised with the deployment id in place of the backing job and sub-job ids,
+keeping the server's status, code, message and request id, and never the URL or the raw body.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ct_core import errors as core_errors
+from ct_core.constants import JOB_NOT_FOUND_CODE
+
+
+class ModelDeploymentError(core_errors.APIError):
+    """An HTTP error of a deployment method, worded for the deployment (§14.7)."""
+
+
+class ModelDeploymentNotFound(ModelDeploymentError):
+    """The server's job-not-found answer for a deployment lookup (final at once, DEP-13)."""
+
+
+class MalformedDeploymentRecord(core_errors.CTError, ValueError):
+    """A job that claims to be a deployment but whose counts cannot be right (§14.4)."""
+
+
+class ModelDeploymentWaitError(core_errors.ModelDeploymentWaitError):
+    """The deployment failed, was terminated or dropped while being waited for (DEP-08)."""
+
+    def __init__(self, message: str, *, deployment: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.deployment = deployment
+
+
+class ModelDeploymentWaitTimeout(core_errors.CTError, TimeoutError):
+    """The wait ran out of time; the deployment keeps running and holding GPUs (DEP-08)."""
+
+    def __init__(self, message: str, *, deployment: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.deployment = deployment
+
+
+def replace_backing_ids(text: str, job_id: str, deployment_id: str) -> str:
+    """Put the deployment id wherever the backing job id or one of its sub-job ids appears."""
+    if not text or not job_id:
+        return text
+    # Sub-job ids (<job>:<type>:<n>) first, so no ":sampling:0" tail is left behind.
+    sub_job = re.compile(re.escape(job_id) + r":[A-Za-z_]+:\d+")
+    return sub_job.sub(deployment_id, text).replace(job_id, deployment_id)
+
+
+def rewrite_api_error(
+    error: core_errors.APIError,
+    *,
+    deployment_id: str | None,
+    job_id: str | None,
+    database: str,
+    schema: str,
+) -> ModelDeploymentError:
+    """The §14.7 form of an HTTP error raised while serving a deployment method."""
+    kwargs: dict[str, Any] = {
+        "response": error.response,
+        "status_code": error.status_code,
+        "code": error.code,
+        "request_id": error.request_id,
+        "server_message": error.server_message,
+    }
+    if deployment_id is not None and error.status_code == 404 and str(error.code) == JOB_NOT_FOUND_CODE:
+        return ModelDeploymentNotFound(
+            f"model deployment {deployment_id} not found in {database}.{schema}", **kwargs
+        )
+    subject = f"model deployment {deployment_id}" if deployment_id else "model deployment"
+    message = f"{subject} request failed with HTTP {error.status_code}"
+    if error.code is not None:
+        message += f" ({error.code})"
+    server_message = error.server_message or ""
+    if deployment_id and job_id:
+        server_message = replace_backing_ids(server_message, job_id, deployment_id)
+    if server_message:
+        message += f": {core_errors.redact_secrets(server_message)}"
+    if error.request_id:
+        message += f" (snowflake request id: {error.request_id})"
+    return ModelDeploymentError(message, **kwargs)

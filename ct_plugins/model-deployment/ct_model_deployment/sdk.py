@@ -1,0 +1,208 @@
+"""The deployment methods of the SDK (rest-api §14, DEP-01..13, DEP-15).
+
+`model_deployments(client)` (or `ModelDeployments(client)`) wraps a `CortexTrainingClient`; the
+methods reuse the job endpoints through the client's transport, so retries, auth and TLS are the
+client's. Every HTTP error leaves here in the §14.7 form, naming the deployment and never the job.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from ct_core import _retry
+from ct_core._polling import PollSchedule
+from ct_core.errors import APIError, ValidationError
+from ct_model_deployment import records
+from ct_model_deployment.errors import (
+    ModelDeploymentNotFound,
+    ModelDeploymentWaitError,
+    ModelDeploymentWaitTimeout,
+    rewrite_api_error,
+)
+from ct_model_deployment.spec import check_spec, create_body, deployment_id_of, job_id_of
+
+#: The path below a schema's prefix where its deployments answer OpenAI-style calls (§14.1, §14.8).
+INFERENCE_PATH = "/inference/v1"
+
+
+def load_spec(spec: dict[str, Any] | str | Path) -> Any:
+    """A spec given as a dict, or read from a JSON file path."""
+    if isinstance(spec, dict):
+        return spec
+    text = Path(spec).read_text(encoding="utf-8")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValidationError(f"{spec}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+
+
+def _source_model(job: dict[str, Any], source_job_id: str) -> str:
+    for sub_job in job.get("sub_jobs") or []:
+        if isinstance(sub_job, dict) and str(sub_job.get("job_type", "")).lower() == "training":
+            name = sub_job.get("model_name")
+            if isinstance(name, str) and name:
+                return name
+    raise ValidationError(f"source job {source_job_id} has no training sub-job with a model_name")
+
+
+class ModelDeployments:
+    """Create, read, wait for and drop model deployments of one client's database and schema."""
+
+    def __init__(self, client: Any, *, sleep: Callable[[float], None] = time.sleep) -> None:
+        self.client = client
+        self._sleep = sleep
+
+    # --- plumbing ------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _errors(self, deployment: str | None, job_id: str | None) -> Iterator[None]:
+        try:
+            yield
+        except APIError as error:
+            raise rewrite_api_error(
+                error,
+                deployment_id=deployment,
+                job_id=job_id,
+                database=self.client.database,
+                schema=self.client.schema,
+            ) from None
+
+    def _read_job(self, job_id: str) -> dict[str, Any]:
+        # No grace for a job created moments ago: a deployment lookup takes 517601 as final (DEP-13).
+        answer = self.client._ops.call("getJob", params={"job_id": job_id}, predicate=_retry.general())
+        return answer if isinstance(answer, dict) else {}
+
+    def _lookup(self, deployment: str) -> tuple[str, dict[str, Any]]:
+        job_id = job_id_of(deployment)
+        with self._errors(deployment, job_id):
+            job = self._read_job(job_id)
+        if not records.is_deployment(job):
+            raise ValidationError(f"{deployment} is not a model deployment")
+        return job_id, job
+
+    def base_url(self, deployment: str | None = None) -> str:
+        """`<prefix>/inference/v1` of this client's schema: the OpenAI base URL (DEP-12)."""
+        if deployment is not None:
+            job_id_of(deployment)
+        return self.client._prefix + INFERENCE_PATH
+
+    def _metadata(self, job: dict[str, Any]) -> dict[str, Any]:
+        return records.metadata(job, base_url=self.base_url())
+
+    # --- methods -------------------------------------------------------------------------------
+
+    def normalize_spec(self, spec: dict[str, Any] | str | Path) -> dict[str, Any]:
+        """The checked, normalized spec; no request is made (what `create --dry-run` prints)."""
+        return check_spec(load_spec(spec))
+
+    def create(self, spec: dict[str, Any] | str | Path) -> dict[str, Any]:
+        """Create a deployment from a spec (dict or JSON file); returns its metadata."""
+        checked = self.normalize_spec(spec)
+        source = checked["source"]
+        with self._errors(None, None):
+            if source["type"] == "checkpoint":
+                model = _source_model(self.client.get_job(source["job_id"]), source["job_id"])
+            else:
+                model = source["model"]
+            answer = self.client.create_job_from_body(create_body(checked, model))
+        job_id = str(answer.get("job_id", ""))
+        return self.describe(deployment_id_of(job_id))
+
+    def describe(self, deployment: str) -> dict[str, Any]:
+        """The full metadata of one deployment (GET /{job_id})."""
+        _, job = self._lookup(deployment)
+        return self._metadata(job)
+
+    get = describe
+
+    def list(self, statuses: Iterable[str] | None = None) -> list[dict[str, Any]]:
+        """Deployments of the schema, oldest first, optionally only those in `statuses` (any case)."""
+        wanted = None
+        if statuses is not None:
+            wanted = {str(status).strip().upper() for status in statuses}
+            unknown = sorted(wanted - set(records.KNOWN_STATUSES))
+            if unknown:
+                raise ValidationError(
+                    f"unknown deployment status {', '.join(unknown)}; use {', '.join(records.KNOWN_STATUSES)}"
+                )
+        with self._errors(None, None):
+            jobs = self.client.list_jobs()
+        found = [self._metadata(job) for job in jobs if isinstance(job, dict) and records.is_deployment(job)]
+        found.sort(key=lambda record: str(record.get("created_at") or ""))
+        return [record for record in found if wanted is None or record["status"] in wanted]
+
+    def wait(self, deployment: str, timeout: float | None = None) -> dict[str, Any]:
+        """Poll until READY and return the metadata (DEP-08); nothing is ever dropped here."""
+        job_id_of(deployment)
+        limit = self.client.poll_timeout if timeout is None else timeout
+        if limit <= 0:
+            raise ValidationError("timeout must be > 0")
+        schedule = PollSchedule(
+            interval=self.client.poll_interval,
+            timeout=limit,
+            multiplier=self.client.poll_backoff_multiplier,
+            max_interval=self.client.poll_max_interval,
+            sleep=self._sleep,
+        )
+        while True:
+            _, job = self._lookup(deployment)
+            record = self._metadata(job)
+            status = record["status"]
+            if status == "READY":
+                return record
+            if status in records.FAILURE_STATUSES:
+                code = (record.get("failure") or {}).get("code") or "unknown"
+                raise ModelDeploymentWaitError(
+                    f"model deployment {deployment} is {status} (failure code {code}); see its logs with "
+                    f"ct model-deployment download-log {deployment}",
+                    deployment=record,
+                )
+            if status == "DROPPED":
+                raise ModelDeploymentWaitError(
+                    f"model deployment {deployment} was dropped", deployment=record
+                )
+            if schedule.expired():
+                raise ModelDeploymentWaitTimeout(
+                    f"model deployment {deployment} is not READY after {limit:g}s (status {status}); it is "
+                    f"still running and holding GPUs: drop it with ct model-deployment drop {deployment}",
+                    deployment=record,
+                )
+            schedule.wait()
+
+    def drop(self, deployment: str) -> dict[str, Any]:
+        """Drop a deployment; idempotent (DEP-11). Returns {deployment, dropped, status}."""
+        try:
+            job_id, job = self._lookup(deployment)
+        except ModelDeploymentNotFound:
+            return {"deployment": deployment, "dropped": True, "status": "DROPPED"}
+        status = records.deployment_status(job.get("status"))
+        if status in records.FAILURE_STATUSES:
+            # Nothing to release: the server refuses to cancel these, and they hold no GPUs.
+            return {"deployment": deployment, "dropped": False, "status": status}
+        if status in records.DROP_STATUSES:
+            return {"deployment": deployment, "dropped": True, "status": status}
+        try:
+            with self._errors(deployment, job_id):
+                self.client._ops.call(
+                    "cancelJob",
+                    params={"job_id": job_id},
+                    predicate=_retry.general(final=_retry.conflict_is_final),
+                )
+                after = self._read_job(job_id)
+        except ModelDeploymentNotFound:
+            return {"deployment": deployment, "dropped": True, "status": "DROPPED"}
+        return {
+            "deployment": deployment,
+            "dropped": True,
+            "status": records.deployment_status(after.get("status")),
+        }
+
+
+def model_deployments(client: Any) -> ModelDeployments:
+    """The deployment methods bound to `client`."""
+    return ModelDeployments(client)

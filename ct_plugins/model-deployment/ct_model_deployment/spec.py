@@ -1,0 +1,156 @@
+"""Deployment specs: the client-side checks of rest-api §14.2 (DEP-03) and the create body (DEP-04).
+
+A spec is one JSON object with exactly `deployment`, `source` and `inference`. Only the rules below
+are checked here; which models can be deployed, and on how many GPUs, is the server's call, so a new
+model needs no client release. Every problem found is reported in one ValidationError.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+from ct_core.errors import ValidationError
+
+#: The top-level objects of a spec and the keys each may hold (§14.2).
+SPEC_KEYS = ("deployment", "source", "inference")
+DEPLOYMENT_KEYS = ("class", "min_replicas", "gpus_per_replica", "gpu_type")
+INFERENCE_KEYS = ("max_seq_len",)
+SOURCE_KEYS = {"base_model": ("type", "model"), "checkpoint": ("type", "job_id", "checkpoint_id")}
+
+#: The only deployment class served today (§14.2).
+DEPLOYMENT_CLASS = "EVALUATION"
+#: GPU types a deployment may ask for, matched without regard to case (§14.2).
+GPU_TYPES = ("H200", "B200", "B300")
+#: Allowed tensor-parallel widths of one replica (§14.2).
+GPUS_PER_REPLICA = (1, 2, 4, 8)
+#: GPUs of one node: a deployment fits inside one, or spans whole nodes (§14.2).
+NODE_GPUS = 8
+
+#: A deployment id today: the prefix plus the backing job's canonical lower-case UUID (§14.1).
+DEPLOYMENT_PREFIX = "sf-ct-"
+_DEPLOYMENT_ID_RE = re.compile(r"sf-ct-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})")
+BAD_DEPLOYMENT_ID = "deployment must currently be an sf-ct-<UUID> ID"
+
+
+def job_id_of(deployment: Any) -> str:
+    """The backing job id of a deployment id; anything but exactly sf-ct-<UUID> is refused (DEP-02).
+
+    Names may later be accepted in the same place, which is why this is a parser and not a strip.
+    """
+    match = _DEPLOYMENT_ID_RE.fullmatch(deployment) if isinstance(deployment, str) else None
+    if match is None:
+        raise ValidationError(BAD_DEPLOYMENT_ID)
+    return match.group(1)
+
+
+def deployment_id_of(job_id: str) -> str:
+    return DEPLOYMENT_PREFIX + job_id
+
+
+def _key_problems(value: Any, where: str, allowed: tuple[str, ...]) -> list[str]:
+    if not isinstance(value, dict):
+        return [f"{where} must be a JSON object"]
+    unknown = [key for key in value if key not in allowed]
+    missing = [key for key in allowed if key not in value]
+    found = []
+    # Both lists in one message, so a typo shows as the unknown spelling and the missing right one.
+    if unknown:
+        found.append(f"{where} has unknown keys: {', '.join(map(str, unknown))}")
+    if missing:
+        found.append(f"{where} is missing keys: {', '.join(missing)}")
+    return found
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+def check_spec(spec: Any) -> dict[str, Any]:
+    """The normalized spec (gpu_type upper-cased), or ValidationError naming every problem."""
+    problems = _key_problems(spec, "spec", SPEC_KEYS)
+    if not isinstance(spec, dict):
+        raise ValidationError(problems)
+    normalized = copy.deepcopy(spec)
+    deployment = normalized.get("deployment")
+    if "deployment" in normalized:
+        problems += _key_problems(deployment, "deployment", DEPLOYMENT_KEYS)
+    if isinstance(deployment, dict):
+        problems += _deployment_problems(deployment)
+    source = normalized.get("source")
+    if "source" in normalized:
+        problems += _source_problems(source)
+    inference = normalized.get("inference")
+    if "inference" in normalized:
+        problems += _key_problems(inference, "inference", INFERENCE_KEYS)
+    if isinstance(inference, dict) and "max_seq_len" in inference and not _is_count(inference["max_seq_len"]):
+        problems.append("inference.max_seq_len must be a positive integer")
+    if problems:
+        raise ValidationError(problems)
+    return normalized
+
+
+def _deployment_problems(deployment: dict[str, Any]) -> list[str]:
+    found = []
+    if "class" in deployment and deployment["class"] != DEPLOYMENT_CLASS:
+        found.append(f"deployment.class must be {DEPLOYMENT_CLASS!r} (the only class served today)")
+    for key in ("min_replicas", "gpus_per_replica"):
+        if key in deployment and not _is_count(deployment[key]):
+            found.append(f"deployment.{key} must be a positive integer")
+    gpus = deployment.get("gpus_per_replica")
+    if _is_count(gpus) and gpus not in GPUS_PER_REPLICA:
+        found.append(f"deployment.gpus_per_replica must be one of {', '.join(map(str, GPUS_PER_REPLICA))}")
+    replicas = deployment.get("min_replicas")
+    if _is_count(gpus) and _is_count(replicas):
+        total = replicas * gpus
+        if total > NODE_GPUS and total % NODE_GPUS:
+            found.append(
+                f"deployment.min_replicas * gpus_per_replica is {total}: it must be at most {NODE_GPUS} "
+                f"or a multiple of {NODE_GPUS}"
+            )
+    if "gpu_type" in deployment:
+        gpu_type = deployment["gpu_type"]
+        if isinstance(gpu_type, str) and gpu_type.upper() in GPU_TYPES:
+            deployment["gpu_type"] = gpu_type.upper()
+        else:
+            found.append(f"deployment.gpu_type must be one of {', '.join(GPU_TYPES)} (any case)")
+    return found
+
+
+def _source_problems(source: Any) -> list[str]:
+    if not isinstance(source, dict):
+        return ["source must be a JSON object"]
+    kind = source.get("type")
+    if kind not in SOURCE_KEYS:
+        return [f"source.type must be one of {', '.join(SOURCE_KEYS)}"]
+    found = _key_problems(source, "source", SOURCE_KEYS[kind])
+    for key in SOURCE_KEYS[kind]:
+        if key in source and not (isinstance(source[key], str) and source[key].strip()):
+            found.append(f"source.{key} must be a non-empty string")
+    return found
+
+
+def create_body(spec: dict[str, Any], model_name: str) -> dict[str, Any]:
+    """The POST / body for a checked spec (§14.2); `model_name` is the source's model."""
+    deployment, source, inference = spec["deployment"], spec["source"], spec["inference"]
+    replicas, gpus = deployment["min_replicas"], deployment["gpus_per_replica"]
+    max_seq_len = inference["max_seq_len"]
+    sub_job: dict[str, Any] = {
+        "job_type": "sampling",
+        "model_name": model_name,
+        "inference_config": {
+            "deployment_class": deployment["class"],
+            "num_replicas": replicas,
+            "n_gpus": replicas * gpus,
+            "max_seq_len": max_seq_len,
+            "vllm_config": {"tensor_parallel_size": gpus, "max_model_len": max_seq_len},
+        },
+    }
+    if source["type"] == "checkpoint":
+        sub_job["source_checkpoint_info"] = {
+            "source_job_id": source["job_id"],
+            "checkpoint_id": source["checkpoint_id"],
+        }
+    # A deployment is never reclaimed for idleness: it is dropped explicitly (§14.2).
+    return {"idle_timeout_seconds": 0, "hardware": deployment["gpu_type"], "sub_job_configs": [sub_job]}
