@@ -29,7 +29,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from ct_core import wire
-from ct_local import errors, results, sublogs
+from ct_local import artifacts, errors, results, sampling_plane, sublogs
 from ct_local.checkpoint_paths import live_folder, resolve_checkpoint
 from ct_local.chunk_groups import ChunkGroups, is_request_chunk
 from ct_local.dataplane import DataPlane
@@ -155,6 +155,10 @@ class TrainingDataPlane(DataPlane):
             self.state.lifecycle.force(fresh, "failed", "initialization_failed", details)
 
     def _store_result(self, row: RequestRow, result: dict[str, Any], options: dict[str, Any]) -> None:
+        if row.kind in sampling_plane.GENERATE_KINDS:
+            fresh = self.dp.get_request(row.request_id)
+            if fresh is not None and fresh.status == "cancelled":
+                return  # cancelled while running (§7.7): the row already says so
         folder = self.state_dir / "jobs" / row.job_id / "results"
         delivery, result_json, result_path = results.encode(
             folder, row.request_id, result, options, self.settings.result_chunk_threshold_bytes
@@ -162,6 +166,7 @@ class TrainingDataPlane(DataPlane):
         self.dp.finish_request(
             row.request_id, "done", result_json=result_json, result_path=result_path, delivery=delivery
         )
+        artifacts.record_training_call(self.state_dir, row, result)
 
     # --- helpers ------------------------------------------------------------------------------
 
@@ -299,7 +304,7 @@ class TrainingDataPlane(DataPlane):
         if action == "request-status":
             return self._request_status(request, job)
         if action in ("generate", "generate-stream"):
-            raise errors.not_implemented(action)
+            return await sampling_plane.handle_generate(self, request, job, action)
         if action == "operation":
             return await self._operation(request, job)
         self._require_running(job)
@@ -391,9 +396,10 @@ class TrainingDataPlane(DataPlane):
                 404, f"Request {request_id} not found in training job {job.job_id}", errors.CODE_JOB_NOT_FOUND
             )
         query = request.query_params
-        body = self.pages.status(
-            row, cursor=query.get("cursor"), max_events=results.parse_max_events(query.get("max_events"))
-        )
+        max_events = results.parse_max_events(query.get("max_events"))
+        body = self.pages.status(row, cursor=query.get("cursor"), max_events=max_events)
+        if row.kind == "generate-stream":
+            body = sampling_plane.stream_page(row, body, max_events)
         return JSONResponse(body)
 
     # --- operations (§7) ----------------------------------------------------------------------
@@ -411,6 +417,10 @@ class TrainingDataPlane(DataPlane):
         hints = (body.get("sub_job_id"), body.get("sub_job_type"))
         if operation == "tail-logs":
             return self._tail_logs(job, *hints, payload)
+        if operation == "weight-sync":
+            return sampling_plane.weight_sync(self, job, *hints, payload)
+        if operation == "reset-prefix-cache":
+            return sampling_plane.reset_prefix_cache(self, job, *hints, payload)
         if operation in LATER_OPERATIONS:
             raise errors.not_implemented(f"the {operation} operation")
         if operation not in ("forward", "cancel-request"):
@@ -444,6 +454,7 @@ class TrainingDataPlane(DataPlane):
                 404, f"Request {request_id} not found in training job {job.job_id}", errors.CODE_JOB_NOT_FOUND
             )
         cancelled = self.dp.cancel_pending(request_id=request_id, error="cancelled by the caller") > 0
+        cancelled = cancelled or sampling_plane.cancel_running(self.dp, row)
         fresh = self.dp.get_request(request_id)
         status = fresh.status if fresh is not None else row.status
         return JSONResponse({"request_id": request_id, "cancelled": cancelled, "status": status})

@@ -48,16 +48,26 @@ BackendFactory = Callable[[Store, Path, JobRow, dict[str, Any], Callable[..., No
 def _training_backend(
     store: Store, state_dir: Path, job: JobRow, sub_job: dict[str, Any], say: Callable[..., None]
 ) -> Backend:
-    from ct_local.training_backend import TrainingBackend
+    # The training backend plus weight-sync into this server's samplers (§7.2).
+    from ct_local.sampler import SyncingTrainingBackend
 
-    return TrainingBackend(store, state_dir, job, sub_job, say)
+    return SyncingTrainingBackend(store, state_dir, job, sub_job, say)
+
+
+def _sampling_backend(
+    store: Store, state_dir: Path, job: JobRow, sub_job: dict[str, Any], say: Callable[..., None]
+) -> Backend:
+    from ct_local.sampler import SamplingBackend
+
+    return SamplingBackend(store, state_dir, job, sub_job, say)
 
 
 # Sub-job types that run requests; other types get no worker (their calls answer "not supported").
-BACKENDS: dict[str, BackendFactory] = {"training": _training_backend}
+BACKENDS: dict[str, BackendFactory] = {"training": _training_backend, "sampling": _sampling_backend}
 # Which request kinds each sub-job type runs (known without building the backend).
 KINDS_BY_TYPE: dict[str, tuple[str, ...]] = {
-    "training": ("forward-backward", "step", "save", "load", "forward")
+    "training": ("forward-backward", "step", "save", "load", "forward", "weight-sync"),
+    "sampling": ("generate", "generate-stream"),
 }
 
 _torch_configured = threading.Lock()

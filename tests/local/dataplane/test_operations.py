@@ -85,7 +85,7 @@ def test_cancel_request_cancels_only_what_has_not_started(dp, text_batch) -> Non
     assert dp.operation("cancel-request", {}).status_code == 422
 
 
-@pytest.mark.parametrize("operation", ["weight-sync", "reset-prefix-cache", "router-replay-discard"])
+@pytest.mark.parametrize("operation", ["router-replay-discard", "bootstrap-router-replay"])
 def test_sampling_operations_are_not_supported_yet(dp, operation) -> None:
     dp.start()
     response = dp.operation(operation, {})

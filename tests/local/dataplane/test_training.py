@@ -264,5 +264,5 @@ def test_load_into_a_sampling_sub_job_answers_501(http, new_driver, training_ser
     )
     assert response.status_code == 501
     assert "not a training sub-job" in response.json()["message"]
-    # Generation belongs to the sampling backend, which is not in this server yet.
-    assert http.post(f"{driver.url}/generate", content=b"x").status_code == 501
+    # Generation runs on the sampling sub-job; a body that is not a DSSST1 frame is refused.
+    assert http.post(f"{driver.url}/generate", content=b"x").status_code == 422
