@@ -46,9 +46,12 @@ def replace_backing_ids(text: str, job_id: str, deployment_id: str) -> str:
     """Put the deployment id wherever the backing job id or one of its sub-job ids appears."""
     if not text or not job_id:
         return text
-    # Sub-job ids (<job>:<type>:<n>) first, so no ":sampling:0" tail is left behind.
-    sub_job = re.compile(re.escape(job_id) + r":[A-Za-z_]+:\d+")
-    return sub_job.sub(deployment_id, text).replace(job_id, deployment_id)
+    # One pass over job ids with an optional sub-job tail (<job>:<type>:<n>), skipping ids that
+    # already read as the deployment id (it contains the job id, so a second pass would re-prefix it).
+    prefix = deployment_id[: -len(job_id)] if deployment_id.endswith(job_id) else ""
+    guard = f"(?<!{re.escape(prefix)})" if prefix else ""
+    pattern = re.compile(guard + re.escape(job_id) + r"(?::[A-Za-z_]+:\d+)?")
+    return pattern.sub(deployment_id, text)
 
 
 def rewrite_api_error(
