@@ -115,6 +115,12 @@ class ServerSettings:
     # How often the lifecycle loop looks at jobs.
     tick_s: float = 0.02
     capacity: Mapping[str, HardwareCapacity] = field(default_factory=_default_capacity)
+    # §5.5 breakdown switches (see ct_local.capacity): False reports every dimension DISABLED for
+    # the account; dimensions named in breakdown_unavailable report UNAVAILABLE; past
+    # breakdown_attribution_limit jobs (oldest first kept; None: no limit) the answer is truncated.
+    breakdown_enabled: bool = True
+    breakdown_unavailable: tuple[str, ...] = ()
+    breakdown_attribution_limit: int | None = None
     models: tuple[str, ...] = field(default_factory=_catalog_models)
     # Roles refused job creation with 403 003001 (no USE CORTEX TRAINING).
     roles_without_create: tuple[str, ...] = ()
@@ -214,7 +220,7 @@ def _coerce(key: str, value: Any) -> Any:
                 raise ValueError(f"capacity: unknown hardware {name!r}")
             result[upper] = entry if isinstance(entry, HardwareCapacity) else HardwareCapacity(**entry)
         return result
-    if key in {"models", "roles_without_create", "hidden_schemas"}:
+    if key in {"models", "roles_without_create", "hidden_schemas", "breakdown_unavailable"}:
         return tuple(str(v) for v in value)
     if key == "faults":
         return tuple(dict(v) for v in value)
