@@ -29,7 +29,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ct_local import capacity as cap
-from ct_local import errors, inference, jobs, listing, statements
+from ct_local import artifacts, errors, inference, jobs, listing, statements
 from ct_local.dataplane import DataPlane
 from ct_local.faults import REQUEST_ID_HEADER, FaultMiddleware, FaultSet
 from ct_local.lifecycle import Lifecycle
@@ -517,6 +517,7 @@ def _routes() -> list[Route]:
         Route("/_ct/jobs/{job_id}/executions", admin_executions, methods=["GET"]),
         Route("/_ct/page-token-key:rotate", admin_rotate_page_token_key, methods=["POST"]),
     ]
+    routes.extend(artifacts.routes())
     return routes
 
 
@@ -570,6 +571,8 @@ def create_app(
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         ticker = asyncio.create_task(state.lifecycle.run())
         await state.data_plane.start()
+        uploader = artifacts.ArtifactUploader(state, settings.artifact_upload_interval_s)
+        uploader.start()
         try:
             yield
         finally:
@@ -577,6 +580,7 @@ def create_app(
             with contextlib.suppress(asyncio.CancelledError):
                 await ticker
             await state.data_plane.stop()
+            await asyncio.to_thread(uploader.stop)
             store.close()
 
     app = Starlette(
