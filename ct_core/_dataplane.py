@@ -19,7 +19,7 @@ import math
 import re
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from ct_core import _operations as ops
 from ct_core import _retry
@@ -188,18 +188,15 @@ class DataPlaneMixin:
     def _post_bytes(self, url: str, body: ChunkBody, *, predicate: _retry.Predicate) -> Any:
         import json
 
-        headers = {"Content-Type": "application/octet-stream", "Content-Length": str(body.size)}
-        http = self._transport.http
+        send, size = self._transport.send_direct, body.size
         # A fresh body iterator per attempt: a retry resends the same bytes from their start.
-        response = self._transport.call(
-            # httpx sends memoryview slices as they are; its annotations only name bytes.
-            lambda: http.request(
-                "POST", url, content=cast("Iterator[bytes]", body.stream()), headers=headers
+        content = self._transport.call(
+            lambda: send(
+                "POST", url, body=body.stream(), length=size, content_type="application/octet-stream"
             ),
             predicate=predicate,
             describe=f"POST {url}",
         )
-        content = response.content
         return json.loads(content) if content.strip() else None
 
     # --- step, save, load ----------------------------------------------------------------------

@@ -11,6 +11,16 @@ httpx.Client by injection, and streaming bodies use it directly, so every reques
   the matching `APIError` (so generated functions never hand back an error as data); a 401 to a
   request signed with a programmatic access token becomes `PATRejectedError`, with next steps;
 - `Transport.call`, which maps httpx failures onto ct's exceptions and runs the retry policy.
+
+Hot data-plane requests (step, save, load, request polls, chunk uploads) take a shorter road,
+`Transport.send_direct`: the request goes straight to the connection pool under the httpx.Client
+(httpcore, the same connections and TLS context), with the URL target and the fixed headers built
+once. Profiling showed most of a small request's client-side cost in httpx's URL parsing, header
+merging and model objects; the direct road skips those and keeps everything that matters: the
+retry policy (it runs inside `Transport.call`), timeouts and their override, the error mapping of
+the response hook for any answer that is not a 2xx, and the httpx exception types. Where a request
+needs what only httpx offers (a profile session signing each request, a proxy from the
+environment), the direct road hands the request to httpx instead.
 """
 
 from __future__ import annotations
@@ -21,9 +31,10 @@ import math
 import os
 import ssl
 import time
-from collections.abc import Callable, Iterator
+import urllib.request
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 import httpx
 
@@ -49,6 +60,12 @@ logger = logging.getLogger("ct_core.transport")
 
 T = TypeVar("T")
 TimeoutPair = tuple[float, float]
+#: A request body for `send_direct`: bytes, or an iterable of byte slices with a known total length.
+DirectBody = bytes | Iterable[bytes | memoryview]
+
+#: Headers the direct road never sends: httpcore does not decode compressed answers, so it asks for
+#: none, and it sets Host and Content-Length itself.
+_DIRECT_SKIPPED_HEADERS = frozenset({b"accept-encoding", b"host", b"content-length"})
 
 _TIMEOUT_OVERRIDE: contextvars.ContextVar[TimeoutPair | None] = contextvars.ContextVar(
     "ct_timeout_override", default=None
@@ -138,6 +155,54 @@ def map_httpx_error(error: httpx.HTTPError, url: str | None = None) -> CTConnect
     return CTConnectionError(f"connection failed{where}: {type(error).__name__}: {error}", url=url)
 
 
+def _httpcore_error_map() -> list[tuple[type[Exception], type[httpx.TransportError]]]:
+    """httpcore's exceptions and the httpx ones httpx itself would raise for them, most specific first."""
+    import httpcore
+
+    return [
+        (httpcore.ConnectTimeout, httpx.ConnectTimeout),
+        (httpcore.ReadTimeout, httpx.ReadTimeout),
+        (httpcore.WriteTimeout, httpx.WriteTimeout),
+        (httpcore.PoolTimeout, httpx.PoolTimeout),
+        (httpcore.TimeoutException, httpx.TimeoutException),
+        (httpcore.ConnectError, httpx.ConnectError),
+        (httpcore.ReadError, httpx.ReadError),
+        (httpcore.WriteError, httpx.WriteError),
+        (httpcore.NetworkError, httpx.NetworkError),
+        (httpcore.ProxyError, httpx.ProxyError),
+        (httpcore.UnsupportedProtocol, httpx.UnsupportedProtocol),
+        (httpcore.RemoteProtocolError, httpx.RemoteProtocolError),
+        (httpcore.LocalProtocolError, httpx.LocalProtocolError),
+        (httpcore.ProtocolError, httpx.ProtocolError),
+    ]
+
+
+class _DirectRoute:
+    """What the direct road needs for one base URL, computed once: pool, URL parts, fixed headers."""
+
+    def __init__(self, pool: Any, base: httpx.URL, headers: httpx.Headers) -> None:
+        import httpcore
+
+        self.pool = pool
+        self.scheme = base.raw_scheme
+        self.host = base.raw_host
+        self.port = base.port
+        # httpx joins a relative URL onto the base URL's path the same way.
+        self.base_path = base.raw_path.rstrip(b"/")
+        self.origin = str(base.copy_with(raw_path=b"/")).rstrip("/")
+        host_header = base.netloc
+        self.headers: list[tuple[bytes, bytes]] = [(b"Host", host_header)] + [
+            (key, value) for key, value in headers.raw if key.lower() not in _DIRECT_SKIPPED_HEADERS
+        ]
+        self.url_type = httpcore.URL
+        self.request_type = httpcore.Request
+        self.errors = _httpcore_error_map()
+
+    def url(self, path: str) -> Any:
+        target = self.base_path + b"/" + path.lstrip("/").encode("ascii")
+        return self.url_type(scheme=self.scheme, host=self.host, port=self.port, target=target)
+
+
 class Transport:
     """One pooled httpx.Client plus the request policy shared by every call of an SDK client."""
 
@@ -165,17 +230,21 @@ class Transport:
             verify = ssl.create_default_context(
                 capath=verify if folder else None, cafile=None if folder else verify
             )
+        limits = httpx.Limits(max_connections=pool_maxsize, max_keepalive_connections=pool_maxsize)
+        # The transport is built here (not by httpx.Client) so the direct road can share its pool.
+        self._pool_transport = httpx.HTTPTransport(verify=verify, limits=limits)
         self.http = httpx.Client(
             base_url=base_url,
             headers=headers or {},
-            verify=verify,
             timeout=_httpx_timeout(timeout),
             follow_redirects=False,
-            limits=httpx.Limits(max_connections=pool_maxsize, max_keepalive_connections=pool_maxsize),
+            transport=self._pool_transport,
             event_hooks={"request": [self._on_request], "response": [self._on_response]},
         )
         self._owns_http = True
         self._api_client: Any = None
+        self._routes: dict[str, _DirectRoute | None] = {}
+        self._default_timeouts = _httpx_timeout(timeout).as_dict()
 
     # --- hooks ------------------------------------------------------------------------------------
 
@@ -292,6 +361,90 @@ class Transport:
             describe=f"{method} {url}",
         )
 
+    # --- the direct road (hot data-plane requests) ------------------------------------------------
+
+    def _route(self) -> _DirectRoute | None:
+        """The direct route for this transport's base URL, or None where httpx must carry requests."""
+        try:
+            return self._routes[self.base_url]
+        except KeyError:
+            pass
+        route: _DirectRoute | None = None
+        pool = getattr(self._pool_transport, "_pool", None)
+        base = httpx.URL(self.base_url)
+        # A proxy from the environment is mounted by httpx.Client; only httpx knows how to use it.
+        proxied = bool(urllib.request.getproxies())
+        usable = pool is not None and hasattr(pool, "handle_request") and base.scheme in ("http", "https")
+        if usable and not proxied and self.auth is None:
+            route = _DirectRoute(pool, base, self.http.headers)
+        self._routes[self.base_url] = route
+        return route
+
+    def send_direct(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: DirectBody | None = None,
+        length: int | None = None,
+        content_type: str | None = None,
+    ) -> bytes:
+        """Make ONE request to `path` (relative to the base URL, query included) and return the body.
+
+        Meant to be called inside `Transport.call`, which retries it. Raises httpx exceptions for
+        transport failures and the `APIError` of the response hook for an answer that is not a 2xx,
+        exactly like a request made through httpx.Client. `length` is required for an iterable body.
+        """
+        route = self._route()
+        extra: list[tuple[bytes, bytes]] = []
+        if content_type is not None:
+            extra.append((b"Content-Type", content_type.encode("latin-1")))
+        if body is not None:
+            size = len(body) if isinstance(body, bytes) else length
+            if size is None:
+                raise ValueError("send_direct needs the length of an iterable body")
+            extra.append((b"Content-Length", str(size).encode("ascii")))
+        if route is None:
+            headers = {key.decode("latin-1"): value.decode("latin-1") for key, value in extra}
+            # httpx sends memoryview slices as they are; its annotations only name bytes.
+            return self.http.request(method, path, content=cast("Any", body), headers=headers).content
+        override = _TIMEOUT_OVERRIDE.get()
+        timeouts = self._default_timeouts if override is None else _httpx_timeout(override).as_dict()
+        request = route.request_type(
+            method.encode("ascii"),
+            route.url(path),
+            headers=route.headers + extra if extra else route.headers,
+            content=cast("Any", body),
+            extensions={"timeout": timeouts},
+        )
+        try:
+            response = route.pool.handle_request(request)
+            try:
+                content = response.read()
+            finally:
+                response.close()
+        except Exception as error:
+            for core_type, httpx_type in route.errors:
+                if isinstance(error, core_type):
+                    raise httpx_type(str(error), request=self._httpx_request(route, method, path)) from error
+            raise
+        status = response.status
+        if status < 200 or status >= 300 or logger.isEnabledFor(logging.DEBUG):
+            # Rare on this road (errors, debug logging): hand the answer to the httpx response hook.
+            self._on_response(
+                httpx.Response(
+                    status,
+                    headers=response.headers,
+                    content=content,
+                    request=self._httpx_request(route, method, path),
+                )
+            )
+        return bytes(content)
+
+    @staticmethod
+    def _httpx_request(route: _DirectRoute, method: str, path: str) -> httpx.Request:
+        return httpx.Request(method, route.origin + (route.base_path + b"/").decode() + path.lstrip("/"))
+
     def close(self) -> None:
         if self._owns_http:
             self.http.close()
@@ -302,6 +455,7 @@ class Transport:
         twin.__dict__.update(self.__dict__)
         twin._owns_http = False
         twin._api_client = None
+        twin._routes = {}
         if base_url is not None:
             twin.base_url = base_url
         return twin

@@ -1,0 +1,157 @@
+"""The transport's direct road for hot data-plane calls, over real sockets (no httpx mocks).
+
+Step, save, load, operations, request polls and chunk uploads skip httpx's request building; these
+tests check they still send what httpx would have sent and get the same policy: retries, timeouts,
+TLS checks, error mapping and the request-id debug log.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import numpy as np
+import pytest
+
+from ct_core import errors, wire
+from ct_core.client import CortexTrainingClient
+
+PREFIX = "/api/v2/databases/DB/schemas/S/cortex-training"
+
+
+def make_client(server, sleep, **kwargs) -> CortexTrainingClient:
+    client = CortexTrainingClient(
+        base_url=kwargs.pop("base_url", server.base_url), database="DB", schema="S", **kwargs
+    )
+    client._transport.sleep = sleep
+    return client
+
+
+def test_step_and_poll_send_what_httpx_would(misbehaving_server, no_sleep, act):
+    misbehaving_server.script(
+        act(200, {"request_id": "r1"}),
+        act(200, {"request_id": "r1", "status": "REQUEST_STATE_DONE", "result": {"global_steps": 3}}),
+    )
+    with make_client(misbehaving_server, no_sleep, headers={"X-Extra": "yes"}) as client:
+        request_id = client.step("job/1", learning_rate=0.5)
+        assert client.poll_request("job/1", request_id) == {"global_steps": 3}
+    post, get = misbehaving_server.requests
+    assert (post.method, post.path) == ("POST", f"{PREFIX}/job%2F1/step")
+    assert json.loads(post.body) == {"learning_rate": 0.5}
+    assert post.headers["Content-Type"] == "application/json"
+    assert post.headers["X-Extra"] == "yes" and post.headers["User-Agent"]
+    # httpcore does not decode compressed answers, so the direct road never asks for them.
+    assert "gzip" not in post.headers.get("Accept-Encoding", "")
+    assert post.headers["Host"] == misbehaving_server.base_url.removeprefix("http://")
+    assert (get.method, get.path) == ("GET", f"{PREFIX}/job%2F1/requests/r1")
+
+
+def test_base_url_path_and_query_string(misbehaving_server, no_sleep, act):
+    misbehaving_server.script(act(200, {"status": "running", "events": []}))
+    base_url = misbehaving_server.base_url + "/gateway/"
+    with make_client(misbehaving_server, no_sleep, base_url=base_url) as client:
+        page = client.get_request_status("j", "r 1", max_events=5, cursor="a b/c")
+    assert page["status"] == "running"
+    (seen,) = misbehaving_server.requests
+    assert seen.path == f"/gateway{PREFIX}/j/requests/r%201?max_events=5&cursor=a%20b%2Fc"
+
+
+def test_auth_header_travels_on_the_direct_road(misbehaving_server, no_sleep, act):
+    misbehaving_server.script(act(200, {"request_id": "s"}))
+    with make_client(misbehaving_server, no_sleep, headers={"Authorization": "Bearer tok"}) as client:
+        assert client.save("j", checkpoint_type="Weights-Only") == "s"
+    (seen,) = misbehaving_server.requests
+    assert seen.headers["Authorization"] == "Bearer tok"
+    assert json.loads(seen.body) == {"checkpoint_type": "weights-only"}
+
+
+def test_step_503_is_retried_but_500_is_final(misbehaving_server, no_sleep, act):
+    misbehaving_server.script(act(503, {"message": "busy"}), act(200, {"request_id": "r"}))
+    with make_client(misbehaving_server, no_sleep) as client:
+        assert client.step("j") == "r"
+        assert len(misbehaving_server.requests) == 2
+        misbehaving_server.script(act(500, {"message": "boom", "code": "x"}))
+        with pytest.raises(errors.ServerError) as caught:
+            client.step("j")
+    assert caught.value.status_code == 500 and "boom" in str(caught.value)
+    assert len(misbehaving_server.requests) == 3
+
+
+def test_client_error_answer_is_mapped(misbehaving_server, no_sleep, act):
+    misbehaving_server.script(act(400, {"message": "bad lr", "code": "390"}))
+    with make_client(misbehaving_server, no_sleep) as client, pytest.raises(errors.APIError) as caught:
+        client.load("j", "cp_1")
+    assert caught.value.status_code == 400 and "bad lr" in str(caught.value)
+
+
+def test_poll_survives_a_connection_reset(misbehaving_server, no_sleep, act):
+    misbehaving_server.script(act(reset=True), act(200, {"status": "done", "result": {"ok": 1}}))
+    with make_client(misbehaving_server, no_sleep) as client:
+        assert client.poll_request("j", "r") == {"ok": 1}
+    assert len(misbehaving_server.requests) == 2
+
+
+def test_step_read_timeout_is_raised_not_replayed(misbehaving_server, no_sleep, act):
+    misbehaving_server.script(act(200, {"request_id": "late"}, delay=1.0))
+    with (
+        make_client(misbehaving_server, no_sleep, request_timeout=0.2) as client,
+        pytest.raises(errors.CTTimeoutError) as caught,
+    ):
+        client.step("j")
+    assert not caught.value.never_sent and "/step" in str(caught.value)
+    assert len(misbehaving_server.requests) == 1
+
+
+def test_refused_connection_is_a_connection_error(closed_port, no_sleep):
+    with (
+        CortexTrainingClient(
+            base_url=f"http://127.0.0.1:{closed_port}", database="DB", schema="S", max_retries=1
+        ) as client,
+        pytest.raises(errors.CTConnectionError) as caught,
+    ):
+        client._transport.sleep = no_sleep
+        client.poll_request("j", "r")
+    assert caught.value.never_sent and len(no_sleep.calls) == 1
+
+
+def test_tls_is_verified_on_the_direct_road(tls_server, no_sleep, act):
+    server, cert = tls_server
+    with make_client(server, no_sleep) as client, pytest.raises(errors.TLSVerificationError):
+        client.step("j")
+    assert no_sleep.calls == []
+    server.script(act(200, {"request_id": "t"}))
+    with make_client(server, no_sleep, verify_ssl=str(cert)) as client:
+        assert client.step("j") == "t"
+
+
+def test_chunk_upload_body_arrives_intact(misbehaving_server, no_sleep, act):
+    frame = wire.dumps({"x": np.arange(20000, dtype=np.int32)})
+    misbehaving_server.script(act(200, {"request_id": "fb"}))
+    with make_client(misbehaving_server, no_sleep) as client:
+        assert client.forward_backward("j", memoryview(frame)) == "fb"
+    (seen,) = misbehaving_server.requests
+    assert seen.headers["Content-Type"] == "application/octet-stream"
+    assert int(seen.headers["Content-Length"]) == len(seen.body)
+    assert wire.decode_byte_chunks([seen.body]) == frame
+
+
+def test_request_id_is_logged_at_debug(misbehaving_server, no_sleep, act, caplog):
+    misbehaving_server.script(act(200, {"request_id": "r"}, headers={"X-Snowflake-Request-Id": "sf-42"}))
+    with (
+        caplog.at_level(logging.DEBUG, logger="ct_core.transport"),
+        make_client(misbehaving_server, no_sleep) as client,
+    ):
+        client.step("j")
+    assert "sf-42" in caplog.text
+
+
+def test_borrowed_transport_uses_its_own_database(misbehaving_server, no_sleep, act):
+    misbehaving_server.script(act(200, {"request_id": "a"}), act(200, {"request_id": "b"}))
+    with make_client(misbehaving_server, no_sleep) as client:
+        client.step("j")
+        other = client.for_job({"database_name": "D2", "schema_name": "S2"})
+        other.step("j")
+    assert [seen.path for seen in misbehaving_server.requests] == [
+        f"{PREFIX}/j/step",
+        "/api/v2/databases/D2/schemas/S2/cortex-training/j/step",
+    ]
