@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ct_core.constants import (
@@ -235,8 +235,16 @@ class JobWaitTimeout(CTError, TimeoutError):
     """`wait_for_job` reached its poll timeout before the job was running."""
 
 
-class NoChunksError(CTError, FileNotFoundError):
-    """An artifact download found no chunk files to assemble."""
+class NoChunksError(CTError, ValueError):
+    """Sub-jobs named in a download have no artifacts of that kind (ART-18).
+
+    `sub_job_ids` lists the names without any; `available` lists the job's sub-jobs that have some.
+    """
+
+    def __init__(self, message: str, *, sub_job_ids: Sequence[str] = (), available: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.sub_job_ids = list(sub_job_ids)
+        self.available = list(available)
 
 
 class DownloadCancelled(CTError):

@@ -1,0 +1,131 @@
+"""The experiment-run artifact store (§12.2-§12.5, ART-01..04): list a root, get one object.
+
+A store is bound to one run (``snow://experiment/<experiment>/versions/<run>/``) and does two
+things: `list(root)` returns every object below a run-relative folder, and `get(path, directory)`
+writes one object, under its own base name, into a directory the caller made private. Everything
+above this interface (chunk ordering, manifests, retries) is shared by every store.
+
+`LocalArtifactStore` reads the tree ct_local serves beside its REST routes. Listings from any store
+pass through `checked_listing`, which applies the ART-02 rules: names must belong to the run, be
+relative and free of traversal, stay under the requested root, and come back de-duplicated and
+sorted.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import httpx
+
+from ct_core.errors import CTError
+
+#: ART-01: only these characters may appear in an experiment or run name used to build a URI.
+_RUN_PART = re.compile(r"[A-Za-z0-9_.$:@=+-]+")
+
+
+class ArtifactError(CTError):
+    """An artifact listing or fetch broke one of the rules of ART-01..03."""
+
+
+@dataclass(frozen=True, order=True)
+class ArtifactEntry:
+    """One staged object: its run-relative path, size and checksum as the listing reported them."""
+
+    path: str
+    size: int = 0
+    md5: str | None = None
+
+
+class ArtifactStore(Protocol):
+    """What the download code needs from a place that holds a run's artifacts."""
+
+    run_uri: str
+
+    def list(self, root: str) -> list[ArtifactEntry]:
+        """Every object below ``root`` (a run-relative folder such as ``_stdout/JOB:training:0``)."""
+        ...
+
+    def get(self, path: str, directory: Path, *, timeout: float | None = None) -> Path:
+        """Write the object at ``path`` into ``directory`` under its base name; the file's path."""
+        ...
+
+    def close(self) -> None: ...
+
+
+def run_uri(experiment_run: Mapping[str, Any]) -> str:
+    """ART-01: the logical URI of a run from the experiment-run answer (§5.7)."""
+    for key in ("experiment_name", "experiment_run_name"):
+        if not experiment_run.get(key):
+            raise ArtifactError(f"experiment-run response missing field: {key}")
+    experiment, run = experiment_run["experiment_name"], experiment_run["experiment_run_name"]
+    if not isinstance(experiment, str) or not _RUN_PART.fullmatch(experiment):
+        raise ArtifactError("experiment-run response has invalid experiment_name")
+    if not isinstance(run, str) or not _RUN_PART.fullmatch(run):
+        raise ArtifactError("experiment-run response has invalid experiment_run_name")
+    return f"snow://experiment/{experiment}/versions/{run}/"
+
+
+def safe_relative(path: str) -> bool:
+    """A run-relative path with no absolute start, backslash, or empty/./.. segment."""
+    return (
+        bool(path)
+        and not path.startswith("/")
+        and "\\" not in path
+        and all(part not in ("", ".", "..") for part in path.split("/"))
+    )
+
+
+def checked_listing(rows: Iterable[tuple[str, int, str | None]], run: str, root: str) -> list[ArtifactEntry]:
+    """Apply ART-02 to raw ``(name, size, md5)`` rows whose names start with ``/versions/<run>/``."""
+    prefix = f"/versions/{run}/"
+    folder = root.strip("/") + "/"
+    found: dict[str, ArtifactEntry] = {}
+    for name, size, md5 in rows:
+        if not name.startswith(prefix):
+            raise ArtifactError(f"experiment artifact LIST returned an unexpected path: {name!r}")
+        rel = name[len(prefix) :]
+        if not safe_relative(rel):
+            raise ArtifactError(f"unsafe experiment artifact path: {rel!r}")
+        if not rel.startswith(folder):
+            raise ArtifactError(
+                f"experiment artifact LIST returned a file outside the requested root {root!r}: {rel!r}"
+            )
+        found[rel] = ArtifactEntry(rel, int(size or 0), md5)
+    return sorted(found.values())
+
+
+class LocalArtifactStore:
+    """The artifact tree of a ct_local server, read over its ``/_artifacts`` routes."""
+
+    def __init__(self, http: httpx.Client, experiment_run: Mapping[str, Any]) -> None:
+        self.run_uri = run_uri(experiment_run)
+        self._http = http
+        self._run = str(experiment_run["experiment_run_name"])
+        self._base = f"/_artifacts/{experiment_run['experiment_name']}/{self._run}"
+
+    def list(self, root: str) -> list[ArtifactEntry]:
+        response = self._http.get(self._base, params={"prefix": root.strip("/") + "/"})
+        files = response.json().get("files", [])
+        rows = [(str(f.get("name", "")), int(f.get("size") or 0), f.get("md5")) for f in files]
+        return checked_listing(rows, self._run, root)
+
+    def get(self, path: str, directory: Path, *, timeout: float | None = None) -> Path:
+        if not safe_relative(path):
+            raise ArtifactError(f"unsafe experiment artifact path: {path!r}")
+        target = directory / path.rsplit("/", 1)[-1]
+        request_timeout = httpx.Timeout(timeout) if timeout is not None else httpx.Timeout(None)
+        url = f"{self._base}/{path}"
+        with self._http.stream("GET", url, timeout=request_timeout) as response, target.open("wb") as sink:
+            for block in response.iter_bytes():
+                sink.write(block)
+        if not target.is_file():
+            raise ArtifactError(f"GET did not create expected artifact {path}")
+        return target
+
+    def close(self) -> None:
+        # The HTTP client belongs to the SDK client; nothing of our own to release.
+        return None
