@@ -241,7 +241,9 @@ class NoChunksError(CTError, ValueError):
     `sub_job_ids` lists the names without any; `available` lists the job's sub-jobs that have some.
     """
 
-    def __init__(self, message: str, *, sub_job_ids: Sequence[str] = (), available: Sequence[str] = ()) -> None:
+    def __init__(
+        self, message: str, *, sub_job_ids: Sequence[str] = (), available: Sequence[str] = ()
+    ) -> None:
         super().__init__(message)
         self.sub_job_ids = list(sub_job_ids)
         self.available = list(available)
