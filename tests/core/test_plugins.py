@@ -2,7 +2,8 @@
 
 Third-party plugins are simulated the way pip leaves them on disk: a module plus a
 `<name>-<version>.dist-info` folder with METADATA and entry_points.txt, on sys.path (or
-PYTHONPATH for subprocesses). The slow test builds a real distribution and pip-installs it.
+PYTHONPATH for subprocesses). The slow test builds the example plugin of the repo
+(examples/ct-plugin-hello) into a wheel and pip-installs it into a temporary venv.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
-import textwrap
+import sysconfig
 from pathlib import Path
 from typing import Any
 
@@ -514,73 +515,107 @@ def test_plugin_validators_run_on_submit_dry_run(plugin_dir: Path, tmp_path: Pat
     assert "ct_good_plugin refuses this comment" in run.stderr
 
 
+EXAMPLE_PLUGIN = REPO / "examples" / "ct-plugin-hello"
+
+
+def _pip(*args: str) -> None:
+    # The repo venv's pip drives the temporary venv through --python, so that venv needs no pip.
+    subprocess.run([sys.executable, "-m", "pip", *args], check=True, timeout=300, capture_output=True)
+
+
 @pytest.mark.slow
-def test_pip_installed_plugin_distribution(tmp_path: Path) -> None:
-    """Build a real plugin distribution and pip-install it; `ct` finds it with no change to core."""
-    project = tmp_path / "ct-hello"
-    package = project / "ct_hello"
-    package.mkdir(parents=True)
-    (package / "__init__.py").write_text(
-        textwrap.dedent(
-            '''
-            """ct-hello: a plugin distribution built by the tests."""
-            from ct_core.hookspecs import hookimpl
+def test_example_plugin_wheel_round_trip(tmp_path: Path) -> None:
+    """Build examples/ct-plugin-hello into a wheel, pip-install it into a fresh venv, use it, uninstall it.
 
-
-            @hookimpl
-            def ct_register_commands(app):
-                app.command("ct_hello.cli:greet", name="greet", help="Greet from a pip-installed plugin.")
-            '''
-        )
-    )
-    (package / "cli.py").write_text(
-        "import json, sys\n\ndef greet():\n    sys.stdout.write(json.dumps({'greeting': 'hi'}) + '\\n')\n"
-    )
-    (project / "pyproject.toml").write_text(
-        textwrap.dedent(
-            """
-            [build-system]
-            requires = ["setuptools"]
-            build-backend = "setuptools.build_meta"
-
-            [project]
-            name = "ct-hello"
-            version = "0.4.2"
-
-            [project.entry-points.ct]
-            hello = "ct_hello"
-
-            [tool.setuptools]
-            packages = ["ct_hello"]
-            """
-        )
-    )
-    target = tmp_path / "target"
+    The venv is made without pip and sees this environment's packages (ct included) through a .pth
+    file, which is far faster than installing ct and its dependencies into it; the plugin itself is
+    installed only there, so the repo's environment is never touched.
+    """
     if shutil.which("pip", path=str(Path(sys.executable).parent)) is None:
         pytest.skip("pip is not available in this environment")
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--no-deps",
-            "--no-build-isolation",
-            "--no-index",
-            "--target",
-            str(target),
-            str(project),
-        ],
-        check=True,
-        timeout=300,
+    wheels = tmp_path / "wheels"
+    source = tmp_path / "src"
+    # Build from a copy: setuptools leaves build/ and *.egg-info folders next to the sources.
+    shutil.copytree(
+        EXAMPLE_PLUGIN, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__")
     )
-    help_run = _run_ct(["--help"], target)
-    assert help_run.returncode == 0, help_run.stderr
-    assert "Greet from a pip-installed plugin." in help_run.stdout
-    data = json.loads(_run_ct(["--compact", "plugins"], target).stdout)
-    assert {"name": "hello", "version": "0.4.2", "distribution": "ct-hello"}.items() <= next(
-        entry for entry in data["plugins"] if entry["name"] == "hello"
-    ).items()
-    greet = _run_ct(["greet"], target)
-    assert json.loads(greet.stdout) == {"greeting": "hi"}
+    _pip(
+        "wheel", "--quiet", "--no-deps", "--no-build-isolation", "--no-index", "-w", str(wheels), str(source)
+    )
+    (wheel,) = wheels.glob("ct_plugin_hello-0.1.0-*.whl")
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    python = venv / "bin" / "python"
+    site_packages = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    parent = sysconfig.get_path("purelib")
+    (Path(site_packages) / "_ct_parent_env.pth").write_text(f"import site; site.addsitedir({parent!r})\n")
+    _pip("--python", str(python), "install", "--quiet", "--no-deps", "--no-index", str(wheel))
+
+    def ct(*args: str) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "COLUMNS": "120"}
+        env.pop(plugins.ALLOW_ENV_VAR, None)
+        env.pop("PYTHONPATH", None)
+        return subprocess.run(
+            [str(python), "-m", "ct_cli", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+            check=False,
+        )
+
+    listed = ct("--help")
+    assert listed.returncode == 0, listed.stderr
+    assert "Example plugin commands: greet, policy." in listed.stdout
+    data = json.loads(ct("--compact", "plugins").stdout)
+    hello = next(entry for entry in data["plugins"] if entry["name"] == "hello")
+    assert hello == {
+        "name": "hello",
+        "version": "0.1.0",
+        "hooks": ["ct_register_commands", "ct_validate_sub_job"],
+        "builtin": False,
+        "distribution": "ct-plugin-hello",
+    }
+    assert json.loads(ct("hello", "greet", "--name", "wheel").stdout) == {"greeting": "hello, wheel"}
+    body = json.loads((REPO / "examples" / "job.json").read_text())
+    body["sub_job_configs"][0]["training_config"]["n_gpus"] = 12
+    job = tmp_path / "job.json"
+    job.write_text(json.dumps(body))
+    refused = ct("submit", str(job), "--dry-run")
+    assert refused.returncode == 1
+    assert "training_config.n_gpus: ct-hello allows at most 8 GPUs per sub-job, got 12" in refused.stderr
+
+    # The example's own tests pass against the installed wheel (they use ct's shared fixtures).
+    own_tests = subprocess.run(
+        [
+            str(python),
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-c",
+            str(source / "pyproject.toml"),
+            str(source / "tests"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=source,
+        timeout=300,
+        check=False,
+    )
+    assert own_tests.returncode == 0, own_tests.stdout[-3000:] + own_tests.stderr[-2000:]
+
+    _pip("--python", str(python), "uninstall", "--quiet", "--yes", "ct-plugin-hello")
+    gone = ct("--help")
+    assert gone.returncode == 0, gone.stderr
+    assert "Example plugin commands" not in gone.stdout
+    assert "hello" not in [
+        entry["name"] for entry in json.loads(ct("--compact", "plugins").stdout)["plugins"]
+    ]
