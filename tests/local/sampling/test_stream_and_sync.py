@@ -1,0 +1,191 @@
+"""Streaming generation (§6.7, §6.8), cancel (§7.7), weight sync (§7.2, §7.3), prefix cache (§7.6)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ct_core import wire
+
+POLL_LIMIT_S = 120.0
+
+
+def drain(sp: Any, request_id: str, max_events: int | None = None) -> list[dict[str, Any]]:
+    """Poll a generate-stream request until its done event; returns every event in order."""
+    events: list[dict[str, Any]] = []
+    deadline = time.monotonic() + POLL_LIMIT_S
+    while True:
+        params = {} if max_events is None else {"max_events": max_events}
+        page = sp.status(request_id, **params)
+        assert len(page["events"]) <= (max_events or 16)
+        events.extend(page["events"])
+        if events and events[-1]["type"] == "done":
+            return events
+        assert page["status"] in {"pending", "running", "done"}, page
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+
+
+def test_stream_events_arrive_once_and_end_with_done(sp) -> None:
+    sp.start()
+    response = sp.post(
+        "generate-stream",
+        {"prompts": ["a", [98, 99], "c"], "sampling_params": {"max_tokens": 3, "temperature": 0}},
+    )
+    assert response.status_code == 200
+    body = response.json()
+    assert body["count"] == 3 and body["job_id"] == sp.job_id
+    events = drain(sp, body["request_id"], max_events=1)
+    results = [e for e in events if e["type"] == "result"]
+    assert sorted(e["index"] for e in results) == [0, 1, 2]
+    assert events[-1] == {"type": "done", "completed": 3, "failed": 0}
+    # Drained destructively: nothing comes back a second time.
+    assert sp.status(body["request_id"])["events"] == []
+    same = sp.generate(["a"], max_tokens=3, temperature=0)[0]
+    assert results[0]["result"] == same
+
+
+def test_stream_max_events_bounds(sp) -> None:
+    sp.start()
+    request_id = sp.submit({"prompts": ["a"] * 20, "sampling_params": {"max_tokens": 1}}, "generate-stream")
+    events = drain(sp, request_id)  # server default page: at most 16 (checked in drain)
+    assert len(events) == 21 and events[-1] == {"type": "done", "completed": 20, "failed": 0}
+    request_id = sp.submit({"prompts": ["a"] * 20, "sampling_params": {"max_tokens": 1}}, "generate-stream")
+    assert len(drain(sp, request_id, max_events=512)) == 21
+    assert sp.http.get(f"{sp.url}/requests/{request_id}", params={"max_events": 0}).status_code in (400, 422)
+
+
+def test_stream_refuses_request_chunks(sp) -> None:
+    sp.start()
+    chunks = wire.encode_byte_chunks(
+        wire.dumps({"prompts": ["a"]}), kind="request", operation="generate", max_bytes=0, force_chunk=True
+    )
+    response = sp.http.post(f"{sp.url}/generate-stream", content=chunks[0])
+    assert response.status_code == 400
+    assert "not request chunks" in response.text
+
+
+def test_generate_accepts_request_chunks(sp) -> None:
+    sp.start()
+    chunks = wire.encode_byte_chunks(
+        wire.dumps({"prompts": ["ab"], "sampling_params": {"max_tokens": 2}}),
+        kind="request",
+        operation="generate",
+        max_bytes=0,
+        force_chunk=True,
+    )
+    response: Any = None
+    for chunk in chunks:
+        response = sp.http.post(f"{sp.url}/generate", content=chunk)
+        assert response.status_code == 200, response.text
+    assert len(sp.result(response.json()["request_id"])["results"]) == 1
+
+
+def test_cancel_stops_a_running_generation(sp) -> None:
+    sp.start()
+    long = {"prompts": [[1, 2]] * 50, "sampling_params": {"max_tokens": 60, "ignore_eos": True}}
+    request_id = sp.submit(long, "generate-stream")
+    deadline = time.monotonic() + POLL_LIMIT_S
+    while sp.status(request_id, max_events=1)["status"] == "pending":
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    answer = sp.operation("cancel-request", {"request_id": request_id}).json()
+    if answer["status"] == "done":  # the machine finished 3,000 tokens before the cancel arrived
+        return
+    assert answer == {"request_id": request_id, "cancelled": True, "status": "cancelled"}
+    status = sp.wait(request_id)
+    assert status["status"] == "cancelled"
+    # The worker is free again and the request's state stays cancelled.
+    assert len(sp.generate(["a"], max_tokens=1)) == 1
+    assert sp.status(request_id)["status"] == "cancelled"
+
+
+def _train_on(sp: Any, text: bytes, steps: int) -> None:
+    import torch
+
+    ids = torch.tensor([list(text)], dtype=torch.long)
+    labels = torch.roll(ids, -1, dims=1)
+    labels[:, -1] = -100
+    frame = wire.dumps({"args": (), "kwargs": {"input_ids": ids, "labels": labels}})
+    for _ in range(steps):
+        chunks = wire.encode_byte_chunks(
+            frame, kind="request", operation="fwd-bwd", max_bytes=0, force_chunk=True
+        )
+        for chunk in chunks:
+            response = sp.http.post(f"{sp.url}/forward-backward", content=chunk)
+        sp.result(response.json()["request_id"])
+        sp.result(sp.http.post(f"{sp.url}/step", json={}).json()["request_id"])
+
+
+def test_weight_sync_changes_what_the_sampler_says(sp) -> None:
+    sp.start()
+    greedy = {"max_tokens": 6, "temperature": 0, "ignore_eos": True}
+    before = sp.generate([list(b"abcab")], **greedy)[0]["token_ids"]
+    _train_on(sp, b"abcabcabcabcabcabc", steps=8)
+    # Training alone does not touch the sampler.
+    assert sp.generate([list(b"abcab")], **greedy)[0]["token_ids"] == before
+    response = sp.operation(
+        "weight-sync",
+        {"source_sub_job_id": f"{sp.job_id}:training:0", "weight_format": "hf"},
+        sub_job_type="training",
+    )
+    assert response.status_code == 200, response.text
+    result = sp.result(response.json()["request_id"])
+    assert result["weight_format"] == "hf"
+    assert result["targets"][0]["sub_job_id"] == f"{sp.job_id}:sampling:0"
+    assert result["targets"][0]["recv"]["recv"]["clear_cache"] is True
+    after = sp.generate([list(b"abcab")], **greedy)[0]["token_ids"]
+    assert after != before
+    assert set(after) <= set(b"abc")  # the alphabet it was trained on
+
+
+def test_weight_sync_reports_the_clear_cache_opt_out(sp, sampling_sub_job, training_sub_job) -> None:
+    sp.start(training_sub_job(), sampling_sub_job(vllm_config={"clear_cache_on_weight_sync": False}))
+    response = sp.operation("weight-sync", {})
+    result = sp.result(response.json()["request_id"])
+    assert result["weight_format"] == "vllm"
+    assert result["targets"][0]["recv"]["recv"]["clear_cache"] is False
+
+
+def test_weight_sync_errors(sp, sampling_sub_job, training_sub_job) -> None:
+    sp.start()
+    bad_format = sp.operation("weight-sync", {"weight_format": "onnx"})
+    assert bad_format.status_code == 422
+    bad_target = sp.operation("weight-sync", {"target_sub_job_ids": [f"{sp.job_id}:training:0"]})
+    assert bad_target.status_code == 400 and "not a sampling sub-job" in bad_target.text
+    bad_source = sp.operation("weight-sync", {"source_sub_job_id": f"{sp.job_id}:sampling:0"})
+    assert bad_source.status_code == 400 and "not a training sub-job" in bad_source.text
+    lora = sp.operation("weight-sync", {"weight_format": "lora"})
+    assert lora.status_code == 400
+    assert "peft_config" in lora.text and f"{sp.job_id}:training:0" in lora.text
+
+
+def test_lora_sync_with_peft_on_both_sides_is_not_supported_here(
+    sp, sampling_sub_job, training_sub_job
+) -> None:
+    peft = {"r": 4, "lora_alpha": 8, "target_modules": ["q_proj", "v_proj"]}
+    training = training_sub_job()
+    training["training_config"]["peft_config"] = peft
+    sp.start(training, sampling_sub_job(peft_config=peft))
+    response = sp.operation("weight-sync", {"weight_format": "lora"})
+    assert response.status_code == 501
+    assert "use weight_format 'vllm' or 'hf'" in response.text
+
+
+def test_reset_prefix_cache(sp) -> None:
+    sp.start()
+    payload = {"drain": True, "timeout_s": 60.0, "retry_interval_s": 0.1}
+    answer = sp.operation(
+        "reset-prefix-cache", payload, sub_job_id=f"{sp.job_id}:sampling:0", sub_job_type="sampling"
+    )
+    assert answer.status_code == 200
+    assert answer.json() == {
+        "job_id": sp.job_id,
+        "sub_job_id": f"{sp.job_id}:sampling:0",
+        "success": True,
+        "drain": True,
+    }
+    implicit = sp.operation("reset-prefix-cache", {"drain": False})
+    assert implicit.status_code == 200 and implicit.json()["drain"] is False
+    on_training = sp.operation("reset-prefix-cache", {}, sub_job_id=f"{sp.job_id}:training:0")
+    assert on_training.status_code == 400
