@@ -80,14 +80,19 @@ def run_ct(ct_home: Path) -> Callable[..., CtRun]:
     return run
 
 
-def wait_for_status(client: Any, job_id: str, wanted: str) -> dict[str, Any]:
-    """Poll the server's own lifecycle until the job reaches `wanted` (no timing assertions)."""
+def _wait_for_status(client: Any, job_id: str, wanted: str) -> dict[str, Any]:
     for _ in range(1500):
         job = client.get_job(job_id)
         if job["status"] == wanted:
             return job
         time.sleep(0.02)
     raise AssertionError(f"job {job_id} never reached {wanted}")
+
+
+@pytest.fixture
+def wait_for_status() -> Callable[[Any, str, str], dict[str, Any]]:
+    """Poll the server's own lifecycle until a job reaches a status (no timing assertions)."""
+    return _wait_for_status
 
 
 @pytest.fixture(scope="module")

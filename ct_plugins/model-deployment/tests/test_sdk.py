@@ -1,0 +1,273 @@
+"""The deployment SDK methods against a real ct_local server (§14.2-§14.7, DEP-04, DEP-08..15)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from ct_model_deployment import ModelDeploymentWaitError, ModelDeploymentWaitTimeout, model_deployments
+from ct_model_deployment.errors import ModelDeploymentError, ModelDeploymentNotFound
+
+from ct_core.client import CortexTrainingClient
+from ct_core.errors import ValidationError
+
+DB = "DEP_DB"
+SCHEMA = "PUBLIC"
+MODEL = "Qwen/Qwen3-0.6B"
+
+
+class Counter:
+    """Counts the requests a client sends (an httpx event hook, not a stand-in for httpx)."""
+
+    def __init__(self) -> None:
+        self.paths: list[str] = []
+
+    def __call__(self, request: httpx.Request) -> None:
+        self.paths.append(f"{request.method} {request.url.path}")
+
+
+def make_client(server: Any, schema: str = SCHEMA, **kwargs: Any) -> CortexTrainingClient:
+    return CortexTrainingClient(
+        base_url=server.base_url,
+        database=DB,
+        schema=schema,
+        poll_interval=0.02,
+        poll_max_interval=0.05,
+        **kwargs,
+    )
+
+
+@pytest.fixture
+def client(dep_server: Any) -> Iterator[CortexTrainingClient]:
+    with make_client(dep_server) as made:
+        yield made
+
+
+@pytest.fixture
+def counter(client: CortexTrainingClient) -> Counter:
+    hook = Counter()
+    client._transport.http.event_hooks["request"].append(hook)
+    return hook
+
+
+def test_create_wait_list_describe_drop(
+    client: CortexTrainingClient, spec: dict[str, Any], wait_for_status: Any
+) -> None:
+    deployments = model_deployments(client)
+    spec["deployment"]["gpu_type"] = "h200"
+    created = deployments.create(spec)
+    deployment = created["deployment"]
+    assert deployment.startswith("sf-ct-") and created["status"] in {"PENDING", "INITIALIZING", "READY"}
+    job_id = deployment.removeprefix("sf-ct-")
+    stored = client.get_job(job_id)
+    assert stored["idle_timeout_seconds"] == 0 and stored["hardware"] == "H200"
+    assert stored["sub_jobs"][0]["inference_config"]["deployment_class"] == "EVALUATION"
+
+    ready = deployments.wait(deployment, timeout=60)
+    assert ready["status"] == "READY"
+    assert ready["base_url"] == deployments.base_url() == client._prefix + "/inference/v1"
+    assert deployments.describe(deployment) == deployments.get(deployment)
+    assert job_id not in json.dumps(ready).replace(deployment, "")
+    listed = deployments.list()
+    assert deployment in [item["deployment"] for item in listed]
+    assert [item["deployment"] for item in deployments.list(["ready", "Pending"])].count(deployment) == 1
+    assert deployment not in [item["deployment"] for item in deployments.list(["DROPPED"])]
+
+    assert deployments.drop(deployment)["dropped"] is True
+    wait_for_status(client, job_id, "cancelled")
+    assert deployments.drop(deployment) == {"deployment": deployment, "dropped": True, "status": "DROPPED"}
+    described = deployments.describe(deployment)
+    assert (
+        described["status"] == "DROPPED" and "base_url" not in described and "status_reason" not in described
+    )
+    with pytest.raises(ModelDeploymentWaitError, match="dropped") as caught:
+        deployments.wait(deployment, timeout=5)
+    assert caught.value.deployment["status"] == "DROPPED"
+
+
+def test_list_is_oldest_first_and_rejects_unknown_statuses(
+    client: CortexTrainingClient, spec: dict[str, Any]
+) -> None:
+    deployments = model_deployments(client)
+    first = deployments.create(spec)["deployment"]
+    second = deployments.create(spec)["deployment"]
+    order = [item["deployment"] for item in deployments.list()]
+    assert order.index(first) < order.index(second)
+    with pytest.raises(ValidationError, match="unknown deployment status BOGUS"):
+        deployments.list(["ready", "bogus"])
+    # Ordinary jobs are not deployments and are left out.
+    training = client.create_job_from_body(
+        {
+            "sub_job_configs": [
+                {
+                    "job_type": "sampling",
+                    "model_name": MODEL,
+                    "inference_config": {"max_seq_len": 128, "n_gpus": 1},
+                }
+            ]
+        }
+    )["job_id"]
+    assert f"sf-ct-{training}" not in [item["deployment"] for item in deployments.list()]
+    with pytest.raises(ValidationError, match="is not a model deployment"):
+        deployments.describe(f"sf-ct-{training}")
+    with pytest.raises(ValidationError, match="is not a model deployment"):
+        deployments.drop(f"sf-ct-{training}")
+    for deployment in (first, second):
+        deployments.drop(deployment)
+
+
+def test_failed_deployment_wait_and_drop(
+    dep_server: Any, client: CortexTrainingClient, spec: dict[str, Any]
+) -> None:
+    deployments = model_deployments(client)
+    deployment = deployments.create(spec)["deployment"]
+    job_id = deployment.removeprefix("sf-ct-")
+    dep_server.force_status(
+        job_id, "failed", "sub_job_failed", f"sub-job {job_id}:sampling:0 ran out of memory"
+    )
+    with pytest.raises(ModelDeploymentWaitError) as caught:
+        deployments.wait(deployment, timeout=5)
+    text = str(caught.value)
+    assert "sub_job_failed" in text and "download-log" in text
+    assert caught.value.deployment["failure"] == {
+        "code": "sub_job_failed",
+        "message": f"sub-job {deployment} ran out of memory",
+    }
+    assert "base_url" not in caught.value.deployment
+    assert deployments.drop(deployment) == {"deployment": deployment, "dropped": False, "status": "FAILED"}
+    dep_server.force_status(job_id, "terminated", "node_lost", "gone")
+    assert deployments.drop(deployment) == {
+        "deployment": deployment,
+        "dropped": False,
+        "status": "TERMINATED",
+    }
+    assert client.get_job(job_id)["status"] == "terminated"
+
+
+def test_wait_timeout_keeps_the_deployment(slow_server: Any, spec: dict[str, Any]) -> None:
+    with make_client(slow_server) as client:
+        deployments = model_deployments(client)
+        deployment = deployments.create(spec)["deployment"]
+        with pytest.raises(ModelDeploymentWaitTimeout) as caught:
+            deployments.wait(deployment, timeout=0.2)
+        assert isinstance(caught.value, TimeoutError)
+        assert "still running and holding GPUs" in str(caught.value)
+        assert caught.value.deployment["status"] == "PENDING"
+        assert deployments.describe(deployment)["status"] == "PENDING"
+        deployments.drop(deployment)
+
+
+def test_job_not_found_is_final_at_once(client: CortexTrainingClient, counter: Counter) -> None:
+    job_id = str(uuid.uuid4())
+    deployment = f"sf-ct-{job_id}"
+    # Even a job this client "just created" gets no grace for deployment lookups (DEP-13).
+    client._transport.recent_jobs.add(job_id)
+    with pytest.raises(ModelDeploymentNotFound) as caught:
+        model_deployments(client).describe(deployment)
+    assert str(caught.value) == f"model deployment {deployment} not found in {DB}.{SCHEMA}"
+    assert len(counter.paths) == 1
+    assert model_deployments(client).drop(deployment) == {
+        "deployment": deployment,
+        "dropped": True,
+        "status": "DROPPED",
+    }
+    assert len(counter.paths) == 2
+
+
+def test_bad_ids_are_refused_before_any_request(client: CortexTrainingClient, counter: Counter) -> None:
+    deployments = model_deployments(client)
+    job_id = str(uuid.uuid4())
+    for call in (deployments.describe, deployments.drop, deployments.wait, deployments.base_url):
+        with pytest.raises(ValidationError, match="sf-ct-<UUID>"):
+            call(job_id)
+    assert counter.paths == []
+
+
+def test_http_errors_are_reworded(
+    dep_server: Any, client: CortexTrainingClient, spec: dict[str, Any]
+) -> None:
+    deployments = model_deployments(client)
+    deployment = deployments.create(spec)["deployment"]
+    job_id = deployment.removeprefix("sf-ct-")
+    dep_server.set_faults(
+        {
+            "path": f"/{job_id}$",
+            "method": "GET",
+            "status": 403,
+            "body": {"code": "390186", "message": f"Role is not authorized for job {job_id}"},
+        }
+    )
+    try:
+        with pytest.raises(ModelDeploymentError) as caught:
+            deployments.describe(deployment)
+    finally:
+        dep_server.clear_faults()
+    text = str(caught.value)
+    assert text.startswith(f"model deployment {deployment} request failed with HTTP 403 (390186): ")
+    assert f"Role is not authorized for job {deployment}" in text
+    assert (
+        "(snowflake request id: " in text
+        and "http" not in text
+        and job_id not in text.replace(deployment, "")
+    )
+    dep_server.set_faults(
+        {
+            "path": f"/schemas/{SCHEMA}/cortex-training$",
+            "method": "POST",
+            "status": 400,
+            "body": {"code": "517650", "message": "Unsupported model for a model deployment: X"},
+        }
+    )
+    try:
+        with pytest.raises(
+            ModelDeploymentError, match=r"^model deployment request failed with HTTP 400 \(517650\)"
+        ):
+            deployments.create(spec)
+    finally:
+        dep_server.clear_faults()
+    deployments.drop(deployment)
+
+
+def test_checkpoint_source_reads_the_model_from_the_source_job(
+    dep_server: Any, client: CortexTrainingClient, spec: dict[str, Any]
+) -> None:
+    training = client.create_job_from_body(
+        {
+            "sub_job_configs": [
+                {
+                    "job_type": "training",
+                    "model_name": "Qwen/Qwen3-1.7B",
+                    "training_config": {
+                        "optimizer": {"name": "AdamW", "lr": 1e-4},
+                        "max_seq_len": 128,
+                        "train_batch_size": 1,
+                        "n_gpus": 1,
+                    },
+                }
+            ]
+        }
+    )["job_id"]
+    checkpoint = dep_server.add_checkpoint(
+        training, checkpoint_type="weights-only", files={"config.json": "{}"}
+    )
+    spec["source"] = {"type": "checkpoint", "job_id": training, "checkpoint_id": checkpoint["checkpoint_id"]}
+    deployments = model_deployments(client)
+    deployment = deployments.create(spec)["deployment"]
+    stored = client.get_job(deployment.removeprefix("sf-ct-"))["sub_jobs"][0]
+    assert stored["model_name"] == "Qwen/Qwen3-1.7B"
+    deployments.drop(deployment)
+
+
+def test_spec_from_a_file(client: CortexTrainingClient, spec: dict[str, Any], tmp_path: Path) -> None:
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(spec))
+    deployments = model_deployments(client)
+    assert deployments.normalize_spec(path) == spec
+    path.write_text("{nope")
+    with pytest.raises(ValidationError, match="not valid JSON"):
+        deployments.create(path)
