@@ -144,6 +144,25 @@ def test_every_hook_is_prefixed_documented_and_tested() -> None:
         assert hasattr(this_module, f"test_hook_{name}"), f"no test_hook_{name}"
 
 
+def _signature_text(name: str) -> str:
+    """`name(param: annotation, ...) -> return`, as written in hookspecs.py (annotations are strings)."""
+    signature = inspect.signature(getattr(hookspecs, name))
+    params = ", ".join(f"{param.name}: {param.annotation}" for param in signature.parameters.values())
+    return f"{name}({params}) -> {signature.return_annotation}"
+
+
+def test_every_hook_is_documented_with_its_signature() -> None:
+    docs = (REPO / "docs" / "plugins.md").read_text(encoding="utf-8")
+    headings = {line.strip() for line in docs.splitlines() if line.startswith("### `")}
+    for name in _hook_names():
+        assert f"### `{_signature_text(name)}`" in headings, (
+            f"docs/plugins.md lacks `{_signature_text(name)}`"
+        )
+    # ...and documents no hook that does not exist.
+    documented = {line.removeprefix("### `").split("(", 1)[0] for line in headings if "(" in line}
+    assert documented == set(_hook_names())
+
+
 def test_new_plugin_manager_knows_every_hook_and_holds_nothing() -> None:
     pm = plugins.new_plugin_manager()
     for name in _hook_names():
