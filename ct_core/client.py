@@ -26,6 +26,7 @@ from ct_core._control_plane import (
     create_job_body_from_job,
 )
 from ct_core._dataplane import DataPlaneMixin
+from ct_core._generate import GenerateMixin
 from ct_core.downloads import DownloadsMixin
 from ct_core._polling import TERMINAL_JOB_STATES, PollSchedule, normalize_job_status
 from ct_core._results import RequestRegistry
@@ -84,7 +85,7 @@ def _account_list_predicate(error: BaseException) -> bool:
     return _retry.is_transient(error)
 
 
-class CortexTrainingClient(DataPlaneMixin, DownloadsMixin):
+class CortexTrainingClient(GenerateMixin, DataPlaneMixin, DownloadsMixin):
     """A client for one database and schema of a Cortex Training service.
 
     Against a local or compatible server::
