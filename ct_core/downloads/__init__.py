@@ -1,24 +1,35 @@
 """Downloads (§5.9, §12.2-§12.5): checkpoint files over presigned links, and experiment-run artifacts.
 
 `DownloadsMixin` adds the download methods to `CortexTrainingClient`; the work itself lives in the
-modules of this package, one concern each: `checkpoint` (export links, resumable streaming) and
-`artifacts` (the artifact store interface and its implementations).
+modules of this package, one concern each: `checkpoint` (export links, resumable streaming),
+`artifacts` (the artifact store interface), `chunks` (rebuilding a file from gzip chunks) and `logs`
+(execution logs, stdout and metrics of a job).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from ct_core.downloads import logs as _logs
 from ct_core.downloads.checkpoint import (
     BytesCallback,
     CheckpointDownloadError,
     FileCallback,
     download_checkpoint,
 )
+from ct_core.downloads.chunks import (
+    DEFAULT_TRANSFER_TIMEOUT_S,
+    GPU_METRICS,
+    STDOUT,
+    TRAINING_METRICS,
+    ChunkCallback,
+    ChunkDamaged,
+    ProgressCallback,
+)
 
-__all__ = ["CheckpointDownloadError", "DownloadsMixin"]
+__all__ = ["CheckpointDownloadError", "ChunkDamaged", "DownloadsMixin"]
 
 
 class DownloadsMixin:
@@ -43,4 +54,140 @@ class DownloadsMixin:
         """
         return download_checkpoint(
             self, job_id, checkpoint_id, output_dir, include=include, on_bytes=on_bytes, on_file=on_file
+        )
+
+    # --- §12.2: execution logs ------------------------------------------------------------------
+
+    def download_execution_logs(
+        self,
+        job_id: str,
+        output_dir: str | os.PathLike[str],
+        *,
+        resume: bool = False,
+        sub_job_ids: Sequence[str] | None = None,
+        progress: ProgressCallback | None = None,
+        transfer_timeout_seconds: float | None = DEFAULT_TRANSFER_TIMEOUT_S,
+    ) -> list[dict[str, Any]]:
+        """Save every execution-log file to ``<output_dir>/<sub_job_id>/<filename>`` (ART-06).
+
+        Files are staged in an owner-only hidden folder and moved into place; with ``resume`` a file
+        whose listed size and checksum did not change is kept (``unchanged: True``).
+        """
+        return _logs.download_execution_logs(
+            self,
+            job_id,
+            output_dir,
+            resume=resume,
+            sub_job_ids=sub_job_ids,
+            progress=progress,
+            transfer_timeout_seconds=transfer_timeout_seconds,
+        )
+
+    def fetch_execution_logs(self, job_id: str) -> list[dict[str, Any]]:
+        """Every execution-log file with its text in memory (ART-05); prefer the download for big jobs."""
+        return _logs.fetch_execution_logs(self, job_id)
+
+    # --- §12.3-§12.5: chunked streams ------------------------------------------------------------
+
+    def download_stdout_logs(
+        self,
+        job_id: str,
+        output_dir: str | os.PathLike[str],
+        *,
+        resume: bool = False,
+        max_workers: int | None = None,
+        progress: ProgressCallback | None = None,
+        on_chunk: ChunkCallback | None = None,
+        sub_job_ids: Sequence[str] | None = None,
+        strict: bool = False,
+        stale_after_seconds: float | None = 600,
+        transfer_timeout_seconds: float | None = DEFAULT_TRANSFER_TIMEOUT_S,
+    ) -> list[dict[str, Any]]:
+        """Rebuild each sub-job's saved console into ``<output_dir>/<sub_job_id>/stdout.log`` (ART-07).
+
+        Chunks are fetched in parallel and appended in name order; progress is kept in manifests so
+        ``resume=True`` only adds what is new. Damaged chunks are skipped and listed (raised with
+        ``strict``). Raise `DownloadCancelled` from a callback to stop; what was written is kept.
+        """
+        return _logs.download_chunked(
+            self,
+            job_id,
+            output_dir,
+            STDOUT,
+            stale_after_seconds=stale_after_seconds,
+            resume=resume,
+            max_workers=max_workers,
+            progress=progress,
+            on_chunk=on_chunk,
+            sub_job_ids=sub_job_ids,
+            strict=strict,
+            transfer_timeout_seconds=transfer_timeout_seconds,
+        )
+
+    def download_metrics(
+        self,
+        job_id: str,
+        output_dir: str | os.PathLike[str],
+        *,
+        resume: bool = False,
+        max_workers: int | None = None,
+        progress: ProgressCallback | None = None,
+        on_chunk: ChunkCallback | None = None,
+        sub_job_ids: Sequence[str] | None = None,
+        strict: bool = False,
+        stale_after_seconds: float | None = 600,
+        transfer_timeout_seconds: float | None = DEFAULT_TRANSFER_TIMEOUT_S,
+        priority: Sequence[str] = (),
+        on_commit: Callable[[dict[str, Any]], None] | None = None,
+    ) -> list[dict[str, Any]]:
+        """Rebuild GPU and system rows into ``<output_dir>/<sub_job_id>/gpu.jsonl`` (ART-20)."""
+        return _logs.download_chunked(
+            self,
+            job_id,
+            output_dir,
+            GPU_METRICS,
+            stale_after_seconds=stale_after_seconds,
+            resume=resume,
+            max_workers=max_workers,
+            progress=progress,
+            on_chunk=on_chunk,
+            sub_job_ids=sub_job_ids,
+            strict=strict,
+            transfer_timeout_seconds=transfer_timeout_seconds,
+            priority=priority,
+            on_commit=on_commit,
+        )
+
+    def download_training_metrics(
+        self,
+        job_id: str,
+        output_dir: str | os.PathLike[str],
+        *,
+        resume: bool = False,
+        max_workers: int | None = None,
+        progress: ProgressCallback | None = None,
+        on_chunk: ChunkCallback | None = None,
+        sub_job_ids: Sequence[str] | None = None,
+        strict: bool = False,
+        stale_after_seconds: float | None = 600,
+        transfer_timeout_seconds: float | None = DEFAULT_TRANSFER_TIMEOUT_S,
+        priority: Sequence[str] = (),
+        on_commit: Callable[[dict[str, Any]], None] | None = None,
+    ) -> list[dict[str, Any]]:
+        """Rebuild the §12.5 rows of training sub-jobs into ``<sub_job_id>/training.jsonl`` (ART-21)."""
+        return _logs.download_chunked(
+            self,
+            job_id,
+            output_dir,
+            TRAINING_METRICS,
+            stale_after_seconds=stale_after_seconds,
+            resume=resume,
+            max_workers=max_workers,
+            progress=progress,
+            on_chunk=on_chunk,
+            sub_job_ids=sub_job_ids,
+            strict=strict,
+            transfer_timeout_seconds=transfer_timeout_seconds,
+            priority=priority,
+            on_commit=on_commit,
         )

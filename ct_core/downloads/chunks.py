@@ -1,0 +1,565 @@
+"""Rebuilding a file from time-named gzip chunks (§12.3-§12.5, ART-07..18).
+
+Persisted stdout, GPU/system metrics and training metrics are all staged the same way: gzip chunks
+named ``<kind>.YYYYMMDD-HHMMSS.<id>.gz`` under ``_<folder>/<sub_job_id>/`` and
+``checkpoints/_<folder>/<sub_job_id>/``. `rebuild` turns them into one file per sub-job:
+
+- both roots are listed at once and merged by chunk name (the ``_<folder>/`` copy wins);
+- chunks are fetched by up to ``max_workers`` threads, each GET into its own private temporary
+  directory, with a bounded look-ahead (four waiting chunks per worker), and appended strictly in
+  name order;
+- the output is written to ``.<name>.partial`` (or extended in place on resume) and described by a
+  manifest that is only ever written after the bytes it counts are fsynced;
+- a chunk that does not gunzip is rolled back out of the file, fetched once more, and then skipped
+  (or raised with ``strict``); a chunk that vanished after the listing is treated the same way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import logging
+import os
+import random
+import re
+import shutil
+import tempfile
+import threading
+import time
+import zlib
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from ct_core.downloads.artifacts import ArtifactEntry, ArtifactStore
+from ct_core.errors import APIError, CTConnectionError, DownloadCancelled, NoChunksError
+
+#: The logger §12.3 names for download warnings (retries, skipped chunks, notices).
+logger = logging.getLogger("cortex_training")
+
+#: §12.3: concurrent GETs by default, and how many fetched chunks may wait per worker.
+DEFAULT_MAX_WORKERS = 16
+LOOKAHEAD_PER_WORKER = 4
+#: §12.3: each LIST or GET attempt is limited to this many seconds by default.
+DEFAULT_TRANSFER_TIMEOUT_S = 300.0
+#: Retries of a transient LIST/GET failure, with exponential backoff between these bounds.
+TRANSIENT_RETRIES = 4
+RETRY_FIRST_WAIT_S = 0.25
+RETRY_MAX_WAIT_S = 8.0
+#: §12.3: manifests are checkpointed every 64 chunks or 5 s (and at least every tenth of the chunks).
+CHECKPOINT_EVERY_CHUNKS = 64
+CHECKPOINT_EVERY_S = 5.0
+#: §12.3: leftovers of a killed download are removed once unwritten for an hour.
+STALE_TEMP_S = 3600.0
+#: ART-11: manifest format version.
+MANIFEST_VERSION = 1
+#: ART-08: a single sub-job id with only these characters is listed by its own folder.
+_LISTABLE_ID = re.compile(r"[A-Za-z0-9_.:-]+")
+#: Width of the text progress bar (§12.3 example: 20 cells).
+BAR_CELLS = 20
+#: Bytes read from a gzip member at a time while appending (memory stays bounded).
+INFLATE_BLOCK = 1 << 20
+TEMP_PREFIX = "ct-artifact-chunks-"
+
+
+@dataclass(frozen=True)
+class Stream:
+    """One kind of chunked artifact: its chunk prefix, folder, output file and progress label."""
+
+    kind: str
+    folder: str
+    filename: str
+    label: str
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        return re.compile(rf"^{re.escape(self.kind)}\.(\d{{8}}-\d{{6}})\.([^./\\]+)\.gz$")
+
+    @property
+    def roots(self) -> tuple[str, str]:
+        return (f"_{self.folder}", f"checkpoints/_{self.folder}")
+
+
+STDOUT = Stream("console", "stdout", "stdout.log", "stdout")
+GPU_METRICS = Stream("gpu", "metrics", "gpu.jsonl", "metrics")
+TRAINING_METRICS = Stream("training", "metrics", "training.jsonl", "training metrics")
+
+ProgressCallback = Callable[[str], None]
+ChunkCallback = Callable[[str, int, int, int], None]
+
+
+def sub_job_dir(output_dir: Path, sub_job_id: str) -> Path:
+    """ART-25: ``:`` is not allowed in Windows paths; the result keeps the exact id."""
+    return output_dir / (sub_job_id.replace(":", "_") if os.name == "nt" else sub_job_id)
+
+
+def belongs_to_job(sub_job_id: str, job_id: str) -> bool:
+    """ART-04: a folder name is a sub-job of this job, and is safe to use as a directory."""
+    if sub_job_id in (".", "..") or "\\" in sub_job_id or "/" in sub_job_id:
+        return False
+    return sub_job_id == job_id or sub_job_id.startswith(job_id + ":")
+
+
+def _transient(error: BaseException) -> bool:
+    if isinstance(error, APIError):
+        return error.status_code in (408, 409, 429) or (error.status_code or 0) >= 500
+    return isinstance(error, CTConnectionError | httpx.TransportError | TimeoutError | ConnectionError)
+
+
+def _vanished(error: BaseException) -> bool:
+    return isinstance(error, APIError) and error.status_code == 404
+
+
+class _Abandoned(TimeoutError):
+    """An attempt ran past transfer_timeout_seconds; it keeps running but is ignored."""
+
+
+def _with_timeout(action: Callable[[], Any], timeout: float | None) -> Any:
+    """Run ``action`` with a wall-clock limit; an attempt past it is abandoned, not awaited."""
+    if timeout is None:
+        return action()
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = action()
+        except BaseException as error:  # handed to the caller below
+            box["error"] = error
+
+    worker = threading.Thread(target=target, daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        raise _Abandoned(f"attempt took longer than {timeout:g}s")
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
+
+
+class Retrier:
+    """Bounded exponential backoff for LIST/GET, interruptible by a cancel event."""
+
+    def __init__(self, cancelled: threading.Event, timeout: float | None) -> None:
+        self.cancelled = cancelled
+        self.timeout = timeout
+
+    def run(self, what: str, action: Callable[[], Any]) -> Any:
+        failures = 0
+        while True:
+            if self.cancelled.is_set():
+                raise DownloadCancelled("download cancelled")
+            try:
+                return _with_timeout(action, self.timeout)
+            except BaseException as error:
+                if not _transient(error) or failures >= TRANSIENT_RETRIES:
+                    raise
+                failures += 1
+                wait = min(RETRY_MAX_WAIT_S, RETRY_FIRST_WAIT_S * 2 ** (failures - 1))
+                wait *= 0.5 + random.random() / 2
+                logger.warning("retrying %s in %.1fs after: %s", what, wait, error)
+                if self.cancelled.wait(wait):
+                    raise DownloadCancelled("download cancelled") from None
+
+
+@dataclass
+class Manifest:
+    """ART-11: what a file holds: sorted run-relative chunk paths, committed length, skipped paths."""
+
+    names: list[str] = field(default_factory=list)
+    bytes: int = 0
+    skipped: list[str] = field(default_factory=list)
+
+    @classmethod
+    def read(cls, path: Path) -> Manifest | None:
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(raw, dict) or raw.get("version") != MANIFEST_VERSION:
+            return None
+        names, size, skipped = raw.get("names"), raw.get("bytes"), raw.get("skipped", [])
+        if (
+            not isinstance(names, list)
+            or not isinstance(size, int)
+            or size < 0
+            or not isinstance(skipped, list)
+        ):
+            return None
+        return cls([str(n) for n in names], size, [str(s) for s in skipped])
+
+    def write(self, path: Path) -> None:
+        body: dict[str, Any] = {"version": MANIFEST_VERSION, "names": self.names, "bytes": self.bytes}
+        if self.skipped:
+            body["skipped"] = self.skipped
+        temp = path.with_name(path.name + ".tmp")
+        with temp.open("w", encoding="utf-8") as sink:
+            json.dump(body, sink)
+            sink.flush()
+            os.fsync(sink.fileno())
+        os.replace(temp, path)
+
+
+def _fsync_dir(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _remove_stale_temp_dirs() -> None:
+    base = Path(tempfile.gettempdir())
+    now = time.time()
+    for folder in base.glob(TEMP_PREFIX + "*"):
+        with contextlib.suppress(OSError):
+            if now - folder.stat().st_mtime > STALE_TEMP_S:
+                shutil.rmtree(folder, ignore_errors=True)
+
+
+def _bar(done: int, total: int) -> str:
+    filled = BAR_CELLS if total <= 0 else round(BAR_CELLS * done / total)
+    return "[" + "#" * filled + "-" * (BAR_CELLS - filled) + "]"
+
+
+@dataclass
+class SubJobChunks:
+    sub_job_id: str
+    paths: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def group_listing(
+    stream: Stream, job_id: str, primary: Iterable[ArtifactEntry], secondary: Iterable[ArtifactEntry]
+) -> dict[str, SubJobChunks]:
+    """Chunks per sub-job, merged by name across the two roots; a name in both keeps the primary copy."""
+    chosen: dict[str, dict[str, str]] = {}
+    roots_seen: dict[str, set[int]] = {}
+    for rank, entries in enumerate((primary, secondary)):
+        root = stream.roots[rank] + "/"
+        for entry in entries:
+            rest = entry.path[len(root) :] if entry.path.startswith(root) else ""
+            sub, _, name = rest.partition("/")
+            if not name or "/" in name or not belongs_to_job(sub, job_id) or not stream.pattern.match(name):
+                continue
+            roots_seen.setdefault(sub, set()).add(rank)
+            chosen.setdefault(sub, {}).setdefault(name, entry.path)
+    grouped: dict[str, SubJobChunks] = {}
+    for sub, by_name in chosen.items():
+        group = SubJobChunks(sub, [by_name[n] for n in sorted(by_name)])
+        if len(roots_seen[sub]) > 1:
+            group.warnings.append(
+                f"{stream.label} chunks for {sub} were found under both {stream.roots[0]}/ and "
+                f"{stream.roots[1]}/; they were merged by chunk name, keeping the {stream.roots[0]}/ copy"
+            )
+        grouped[sub] = group
+    return grouped
+
+
+class ChunkDamaged(ValueError):
+    """strict=True: a chunk could not be decompressed (after one more fetch) or had vanished."""
+
+
+def inflate_into(source: Path, sink: Any) -> None:
+    """Append every gzip member of ``source`` to ``sink``; raise on a damaged or truncated one."""
+    decoder = zlib.decompressobj(zlib.MAX_WBITS | 32)
+    seen = False
+    with source.open("rb") as handle:
+        for block in iter(lambda: handle.read(INFLATE_BLOCK), b""):
+            data = block
+            while data:
+                if decoder.eof:
+                    decoder = zlib.decompressobj(zlib.MAX_WBITS | 32)
+                seen = True
+                sink.write(decoder.decompress(data, INFLATE_BLOCK))
+                while decoder.unconsumed_tail:
+                    sink.write(decoder.decompress(decoder.unconsumed_tail, INFLATE_BLOCK))
+                data = decoder.unused_data if decoder.eof else b""
+    if not seen or not decoder.eof:
+        raise EOFError(f"{source.name} ends inside a gzip member")
+
+
+class ChunkDownload:
+    """One reconstruction of a stream for one job (use once)."""
+
+    def __init__(
+        self,
+        store: ArtifactStore,
+        job_id: str,
+        output_dir: str | os.PathLike[str],
+        stream: Stream,
+        *,
+        resume: bool = False,
+        max_workers: int | None = None,
+        progress: ProgressCallback | None = None,
+        on_chunk: ChunkCallback | None = None,
+        sub_job_ids: Sequence[str] | None = None,
+        strict: bool = False,
+        transfer_timeout_seconds: float | None = DEFAULT_TRANSFER_TIMEOUT_S,
+        priority: Sequence[str] = (),
+        on_commit: Callable[[dict[str, Any]], None] | None = None,
+        missing_ok: bool = False,
+    ) -> None:
+        workers = DEFAULT_MAX_WORKERS if max_workers is None else int(max_workers)
+        if workers < 1:
+            raise ValueError("max_workers must be >= 1")
+        self.store, self.job_id, self.stream = store, job_id, stream
+        self.output_dir = Path(output_dir)
+        self.resume, self.strict, self.missing_ok = resume, strict, missing_ok
+        self.max_workers = workers
+        self.progress, self.on_chunk, self.on_commit = progress, on_chunk, on_commit
+        self.sub_job_ids = list(sub_job_ids) if sub_job_ids is not None else None
+        self.priority = list(priority)
+        self.cancelled = threading.Event()
+        self.retrier = Retrier(self.cancelled, transfer_timeout_seconds)
+        self.saved_any = False
+        self._temp: Path | None = None
+
+    # --- listing ---------------------------------------------------------------------------------
+
+    def _list_roots(self, narrow: bool) -> tuple[list[ArtifactEntry], list[ArtifactEntry]]:
+        only = self.sub_job_ids[0] if narrow and self.sub_job_ids else None
+        folders = [f"{root}/{only}" if only else root for root in self.stream.roots]
+
+        def listing(folder: str) -> list[ArtifactEntry]:
+            return self.store.list(folder)
+
+        # §12.7: the two roots are listed at the same time.
+        with ThreadPoolExecutor(2, thread_name_prefix="ct-list") as pool:
+            futures = [
+                pool.submit(self.retrier.run, f"LIST {folder}/", functools.partial(listing, folder))
+                for folder in folders
+            ]
+            return futures[0].result(), futures[1].result()
+
+    def list_chunks(self) -> dict[str, SubJobChunks]:
+        narrow = (
+            self.sub_job_ids is not None
+            and len(self.sub_job_ids) == 1
+            and bool(_LISTABLE_ID.fullmatch(self.sub_job_ids[0]))
+        )
+        grouped = group_listing(self.stream, self.job_id, *self._list_roots(narrow))
+        if self.sub_job_ids is None:
+            return grouped
+        missing = [s for s in self.sub_job_ids if s not in grouped]
+        if missing and not self.missing_ok:
+            everything = (
+                group_listing(self.stream, self.job_id, *self._list_roots(False)) if narrow else grouped
+            )
+            available = sorted(s for s in everything if s not in missing)
+            raise NoChunksError(
+                f"no {self.stream.label} chunks for {', '.join(missing)}"
+                + (f"; sub-jobs with some: {', '.join(available)}" if available else ""),
+                sub_job_ids=missing,
+                available=available,
+            )
+        return {s: grouped[s] for s in self.sub_job_ids if s in grouped}
+
+    # --- fetching --------------------------------------------------------------------------------
+
+    def _fetch(self, path: str) -> Path:
+        assert self._temp is not None
+
+        # Every attempt gets a fresh private directory: an abandoned one can only write there.
+        def attempt() -> Path:
+            folder = Path(tempfile.mkdtemp(dir=self._temp))
+            return self.store.get(path, folder, timeout=self.retrier.timeout)
+
+        return self.retrier.run(f"GET {path}", attempt)
+
+    # --- one sub-job -----------------------------------------------------------------------------
+
+    def _say(self, text: str) -> None:
+        if self.progress is not None:
+            self.progress(text)
+
+    def _counts(self, sub: str, done: int, total: int, size: int) -> None:
+        if self.on_chunk is not None:
+            self.on_chunk(sub, done, total, size)
+
+    def _choose_target(self, folder: Path, names: list[str]) -> tuple[Path, Path, Manifest]:
+        name = self.stream.filename
+        candidates = (
+            (folder / name, folder / f".{name}.manifest.json"),
+            (folder / f".{name}.partial", folder / f".{name}.partial.manifest.json"),
+        )
+        if self.resume:
+            for target, manifest_path in candidates:
+                manifest = Manifest.read(manifest_path)
+                if (
+                    manifest is not None
+                    and names[: len(manifest.names)] == manifest.names
+                    and target.is_file()
+                    and target.stat().st_size >= manifest.bytes
+                ):
+                    return target, manifest_path, manifest
+        target, manifest_path = candidates[1]
+        return target, manifest_path, Manifest()
+
+    def _entry(self, group: SubJobChunks, dest: Path, manifest: Manifest) -> dict[str, Any]:
+        written = [n for n in manifest.names if n not in set(manifest.skipped)]
+        uri = self.store.run_uri
+        entry: dict[str, Any] = {
+            "sub_job_id": group.sub_job_id,
+            "filename": self.stream.filename,
+            "saved_path": str(dest),
+            "chunk_count": len(written),
+            "first_artifact_uri": uri + written[0] if written else None,
+            "last_artifact_uri": uri + written[-1] if written else None,
+        }
+        skipped = [uri + n for n in manifest.skipped]
+        if skipped:
+            entry["skipped_chunks"] = skipped
+        if group.warnings:
+            entry["warnings"] = list(group.warnings)
+        return entry
+
+    def _sub_job(self, group: SubJobChunks, pool: ThreadPoolExecutor) -> dict[str, Any]:
+        sub, names = group.sub_job_id, group.paths
+        folder = sub_job_dir(self.output_dir, sub)
+        dest = folder / self.stream.filename
+        dest_manifest = folder / f".{self.stream.filename}.manifest.json"
+        folder.mkdir(parents=True, exist_ok=True)
+        self._remove_stale_leftovers(folder)
+        target, manifest_path, manifest = self._choose_target(folder, names)
+        new_paths = names[len(manifest.names) :]
+        for warning in group.warnings:
+            logger.warning("%s", warning)
+        if not new_paths and target == dest:
+            self._say(f"{self.stream.label}: no new chunks for {sub}\n")
+            self._counts(sub, len(names), len(names), manifest.bytes)
+            entry = self._entry(group, dest, manifest)
+            if self.on_commit is not None:
+                self.on_commit(entry)
+            return entry
+        total_new = len(new_paths)
+        self._say(f"{self.stream.label}: {_bar(0, total_new)} 0/{total_new} {sub}")
+        self._counts(sub, len(manifest.names), len(names), manifest.bytes)
+        mode = "r+b" if target.exists() and manifest.names else "wb"
+        lookahead = self.max_workers * LOOKAHEAD_PER_WORKER
+        pending: dict[int, Future[Path]] = {}
+        next_submit = 0
+        last_checkpoint, since_checkpoint = time.monotonic(), 0
+        with target.open(mode) as sink:
+            sink.truncate(manifest.bytes)
+            sink.seek(manifest.bytes)
+            try:
+                for index, path in enumerate(new_paths):
+                    while next_submit < total_new and next_submit < index + lookahead:
+                        pending[next_submit] = pool.submit(self._fetch, new_paths[next_submit])
+                        next_submit += 1
+                    self._append(pending.pop(index), path, sink, manifest)
+                    self.saved_any = True
+                    since_checkpoint += 1
+                    due = since_checkpoint >= CHECKPOINT_EVERY_CHUNKS or (
+                        time.monotonic() - last_checkpoint >= CHECKPOINT_EVERY_S
+                    )
+                    if due and since_checkpoint * 10 >= len(manifest.names):
+                        self._checkpoint(sink, manifest, manifest_path)
+                        last_checkpoint, since_checkpoint = time.monotonic(), 0
+                    done = index + 1
+                    self._say(f"{self.stream.label}: {_bar(done, total_new)} {done}/{total_new} {sub}")
+                    if len(manifest.names) < len(names):
+                        self._counts(sub, len(manifest.names), len(names), manifest.bytes)
+            except BaseException:
+                self.cancelled.set()
+                for future in pending.values():
+                    future.cancel()
+                if manifest.names:
+                    self._checkpoint(sink, manifest, manifest_path)
+                self._say("\n")
+                raise
+            self._checkpoint(sink, manifest, manifest_path)
+        if target != dest:
+            # The rebuilt file replaces the destination only now that every chunk is in it.
+            os.replace(target, dest)
+            manifest.write(dest_manifest)
+            manifest_path.unlink(missing_ok=True)
+            _fsync_dir(folder)
+        self._say("\n")
+        self._counts(sub, len(names), len(names), manifest.bytes)
+        entry = self._entry(group, dest, manifest)
+        if self.on_commit is not None:
+            self.on_commit(entry)
+        return entry
+
+    @staticmethod
+    def _checkpoint(sink: Any, manifest: Manifest, manifest_path: Path) -> None:
+        # Data first, manifest second: the recorded length never exceeds what is on disk.
+        sink.flush()
+        os.fsync(sink.fileno())
+        manifest.write(manifest_path)
+
+    def _append(self, future: Future[Path], path: str, sink: Any, manifest: Manifest) -> None:
+        offset = sink.tell()
+        problem: BaseException | None = None
+        for attempt in range(2):
+            try:
+                local = future.result() if attempt == 0 else self._fetch(path)
+            except BaseException as error:
+                if not _vanished(error):
+                    raise
+                problem = error
+                break
+            try:
+                inflate_into(local, sink)
+                problem = None
+                break
+            except (OSError, EOFError, zlib.error) as error:
+                # Roll the partial member back out of the file before anything else is written.
+                sink.seek(offset)
+                sink.truncate(offset)
+                problem = error
+            finally:
+                shutil.rmtree(local.parent, ignore_errors=True)
+        if problem is not None:
+            uri = self.store.run_uri + path
+            if self.strict:
+                raise ChunkDamaged(
+                    f"{self.stream.label} chunk {uri} could not be read: {problem}"
+                ) from problem
+            logger.warning("skipping %s chunk %s: %s", self.stream.label, uri, problem)
+            manifest.skipped.append(path)
+        manifest.names.append(path)
+        manifest.bytes = sink.tell()
+
+    def _remove_stale_leftovers(self, folder: Path) -> None:
+        now = time.time()
+        for leftover in folder.glob(f".{self.stream.filename}*.tmp"):
+            with contextlib.suppress(OSError):
+                if now - leftover.stat().st_mtime > STALE_TEMP_S:
+                    leftover.unlink()
+
+    # --- the whole download ----------------------------------------------------------------------
+
+    def run(self, grouped: dict[str, SubJobChunks] | None = None) -> list[dict[str, Any]]:
+        _remove_stale_temp_dirs()
+        if grouped is None:
+            grouped = self.list_chunks()
+        if not grouped:
+            self._say(f"{self.stream.label}: found 0 chunks\n")
+            return []
+        order = [s for s in self.priority if s in grouped]
+        order += sorted(s for s in grouped if s not in order)
+        self._temp = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX))
+        pool = ThreadPoolExecutor(self.max_workers, thread_name_prefix="ct-get")
+        results: list[dict[str, Any]] = []
+        try:
+            for sub in order:
+                results.append(self._sub_job(grouped[sub], pool))
+        except BaseException as error:
+            self.cancelled.set()
+            if self.saved_any:
+                with contextlib.suppress(AttributeError):
+                    error.download_progress_saved = True  # type: ignore[attr-defined]
+            raise
+        finally:
+            # Fetches already running finish (into the private directory) before it is removed.
+            pool.shutdown(wait=True, cancel_futures=True)
+            shutil.rmtree(self._temp, ignore_errors=True)
+        return results

@@ -1,0 +1,306 @@
+"""Execution logs, persisted stdout and metrics of a job (§12.2-§12.5), on top of an artifact store.
+
+This module resolves a job's run and its store, then hands the work to `chunks.ChunkDownload` (for
+the chunked streams) or does the whole-file copies of execution logs itself. It also adds the
+notices §12.4 asks for: a sub-job with console output but no metrics is never left out silently,
+and a download made while chunks may still be arriving says so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import shutil
+import tempfile
+import threading
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ct_core.constants import SNOWFLAKE_HOST_SUFFIXES
+from ct_core.downloads.artifacts import ArtifactEntry, ArtifactStore, LocalArtifactStore
+from ct_core.downloads.chunks import (
+    DEFAULT_TRANSFER_TIMEOUT_S,
+    GPU_METRICS,
+    STDOUT,
+    TRAINING_METRICS,
+    ChunkDownload,
+    Retrier,
+    Stream,
+    belongs_to_job,
+    sub_job_dir,
+)
+from ct_core.errors import CTError, NoChunksError
+
+logger = logging.getLogger("cortex_training")
+
+#: ART-06: a large execution log gets at least size / this rate (bytes per second) per GET attempt.
+EXECUTION_LOG_MIN_RATE = 512 * 1024
+#: §12.4: while a job runs, and this long after it ends, its last chunks may still be arriving.
+LATE_CHUNK_WINDOW_S = 120.0
+#: §12.4: a running sub-job with stdout chunks this old and no metrics chunks gets a warning.
+MISSING_METRICS_AFTER_S = 120.0
+EXECUTION_ROOTS = ("_logs", "checkpoints/_logs")
+_ENDED = frozenset({"terminated", "failed", "cancelled", "succeeded", "completed"})
+
+
+def artifact_store(client: Any, job_id: str) -> ArtifactStore:
+    """The store holding ``job_id``'s run: ct_local's routes for a local or compatible server."""
+    run = client.get_experiment_run(job_id)
+    if any(suffix in client.base_url for suffix in SNOWFLAKE_HOST_SUFFIXES):
+        raise CTError(
+            "artifact downloads from a Snowflake account need a Connector session, which this version "
+            "of ct does not open yet; they work against ct_local and compatible servers"
+        )
+    return LocalArtifactStore(client._transport.http, run)
+
+
+def _parse_time(value: Any) -> datetime | None:
+    if not isinstance(value, str) or not value:
+        return None
+    with contextlib.suppress(ValueError):
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return None
+
+
+def _chunk_time(path: str) -> datetime | None:
+    parts = path.rsplit("/", 1)[-1].split(".")
+    if len(parts) < 4:
+        return None
+    with contextlib.suppress(ValueError):
+        return datetime.strptime(parts[1], "%Y%m%d-%H%M%S").replace(tzinfo=UTC)
+    return None
+
+
+def _late_chunk_warning(job: dict[str, Any], label: str, sub: str) -> str | None:
+    """ART-16: while the job runs, or shortly after it ended, the newest chunks may be missing."""
+    status = str(job.get("status", "")).lower()
+    changed = _parse_time(job.get("state_changed_at"))
+    now = datetime.now(UTC)
+    recent_end = (
+        status in _ENDED and changed is not None and (now - changed).total_seconds() < LATE_CHUNK_WINDOW_S
+    )
+    if status in ("running", "cancelling") or recent_end:
+        return (
+            f"the newest {label} chunks of {sub} may still be uploading; "
+            "download again with resume=True in a minute or two to pick them up"
+        )
+    return None
+
+
+def download_chunked(
+    client: Any,
+    job_id: str,
+    output_dir: str | os.PathLike[str],
+    stream: Stream,
+    *,
+    stale_after_seconds: float | None = 600,
+    **options: Any,
+) -> list[dict[str, Any]]:
+    """Rebuild ``stream`` for every (or each named) sub-job; adds the §12.4 notices."""
+    store = artifact_store(client, job_id)
+    try:
+        # Training rows: a named sub-job without any is left out, never an error (§12.5).
+        missing_ok = stream is TRAINING_METRICS or stream is GPU_METRICS
+        download = ChunkDownload(store, job_id, output_dir, stream, missing_ok=missing_ok, **options)
+        grouped = download.list_chunks()
+        job = client.get_job(job_id) if stale_after_seconds is not None else None
+        extra: list[dict[str, Any]] = []
+        if stream is GPU_METRICS:
+            extra = _missing_metrics_entries(download, store, job, grouped, options.get("sub_job_ids"))
+        results = download.run(grouped)
+        if job is not None and stream is not TRAINING_METRICS:
+            for entry in results:
+                notice = _late_chunk_warning(job, stream.label, entry["sub_job_id"])
+                if notice:
+                    logger.warning("%s", notice)
+                    entry.setdefault("warnings", []).append(notice)
+        return results + extra
+    finally:
+        store.close()
+
+
+def _missing_metrics_entries(
+    download: ChunkDownload,
+    store: ArtifactStore,
+    job: dict[str, Any] | None,
+    grouped: dict[str, Any],
+    sub_job_ids: Sequence[str] | None,
+) -> list[dict[str, Any]]:
+    """§12.4: sub-jobs with stdout but no metrics get an entry with a warning instead of nothing."""
+    stdout = ChunkDownload(
+        store, download.job_id, download.output_dir, STDOUT, sub_job_ids=sub_job_ids, missing_ok=True
+    )
+    console = stdout.list_chunks()
+    named = list(sub_job_ids) if sub_job_ids is not None else []
+    unknown = [s for s in named if s not in grouped and s not in console]
+    if unknown:
+        available = sorted(set(grouped) | set(console))
+        raise NoChunksError(
+            f"no metrics or stdout chunks for {', '.join(unknown)}", sub_job_ids=unknown, available=available
+        )
+    if job is None:
+        return []
+    status = str(job.get("status", "")).lower()
+    changed = _parse_time(job.get("state_changed_at"))
+    now = datetime.now(UTC)
+    entries = []
+    for sub in sorted(set(console) - set(grouped)):
+        if status in _ENDED:
+            notice = (
+                f"no GPU metrics were saved for {sub}: it ran on an image from before metrics were "
+                "uploaded, or ended before its first metrics upload"
+            )
+        else:
+            first = _chunk_time(console[sub].paths[0])
+            since = max((t for t in (first, changed) if t is not None), default=None)
+            if since is None or (now - since).total_seconds() < MISSING_METRICS_AFTER_S:
+                continue
+            notice = f"{sub} has saved stdout but no metrics yet; metric uploads may be stalled"
+        logger.warning("%s", notice)
+        entries.append(
+            {
+                "sub_job_id": sub,
+                "filename": GPU_METRICS.filename,
+                "saved_path": None,
+                "chunk_count": 0,
+                "first_artifact_uri": None,
+                "last_artifact_uri": None,
+                "warnings": [notice],
+            }
+        )
+    return entries
+
+
+# --- execution logs ------------------------------------------------------------------------------
+
+
+def _execution_files(
+    store: ArtifactStore, job_id: str, sub_job_ids: Sequence[str] | None, retrier: Retrier
+) -> dict[tuple[str, str], ArtifactEntry]:
+    """(sub_job_id, filename) -> entry; a file under both roots keeps the ``_logs/`` copy (BUG-15)."""
+    single = sub_job_ids[0] if sub_job_ids is not None and len(sub_job_ids) == 1 else None
+    chosen: dict[tuple[str, str], ArtifactEntry] = {}
+    for root in EXECUTION_ROOTS:
+        folder = f"{root}/{single}" if single and belongs_to_job(single, job_id) else root
+        for entry in retrier.run(f"LIST {folder}/", lambda f=folder: store.list(f)):  # type: ignore[misc]
+            sub, _, filename = entry.path[len(root) + 1 :].partition("/")
+            if not filename or not belongs_to_job(sub, job_id):
+                continue
+            chosen.setdefault((sub, filename), entry)
+    if sub_job_ids is not None:
+        have = {sub for sub, _ in chosen}
+        missing = [s for s in sub_job_ids if s not in have]
+        if missing:
+            if single:
+                have = {s for s, _ in _execution_files(store, job_id, None, retrier)}
+            available = sorted(have - set(missing))
+            raise NoChunksError(
+                f"no execution logs for {', '.join(missing)}", sub_job_ids=missing, available=available
+            )
+        chosen = {key: value for key, value in chosen.items() if key[0] in sub_job_ids}
+    return dict(sorted(chosen.items()))
+
+
+def _attempt_timeout(transfer_timeout_seconds: float | None, size: int) -> float | None:
+    if transfer_timeout_seconds is None:
+        return None
+    return max(transfer_timeout_seconds, size / EXECUTION_LOG_MIN_RATE)
+
+
+def download_execution_logs(
+    client: Any,
+    job_id: str,
+    output_dir: str | os.PathLike[str],
+    *,
+    resume: bool = False,
+    sub_job_ids: Sequence[str] | None = None,
+    progress: Callable[[str], None] | None = None,
+    transfer_timeout_seconds: float | None = DEFAULT_TRANSFER_TIMEOUT_S,
+) -> list[dict[str, Any]]:
+    """ART-06: every execution-log file to ``<output_dir>/<sub_job_id>/<filename>``, streamed."""
+    store = artifact_store(client, job_id)
+    cancelled = threading.Event()
+    try:
+        files = _execution_files(store, job_id, sub_job_ids, Retrier(cancelled, transfer_timeout_seconds))
+        results = []
+        for index, ((sub, filename), entry) in enumerate(files.items(), start=1):
+            dest = sub_job_dir(Path(output_dir), sub) / filename
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            meta_path = dest.with_name(f".{dest.name}.artifact.json")
+            listed = {"size": entry.size, "md5": entry.md5}
+            unchanged = False
+            if resume and dest.is_file():
+                with contextlib.suppress(OSError, ValueError):
+                    unchanged = json.loads(meta_path.read_text(encoding="utf-8")) == listed
+            if not unchanged:
+                _fetch_whole(
+                    store, entry, dest, _attempt_timeout(transfer_timeout_seconds, entry.size), cancelled
+                )
+                meta_path.write_text(json.dumps(listed), encoding="utf-8")
+            if progress is not None:
+                progress(f"execution logs: {index}/{len(files)} {sub} {filename}\n")
+            results.append(
+                {
+                    "sub_job_id": sub,
+                    "filename": filename,
+                    "artifact_uri": store.run_uri + entry.path,
+                    "saved_path": str(dest),
+                    "bytes": dest.stat().st_size,
+                    "unchanged": unchanged,
+                }
+            )
+        return results
+    finally:
+        store.close()
+
+
+def _fetch_whole(
+    store: ArtifactStore, entry: ArtifactEntry, dest: Path, timeout: float | None, cancelled: threading.Event
+) -> None:
+    """GET into a hidden owner-only directory beside ``dest``, then move into place (the old copy
+    stays as it was if anything fails)."""
+    retrier = Retrier(cancelled, timeout)
+    stages: list[Path] = []
+
+    def attempt() -> Path:
+        stage = Path(tempfile.mkdtemp(prefix=".execution-log-", suffix=".tmp", dir=dest.parent))
+        stages.append(stage)
+        return store.get(entry.path, stage, timeout=timeout)
+
+    try:
+        local = retrier.run(f"GET {entry.path}", attempt)
+        os.chmod(local, 0o600)
+        os.replace(local, dest)
+    finally:
+        for stage in stages:
+            shutil.rmtree(stage, ignore_errors=True)
+
+
+def fetch_execution_logs(client: Any, job_id: str) -> list[dict[str, Any]]:
+    """ART-05: the same files as download_execution_logs, bodies in memory (UTF-8 with replacement)."""
+    store = artifact_store(client, job_id)
+    cancelled = threading.Event()
+    try:
+        retrier = Retrier(cancelled, DEFAULT_TRANSFER_TIMEOUT_S)
+        files = _execution_files(store, job_id, None, retrier)
+        results = []
+        with tempfile.TemporaryDirectory(prefix="ct-execution-logs-") as temp:
+            for (sub, filename), entry in files.items():
+                folder = Path(tempfile.mkdtemp(dir=temp))
+                local = retrier.run(f"GET {entry.path}", lambda e=entry, f=folder: store.get(e.path, f))  # type: ignore[misc]
+                results.append(
+                    {
+                        "sub_job_id": sub,
+                        "filename": filename,
+                        "artifact_uri": store.run_uri + entry.path,
+                        "content": local.read_bytes().decode("utf-8", errors="replace"),
+                    }
+                )
+        return results
+    finally:
+        store.close()
