@@ -293,3 +293,79 @@ def test_the_plugin_owns_the_capacity_command(run_ct: Any) -> None:
     help_text = run_ct("capacity", "--help")
     assert help_text.returncode == 0
     assert "--table" in help_text.stdout and "--breakdown" in help_text.stdout
+
+
+# --- account switches of the local server: DISABLED, UNAVAILABLE, truncated ---------------------
+
+
+def _client(server: Any, token: str) -> CortexTrainingClient:
+    return CortexTrainingClient(
+        base_url=server.base_url, database=DB, schema="PUBLIC", headers={"Authorization": f"Bearer {token}"}
+    )
+
+
+def _table(server: Any, token: str, *args: str) -> str:
+    # `ct` closes the client it was given when the command ends, so each run gets a fresh one.
+    code, out, err = run_in_process(["capacity", "--breakdown", *args, "--table"], _client(server, token))
+    assert code == 0, err
+    return out
+
+
+def test_disabled_and_unavailable_dimensions_from_the_server(local_server_factory: Any) -> None:
+    disabled = local_server_factory(
+        tokens={"tok-me": "ROLE_A"},
+        settings={
+            "capacity": {"H200": {"max_total_gpus": 0, "has_reservation": False}},
+            "breakdown_enabled": False,
+        },
+    )
+    text = _table(disabled, "tok-me", "job_type,submitted_by,region", "--hardware", "H200")
+    assert "H200 by job_type: DISABLED" in text
+    assert "H200 by submitted_by: DISABLED" in text
+    assert "dimensions the service does not know: region" in text
+    # A zero ceiling is a real quota of zero, not "no ceiling".
+    assert "no ceiling" not in text and "up to 0" in text
+
+    unavailable = local_server_factory(
+        tokens={"tok-me": "ROLE_A"}, settings={"breakdown_unavailable": ["job_type"]}
+    )
+    text = _table(unavailable, "tok-me", "job_type,submitted_by", "--hardware", "H200")
+    assert "H200 by job_type: UNAVAILABLE" in text
+    assert "H200 by submitted_by" in text and "(you)" not in text  # OK, but the caller has no jobs
+
+
+def test_truncated_and_user_rows_from_the_server(local_server_factory: Any) -> None:
+    server = local_server_factory(
+        # tok-me and tok-ana share a role (they see each other's jobs); tok-bob does not.
+        tokens={"tok-me": "ROLE_A", "tok-ana": "ROLE_A", "tok-bob": "ROLE_B"},
+        settings={**SETTINGS, "breakdown_attribution_limit": 3},
+    )
+    with (
+        _client(server, "tok-me") as me,
+        _client(server, "tok-ana") as ana,
+        _client(server, "tok-bob") as bob,
+    ):
+        created = [
+            (ana, ana.create_job_from_body(job_body(3))["job_id"]),
+            (me, me.create_job_from_body(job_body(1))["job_id"]),
+            (bob, bob.create_job_from_body(job_body(2))["job_id"]),
+            (me, me.create_job_from_body(job_body(1))["job_id"]),  # past the limit of 3
+        ]
+        for client, job_id in created:
+            wait_status(client, job_id, "running")
+    code, out, err = run_in_process(
+        ["capacity", "--hardware", "H200", "--breakdown"], _client(server, "tok-me")
+    )
+    text = _table(server, "tok-me", "submitted_by", "--hardware", "H200")
+    assert code == 0, err
+    breakdown = json.loads(out)["breakdown"]
+    assert breakdown["truncated"] is True and breakdown["job_count"] == 4
+    groups = breakdown["by_submitted_by"]["groups"]
+    assert [(g["kind"], g.get("is_caller"), g["in_use_gpus"]) for g in groups] == [
+        ("USER", False, 3),
+        ("USER", True, 1),
+        ("OTHER", None, 2),
+        ("UNATTRIBUTED", None, 1),
+    ]
+    assert "(you)" in text and "others (jobs you cannot see)" in text and "unattributed" in text
+    assert "the rest are unattributed" in " ".join(text.split())
