@@ -1,0 +1,256 @@
+"""Persisted stdout reconstruction against ct_local (§12.3, ART-07..18)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ct_core.downloads import ChunkDamaged
+from ct_core.errors import DownloadCancelled, NoChunksError
+
+
+def _lines(count: int, start: int = 0) -> list[str]:
+    return [f"line {i}: " + "x" * (i % 17) + "\n" for i in range(start, start + count)]
+
+
+def _stage(tree: Any, sub: str, texts: list[str], *, first: int = 0) -> None:
+    for offset, text in enumerate(texts):
+        tree.console(sub, first + offset, text)
+
+
+def test_chunks_are_appended_in_name_order_with_many_workers(tree, tmp_path) -> None:
+    sub = tree.sub()
+    texts = _lines(60)
+    _stage(tree, sub, texts)
+    progress: list[str] = []
+    counts: list[tuple[int, int]] = []
+    result = tree.client.download_stdout_logs(
+        tree.job_id,
+        tmp_path,
+        max_workers=8,
+        progress=progress.append,
+        on_chunk=lambda s, done, total, size: counts.append((done, total)),
+        stale_after_seconds=None,
+    )
+    [entry] = result
+    assert entry["sub_job_id"] == sub and entry["chunk_count"] == 60
+    assert entry["first_artifact_uri"].startswith("snow://experiment/")
+    assert entry["first_artifact_uri"].endswith(".gz") and "/_stdout/" in entry["first_artifact_uri"]
+    saved = Path(entry["saved_path"])
+    assert saved == tmp_path / sub / "stdout.log"
+    assert saved.read_text() == "".join(texts)
+    manifest = json.loads((tmp_path / sub / ".stdout.log.manifest.json").read_text())
+    assert manifest["version"] == 1 and manifest["bytes"] == saved.stat().st_size
+    assert len(manifest["names"]) == 60 and manifest["names"] == sorted(manifest["names"])
+    assert not (tmp_path / sub / ".stdout.log.partial").exists()
+    assert progress[0] == f"stdout: [--------------------] 0/60 {sub}"
+    assert progress[-2] == f"stdout: [####################] 60/60 {sub}" and progress[-1] == "\n"
+    assert counts[0] == (0, 60) and counts[-1] == (60, 60)
+    assert [done for done, _ in counts] == sorted(done for done, _ in counts)
+
+
+def test_both_roots_are_merged_and_the_primary_copy_wins(tree, tmp_path) -> None:
+    sub = tree.sub()
+    first = tree.console(sub, 1, "primary one\n")
+    tree.put("checkpoints/_stdout", sub, first.name, b"shadowed copy\n")
+    tree.console(sub, 2, "from checkpoints\n", folder="checkpoints/_stdout")
+    tree.console(sub, 3, "primary three\n")
+    [entry] = tree.client.download_stdout_logs(tree.job_id, tmp_path, stale_after_seconds=None)
+    assert Path(entry["saved_path"]).read_text() == "primary one\nfrom checkpoints\nprimary three\n"
+    assert entry["chunk_count"] == 3
+    assert any("both" in warning for warning in entry["warnings"])
+
+
+def test_resume_extends_and_a_fresh_download_rebuilds(tree, tmp_path) -> None:
+    sub = tree.sub()
+    _stage(tree, sub, _lines(5))
+    tree.client.download_stdout_logs(tree.job_id, tmp_path, stale_after_seconds=None)
+    saved = tmp_path / sub / "stdout.log"
+    # Bytes past the recorded length (a crash between write and manifest) are cut off on resume.
+    with saved.open("ab") as sink:
+        sink.write(b"garbage after the committed length")
+    _stage(tree, sub, _lines(3, start=5), first=5)
+    progress: list[str] = []
+    [entry] = tree.client.download_stdout_logs(
+        tree.job_id, tmp_path, resume=True, progress=progress.append, stale_after_seconds=None
+    )
+    assert saved.read_text() == "".join(_lines(8))
+    assert entry["chunk_count"] == 8
+    # Only the three new chunks were counted (and fetched).
+    assert progress[0].endswith(f"0/3 {sub}")
+    nothing_new: list[str] = []
+    tree.client.download_stdout_logs(
+        tree.job_id, tmp_path, resume=True, progress=nothing_new.append, stale_after_seconds=None
+    )
+    assert nothing_new == [f"stdout: no new chunks for {sub}\n"]
+    rebuilt: list[str] = []
+    tree.client.download_stdout_logs(tree.job_id, tmp_path, progress=rebuilt.append, stale_after_seconds=None)
+    assert rebuilt[0].endswith(f"0/8 {sub}")
+    assert saved.read_text() == "".join(_lines(8))
+
+
+def test_damaged_chunk_is_rolled_back_skipped_and_listed(tree, tmp_path) -> None:
+    sub = tree.sub()
+    _stage(tree, sub, ["one\n", "two\n"])
+    bad = tree.put("_stdout", sub, "console.20260101-000002.bad.gz", b"\x1f\x8b\x08\x00truncated", raw=True)
+    tree.console(sub, 3, "four\n")
+    [entry] = tree.client.download_stdout_logs(tree.job_id, tmp_path, stale_after_seconds=None)
+    saved = Path(entry["saved_path"])
+    assert saved.read_text() == "one\ntwo\nfour\n"
+    assert entry["chunk_count"] == 3
+    assert entry["skipped_chunks"] == [entry["first_artifact_uri"].rsplit("/", 1)[0] + "/" + bad.name]
+    manifest = json.loads((tmp_path / sub / ".stdout.log.manifest.json").read_text())
+    assert manifest["skipped"] == [f"_stdout/{sub}/{bad.name}"]
+    assert f"_stdout/{sub}/{bad.name}" in manifest["names"]
+
+    # strict raises on the first damaged chunk.
+    with pytest.raises(ChunkDamaged, match=bad.name):
+        tree.client.download_stdout_logs(
+            tree.job_id, tmp_path / "strict", strict=True, stale_after_seconds=None
+        )
+
+    # Once repaired, a resume keeps the skip but a fresh download includes it.
+    bad.write_bytes(__import__("gzip").compress(b"three\n"))
+    tree.client.download_stdout_logs(tree.job_id, tmp_path, resume=True, stale_after_seconds=None)
+    assert saved.read_text() == "one\ntwo\nfour\n"
+    [fresh] = tree.client.download_stdout_logs(tree.job_id, tmp_path, stale_after_seconds=None)
+    assert saved.read_text() == "one\ntwo\nthree\nfour\n"
+    assert "skipped_chunks" not in fresh
+
+
+def test_transient_errors_are_retried(tree, tmp_path) -> None:
+    sub = tree.sub()
+    _stage(tree, sub, _lines(4))
+    tree.server.set_faults(
+        {"path": "/_artifacts/.*console\\.", "method": "GET", "status": 503, "count": 3},
+        {"path": "/_artifacts/[^/]+/[^/]+$", "method": "GET", "status": 502, "count": 1},
+    )
+    [entry] = tree.client.download_stdout_logs(tree.job_id, tmp_path, max_workers=2, stale_after_seconds=None)
+    assert Path(entry["saved_path"]).read_text() == "".join(_lines(4))
+
+
+def test_a_chunk_removed_after_the_listing_is_skipped(tree, tmp_path) -> None:
+    sub = tree.sub()
+    _stage(tree, sub, _lines(3))
+    doomed = tree.console(sub, 9, "gone\n")
+
+    def delete_at_start(sub_job_id: str, done: int, total: int, size: int) -> None:
+        if done == 0:
+            doomed.unlink(missing_ok=True)
+
+    [entry] = tree.client.download_stdout_logs(
+        tree.job_id, tmp_path, max_workers=1, on_chunk=delete_at_start, stale_after_seconds=None
+    )
+    assert Path(entry["saved_path"]).read_text() == "".join(_lines(3))
+    assert entry["skipped_chunks"][0].endswith(doomed.name)
+
+
+def test_cancel_keeps_progress_for_resume(tree, tmp_path) -> None:
+    sub = tree.sub()
+    _stage(tree, sub, _lines(20))
+
+    def cancel_after_five(sub_job_id: str, done: int, total: int, size: int) -> None:
+        if done == 5:
+            raise DownloadCancelled("stop here")
+
+    with pytest.raises(DownloadCancelled) as caught:
+        tree.client.download_stdout_logs(
+            tree.job_id, tmp_path, max_workers=2, on_chunk=cancel_after_five, stale_after_seconds=None
+        )
+    assert getattr(caught.value, "download_progress_saved", False) is True
+    assert not (tmp_path / sub / "stdout.log").exists()
+    partial_manifest = json.loads((tmp_path / sub / ".stdout.log.partial.manifest.json").read_text())
+    assert len(partial_manifest["names"]) == 5
+    progress: list[str] = []
+    tree.client.download_stdout_logs(
+        tree.job_id, tmp_path, resume=True, progress=progress.append, stale_after_seconds=None
+    )
+    assert progress[0].endswith(f"0/15 {sub}")
+    assert (tmp_path / sub / "stdout.log").read_text() == "".join(_lines(20))
+
+
+def test_named_sub_job_without_chunks_raises_before_any_get(tree, tmp_path) -> None:
+    _stage(tree, tree.sub(), ["a\n"])
+    with pytest.raises(NoChunksError) as caught:
+        tree.client.download_stdout_logs(
+            tree.job_id, tmp_path, sub_job_ids=[tree.sub("sampling:0")], stale_after_seconds=None
+        )
+    assert isinstance(caught.value, ValueError)
+    assert caught.value.sub_job_ids == [tree.sub("sampling:0")]
+    assert caught.value.available == [tree.sub()]
+    assert not list(tmp_path.iterdir())
+
+
+def test_listing_scope_and_foreign_folders(tree, tmp_path) -> None:
+    _stage(tree, tree.sub(), ["train\n"])
+    _stage(tree, tree.sub("sampling:0"), ["sample\n"])
+    tree.put("_stdout", "other-job:training:0", "console.20260101-000001.x.gz", b"foreign\n")
+    tree.put("_stdout", tree.sub(), "notes.txt.gz", b"not a chunk name\n")
+    only = tree.client.download_stdout_logs(
+        tree.job_id, tmp_path / "one", sub_job_ids=[tree.sub("sampling:0")], stale_after_seconds=None
+    )
+    assert [e["sub_job_id"] for e in only] == [tree.sub("sampling:0")]
+    every = tree.client.download_stdout_logs(tree.job_id, tmp_path / "all", stale_after_seconds=None)
+    assert sorted(e["sub_job_id"] for e in every) == sorted([tree.sub(), tree.sub("sampling:0")])
+    assert (tmp_path / "all" / tree.sub() / "stdout.log").read_text() == "train\n"
+
+
+def test_job_without_chunks_reports_zero(tree, tmp_path) -> None:
+    progress: list[str] = []
+    assert (
+        tree.client.download_stdout_logs(
+            tree.job_id, tmp_path, progress=progress.append, stale_after_seconds=None
+        )
+        == []
+    )
+    assert progress == ["stdout: found 0 chunks\n"]
+
+
+def test_running_job_gets_a_late_chunk_warning(tree, tmp_path) -> None:
+    _stage(tree, tree.sub(), ["a\n"])
+    [entry] = tree.client.download_stdout_logs(tree.job_id, tmp_path)
+    assert any("resume=True" in warning for warning in entry["warnings"])
+
+
+_KILLED = """
+import sys
+from ct_core import CortexTrainingClient
+client = CortexTrainingClient(base_url=sys.argv[1], database=sys.argv[2], schema=sys.argv[3])
+client.download_stdout_logs(sys.argv[4], sys.argv[5], max_workers=1, stale_after_seconds=None)
+"""
+
+
+def test_sigkill_midway_then_resume_is_byte_identical(tree, tmp_path, monkeypatch) -> None:
+    sub = tree.sub()
+    texts = _lines(120)
+    _stage(tree, sub, texts)
+    # Slow every GET down so the download is still running when it is killed.
+    tree.server.set_faults(
+        {"path": "/_artifacts/.*console\\.", "action": "delay", "delay_s": 0.05, "count": None}
+    )
+    out = tmp_path / "out"
+    args = [tree.server.base_url, tree.client.database, tree.client.schema, tree.job_id, str(out)]
+    process = subprocess.Popen([sys.executable, "-c", _KILLED, *args])
+    partial_manifest = out / sub / ".stdout.log.partial.manifest.json"
+    deadline = time.monotonic() + 60
+    try:
+        while not partial_manifest.exists():
+            assert process.poll() is None, "the download ended before it could be killed"
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+    finally:
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait()
+    assert not (out / sub / "stdout.log").exists()
+    tree.server.clear_faults()
+    [entry] = tree.client.download_stdout_logs(tree.job_id, out, resume=True, stale_after_seconds=None)
+    assert Path(entry["saved_path"]).read_bytes() == "".join(texts).encode()
+    assert not (out / sub / ".stdout.log.partial").exists()
