@@ -47,6 +47,11 @@ CORE_COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("save", "ct_cli.commands.save:save", "Save a checkpoint of the job's training sub-job."),
     ("load", "ct_cli.commands.load:load", "Load a checkpoint into the job's training sub-job."),
     ("weight-sync", "ct_cli.commands.weight_sync:weight_sync", "Push training weights to sampling sub-jobs."),
+    (
+        "generate",
+        "ct_cli.commands.generate:generate",
+        "Generate text from a readable JSON request (file or -); --stream for events.",
+    ),
     ("logs", "ct_cli.commands.logs:logs", "Print a running job's live log (--follow to keep reading)."),
     (
         "catalog",

@@ -1,0 +1,106 @@
+"""`ct --job JOB generate FILE|-` and `--stream`: generation from a readable JSON request (§6.6, §6.7).
+
+The file holds the fields of the reference CLI's generate JSON: ``prompts`` (strings and/or token-id
+lists), optional ``sampling_params`` (one object or one per prompt), ``routing_key``, ``strict``, and
+``poll`` (false: print the request id without waiting), optionally nested under ``payload``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from cyclopts import Parameter
+
+from ct_cli import context, output
+from ct_cli.commands._waiting import wait_for_request
+
+
+def _request_fields(spec: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    payload = spec.get("payload", spec)
+    if not isinstance(payload, dict):
+        raise ValueError("generate payload must be an object")
+    poll = spec.get("poll", True)
+    if not isinstance(poll, bool):
+        raise ValueError("generate poll must be a boolean")
+    prompts = payload.get("prompts")
+    if not isinstance(prompts, list) or not prompts:
+        raise ValueError("generate JSON needs a non-empty prompts list")
+    params = payload.get("sampling_params")
+    if isinstance(params, list):
+        if len(params) != len(prompts):
+            raise ValueError("generate sampling_params must have one entry per prompt")
+        if any(p is not None and not isinstance(p, dict) for p in params):
+            raise ValueError("generate sampling_params entries must be objects or null")
+    elif params is not None and not isinstance(params, dict):
+        raise ValueError("generate sampling_params must be an object or a list of them")
+    strict = payload.get("strict")
+    if strict is not None and not isinstance(strict, bool):
+        raise ValueError("generate strict must be a boolean")
+    fields = {
+        "prompts": prompts,
+        "sampling_params": params,
+        "routing_key": payload.get("routing_key"),
+        "strict": strict,
+    }
+    return fields, poll
+
+
+def _readable(event: dict[str, Any]) -> str:
+    """One stream event as a line for a person at a terminal."""
+    kind = event.get("type")
+    if kind == "result":
+        result = event.get("result") or {}
+        return f"[{event.get('index')}] ({result.get('finish_reason')}) {result.get('text', '')!r}"
+    if kind == "error":
+        return f"[{event.get('index')}] error: {event.get('error')}"
+    if kind == "done":
+        return f"done: {event.get('completed')} completed, {event.get('failed')} failed"
+    return output.render_json(event, compact=True)
+
+
+def generate(
+    file: Annotated[
+        str,
+        Parameter(
+            allow_leading_hyphen=True, help="generate JSON (prompts, sampling_params, ...), or - for stdin."
+        ),
+    ],
+    /,
+    *,
+    sub_job: Annotated[
+        str | None, Parameter(help="The sampling sub-job to run on (needed when the job has several).")
+    ] = None,
+    stream: Annotated[
+        bool, Parameter(negative=(), help="Stream: print each event as it arrives (JSON lines).")
+    ] = False,
+) -> None:
+    """Generate text on the job's sampling sub-job.
+
+    Prints {"job_id", "prompt_count", "request_id", "result"}. With --stream, prints one JSON line per
+    event (result, error, done) as they arrive; on a terminal, readable lines instead.
+    """
+    from ct_cli.commands.submit import read_json_object
+
+    job_id = context.current().require_job("generate")
+    fields, poll = _request_fields(read_json_object(file, what="generate"))
+    client = context.client()
+    if not stream:
+        request_id = client.generate(job_id, sub_job_id=sub_job, **fields)
+        answer: dict[str, Any] = {
+            "job_id": job_id,
+            "prompt_count": len(fields["prompts"]),
+            "request_id": request_id,
+        }
+        if poll:
+            answer["result"] = wait_for_request(job_id, request_id, "generate")
+        output.emit(answer)
+        return
+    started = client.generate_stream(job_id, sub_job_id=sub_job, **fields)
+    request_id = str(started["request_id"])
+    output.progress(f"generate-stream: request {request_id}, {started.get('count')} prompt(s)")
+    if not poll:
+        output.emit(started)
+        return
+    to_terminal = getattr(output.current().stdout, "isatty", lambda: False)()
+    for event in client.iter_generate_events(job_id, request_id):
+        output.emit_text(_readable(event) if to_terminal else output.render_json(event, compact=True))
