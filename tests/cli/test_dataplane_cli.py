@@ -126,13 +126,13 @@ def test_save_then_load(ct_inproc: Callable[..., Result], running_job: tuple[str
 def test_weight_sync(ct_inproc: Callable[..., Result], running_job: tuple[str, str]) -> None:
     _, job_id = running_job
     result = ct_inproc(*_globals(running_job), "weight-sync", "--weight-format", "hf")
-    if result.code == 1 and "(501)" in result.stderr:
-        # Sampling sub-jobs (and so weight sync) arrive in ct_local with the generation issue.
-        pytest.skip("this ct_local does not implement weight-sync yet")
     assert result.code == 0, result.stderr
     assert result.json["source_sub_job_id"] == f"{job_id}:training:0"
     assert result.json["target_sub_job_ids"] == [f"{job_id}:sampling:0"]
     assert result.json["weight_format"] == "hf"
+    target = result.json["result"]["targets"][0]
+    assert target["sub_job_id"] == f"{job_id}:sampling:0"
+    assert target["recv"]["recv"]["clear_cache"] is True
     queued = ct_inproc(
         *_globals(running_job), "weight-sync", "--target-sub-job-id", f"{job_id}:sampling:0", "--no-poll"
     )

@@ -1,0 +1,138 @@
+"""`ct --job JOB generate FILE|-` (and --stream, --sub-job) end to end on ct_local, in-process."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+@dataclass
+class Result:
+    code: int
+    stdout: str
+    stderr: str
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.fixture
+def ct(ct_home: Path) -> Iterator[Callable[..., Result]]:
+    from ct_cli.main import main
+
+    def run(*args: str, stdin: str = "", tty: bool = False) -> Result:
+        out = _Terminal() if tty else io.StringIO()
+        err = io.StringIO()
+        code = main(list(args), stdout=out, stderr=err, stdin=io.StringIO(stdin))
+        return Result(code, out.getvalue(), err.getvalue())
+
+    yield run
+
+
+@pytest.fixture(scope="module")
+def job(module_local_server_factory: Any) -> list[str]:
+    from ct_core import CortexTrainingClient, SubJobConfig
+
+    server = module_local_server_factory()
+    with CortexTrainingClient(
+        base_url=server.base_url, database="CLI_GEN", schema="PUBLIC", poll_interval=0.02
+    ) as c:
+        sampling = SubJobConfig.sampling_job("Qwen/Qwen3-0.6B", max_seq_len=64, n_gpus=1)
+        job_id = c.create_job(
+            [sampling, SubJobConfig.sampling_job("Qwen/Qwen3-0.6B", max_seq_len=64, n_gpus=1)]
+        )
+        c.wait_for_job(job_id)
+    return [
+        "--base-url",
+        server.base_url,
+        "--database",
+        "CLI_GEN",
+        "--poll-interval",
+        "0.02",
+        "--job",
+        job_id,
+    ]
+
+
+REQUEST = {
+    "prompts": ["Hi", [72, 105]],
+    "sampling_params": {"max_tokens": 3, "temperature": 0, "ignore_eos": True},
+}
+
+
+def test_generate_from_stdin_and_file(ct: Callable[..., Result], job: list[str], tmp_path: Path) -> None:
+    sub = f"{job[-1]}:sampling:0"
+    result = ct(*job, "generate", "-", "--sub-job", sub, stdin=json.dumps(REQUEST))
+    assert result.code == 0, result.stderr
+    body = json.loads(result.stdout)
+    assert body["prompt_count"] == 2 and body["job_id"] == job[-1]
+    results = body["result"]["results"]
+    assert results[0]["token_ids"] == results[1]["token_ids"] and len(results[0]["token_ids"]) == 3
+    path = tmp_path / "gen.json"
+    path.write_text(json.dumps({"payload": REQUEST, "poll": False}))
+    queued = ct(*job, "generate", str(path), "--sub-job", sub)
+    assert queued.code == 0 and "result" not in json.loads(queued.stdout)
+
+
+def test_generate_needs_a_sub_job_with_several_samplers(ct: Callable[..., Result], job: list[str]) -> None:
+    result = ct(*job, "generate", "-", stdin=json.dumps(REQUEST))
+    assert result.code == 1
+    assert "pass sub_job_id" in result.stderr and f"{job[-1]}:sampling:1" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("request_body", "message"),
+    [
+        ({"prompts": []}, "non-empty prompts"),
+        ({"prompts": ["a"], "sampling_params": [{}, {}]}, "one entry per prompt"),
+        ({"prompts": ["a"], "sampling_params": 3}, "must be an object"),
+        ({"prompts": ["a"], "strict": "yes"}, "strict must be a boolean"),
+        ({"prompts": ["a"], "poll": "no"}, "poll must be a boolean"),
+    ],
+)
+def test_generate_input_errors(
+    ct: Callable[..., Result], job: list[str], request_body: Any, message: str
+) -> None:
+    result = ct(*job, "generate", "-", "--sub-job", f"{job[-1]}:sampling:0", stdin=json.dumps(request_body))
+    assert result.code == 1
+    assert message in result.stderr and result.stdout == ""
+
+
+def test_stream_prints_json_lines(ct: Callable[..., Result], job: list[str]) -> None:
+    result = ct(
+        *job, "generate", "-", "--stream", "--sub-job", f"{job[-1]}:sampling:1", stdin=json.dumps(REQUEST)
+    )
+    assert result.code == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [e["type"] for e in events].count("result") == 2
+    assert events[-1] == {"type": "done", "completed": 2, "failed": 0}
+
+
+def test_stream_is_readable_on_a_terminal(ct: Callable[..., Result], job: list[str]) -> None:
+    result = ct(
+        *job,
+        "generate",
+        "-",
+        "--stream",
+        "--sub-job",
+        f"{job[-1]}:sampling:1",
+        stdin=json.dumps(REQUEST),
+        tty=True,
+    )
+    assert result.code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[-1] == "done: 2 completed, 0 failed"
+    assert all(line.startswith("[") and "(length)" in line for line in lines[:-1])
+
+
+def test_generate_needs_a_job(ct: Callable[..., Result], job: list[str]) -> None:
+    result = ct(*job[:-2], "generate", "-", stdin=json.dumps(REQUEST))
+    assert result.code == 1 and "--job" in result.stderr
