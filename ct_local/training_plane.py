@@ -8,8 +8,9 @@ forward requests arrive as request chunks, reassembled at most once per group
 (ct_local.chunk_groups). Workers start when a job becomes ``running`` and stop when it leaves it;
 on a graceful shutdown each one snapshots its training state so a restart carries on.
 
-Not here yet (answered 501): generate, generate-stream, and the weight-sync, router-replay and
-prefix-cache operations, which belong to sampling sub-jobs.
+Generation, weight sync and the prefix-cache operation are checked and queued by
+ct_local.sampling_plane (sampling sub-jobs run them in ct_local.sampler). Not here yet (answered
+501): the router-replay operations.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from ct_core import wire
-from ct_local import artifacts, errors, results, sampling_plane, sublogs
+from ct_local import artifacts, errors, results, router_replay, sampling_plane, sublogs
 from ct_local.checkpoint_paths import live_folder, resolve_checkpoint
 from ct_local.chunk_groups import ChunkGroups, is_request_chunk
 from ct_local.dataplane import DataPlane
@@ -421,6 +422,10 @@ class TrainingDataPlane(DataPlane):
             return sampling_plane.weight_sync(self, job, *hints, payload)
         if operation == "reset-prefix-cache":
             return sampling_plane.reset_prefix_cache(self, job, *hints, payload)
+        if operation == "bootstrap-router-replay":
+            return router_replay.bootstrap(self, job, *hints, payload)
+        if operation == "router-replay-discard":
+            return router_replay.discard(self, job, *hints, payload)
         if operation in LATER_OPERATIONS:
             raise errors.not_implemented(f"the {operation} operation")
         if operation not in ("forward", "cancel-request"):
