@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 
 def _tail(dp, **payload):
     response = dp.operation("tail-logs", payload)
@@ -83,14 +81,6 @@ def test_cancel_request_cancels_only_what_has_not_started(dp, text_batch) -> Non
     assert late == {"request_id": queued[0], "cancelled": False, "status": "done"}
     assert dp.operation("cancel-request", {"request_id": "nope"}).status_code == 404
     assert dp.operation("cancel-request", {}).status_code == 422
-
-
-@pytest.mark.parametrize("operation", ["router-replay-discard", "bootstrap-router-replay"])
-def test_sampling_operations_are_not_supported_yet(dp, operation) -> None:
-    dp.start()
-    response = dp.operation(operation, {})
-    assert response.status_code == 501
-    assert "not implemented by this local server yet" in response.json()["message"]
 
 
 def test_unknown_operation_and_bad_envelopes(dp) -> None:

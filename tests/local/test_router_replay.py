@@ -1,0 +1,164 @@
+"""Router replay operations of the local server (§7.4 bootstrap, §7.5 discard) over real HTTP."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from ct_core.client import CortexTrainingClient
+from ct_local import router_replay
+
+DATABASE = "RR_DB"
+
+
+def _body(training_extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {
+        "sub_job_configs": [
+            {
+                "job_type": "training",
+                "model_name": "Qwen/Qwen3-0.6B",
+                "training_config": {
+                    "optimizer": {"name": "AdamW", "lr": 1e-4},
+                    "max_seq_len": 128,
+                    "train_batch_size": 2,
+                    **(training_extra or {}),
+                },
+            },
+            {
+                "job_type": "sampling",
+                "model_name": "Qwen/Qwen3-0.6B",
+                "inference_config": {"max_seq_len": 128},
+            },
+        ]
+    }
+
+
+@pytest.fixture
+def client(local_server: Any) -> Iterator[CortexTrainingClient]:
+    with CortexTrainingClient(base_url=local_server.base_url, database=DATABASE, schema="PUBLIC") as sdk:
+        yield sdk
+
+
+def _running_job(client: CortexTrainingClient, body: dict[str, Any] | None = None) -> tuple[str, str, str]:
+    """Create a training + sampling job, wait until it runs; return (job id, training id, sampling id)."""
+    job_id = client.create_job_from_body(body or _body())["job_id"]
+    record = client.wait_for_job(job_id)
+    ids = {sub["job_type"]: sub["sub_job_id"] for sub in record["sub_jobs"]}
+    return job_id, ids["training"], ids["sampling"]
+
+
+def _operation(local_server: Any, job_id: str, body: dict[str, Any]) -> httpx.Response:
+    url = f"{local_server.prefix(database=DATABASE)}/{job_id}/operation"
+    with local_server.http() as http:
+        return http.post(url, json=body)
+
+
+def test_bootstrap_returns_a_zone_id_per_pair(client: CortexTrainingClient) -> None:
+    job_id, training, sampling = _running_job(client)
+    first = client.bootstrap_router_replay(
+        job_id, sampling, training, sub_job_id=training, max_cache_bytes=4096
+    )
+    assert first == {
+        "job_id": job_id,
+        "sub_job_id": training,
+        "source_sub_job_id": sampling,
+        "target_sub_job_id": training,
+        "sampling_job_id": router_replay.zone_id(job_id, sampling, training),
+        "max_cache_bytes": 4096,
+    }
+    zone = first["sampling_job_id"]
+    # The zone id is not the public sampling sub-job id, and a repeated bootstrap answers the same.
+    assert zone.startswith(router_replay.ZONE_PREFIX) and zone != sampling
+    again = client.bootstrap_router_replay(job_id, sampling, training, sub_job_type="training")
+    assert again["sampling_job_id"] == zone and again["max_cache_bytes"] is None
+    # Another job's pair gets another zone.
+    other_job, other_training, other_sampling = _running_job(client)
+    other = client.bootstrap_router_replay(
+        other_job, other_sampling, other_training, sub_job_id=other_training
+    )
+    assert other["sampling_job_id"] != zone
+
+
+def test_bootstrap_takes_the_cap_from_the_router_replay_block(client: CortexTrainingClient) -> None:
+    body = _body({"router_replay": {"enabled": True, "mode": "strict", "max_cache_bytes": 2048}})
+    job_id, training, sampling = _running_job(client, body)
+    assert (
+        client.bootstrap_router_replay(job_id, sampling, training, sub_job_id=training)["max_cache_bytes"]
+        == 2048
+    )
+
+
+def test_bootstrap_refuses_wrong_pairs_and_receivers(local_server: Any, client: CortexTrainingClient) -> None:
+    job_id, training, sampling = _running_job(client)
+
+    def bootstrap(payload: dict[str, Any], **hints: Any) -> httpx.Response:
+        return _operation(
+            local_server, job_id, {"operation_type": "bootstrap-router-replay", "payload": payload, **hints}
+        )
+
+    pair = {"source_sub_job_id": sampling, "target_sub_job_id": training}
+    swapped = bootstrap({"source_sub_job_id": training, "target_sub_job_id": sampling}, sub_job_id=sampling)
+    assert swapped.status_code == 400
+    assert f"source_sub_job_id {training} is a training sub-job, not sampling" in swapped.json()["message"]
+    elsewhere = bootstrap(pair, sub_job_id=sampling)
+    assert elsewhere.status_code == 400
+    assert f"received by its target training sub-job {training}" in elsewhere.json()["message"]
+    missing = bootstrap({"target_sub_job_id": training}, sub_job_id=training)
+    assert missing.status_code == 422
+    unknown = bootstrap({**pair, "source_sub_job_id": f"{job_id}:sampling:9"}, sub_job_id=training)
+    assert unknown.status_code == 400 and "is not a sub-job of job" in unknown.json()["message"]
+    for cap in (0, -1, "4096", True):
+        bad_cap = bootstrap({**pair, "max_cache_bytes": cap}, sub_job_id=training)
+        assert bad_cap.status_code == 422, cap
+        assert "max_cache_bytes must be a positive integer" in bad_cap.text
+
+
+def test_best_effort_bootstrap_is_rejected(local_server: Any, client: CortexTrainingClient) -> None:
+    body = _body({"router_replay": {"enabled": True, "mode": "best_effort"}})
+    job_id, training, sampling = _running_job(client, body)
+    response = _operation(
+        local_server,
+        job_id,
+        {
+            "operation_type": "bootstrap-router-replay",
+            "sub_job_id": training,
+            "payload": {"source_sub_job_id": sampling, "target_sub_job_id": training},
+        },
+    )
+    assert response.status_code == 400
+    assert response.json()["message"].startswith("router replay bootstrap rejected: mode 'best_effort'")
+
+
+def test_discard_runs_on_the_sampling_sub_job(local_server: Any, client: CortexTrainingClient) -> None:
+    job_id, training, sampling = _running_job(client)
+    answer = client.router_replay_discard(job_id, ["s-1", "s-2", "s-1"], sub_job_type="sampling")
+    assert answer == {"job_id": job_id, "sub_job_id": sampling, "requested": 2, "discarded": 0}
+    # Without any hint the sampling sub-job receives it; an empty list is a valid no-op.
+    plain = _operation(local_server, job_id, {"operation_type": "router-replay-discard", "payload": {}})
+    assert plain.status_code == 200 and plain.json()["sub_job_id"] == sampling
+    assert plain.json()["requested"] == 0
+    on_training = _operation(
+        local_server,
+        job_id,
+        {"operation_type": "router-replay-discard", "sub_job_id": training, "payload": {"sample_ids": ["a"]}},
+    )
+    assert on_training.status_code == 400
+    assert f"runs on a sampling sub-job, not on {training}" in on_training.json()["message"]
+    bad = _operation(
+        local_server, job_id, {"operation_type": "router-replay-discard", "payload": {"sample_ids": "a"}}
+    )
+    assert bad.status_code == 422
+
+
+def test_router_replay_needs_a_running_job(local_server: Any, client: CortexTrainingClient) -> None:
+    job_id, _, _ = _running_job(client)
+    client.cancel_job(job_id)
+    response = _operation(
+        local_server,
+        job_id,
+        {"operation_type": "router-replay-discard", "payload": {"sample_ids": ["a"]}},
+    )
+    assert response.status_code == 409
