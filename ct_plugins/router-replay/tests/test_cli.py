@@ -1,8 +1,9 @@
 """`ct router-replay plan | bootstrap | discard`.
 
-bootstrap and discard go through SDK methods the training data-plane client adds
-(`bootstrap_router_replay`, `router_replay_discard`). Against today's client they must fail with a
-clear message; with a client that has them, the command must pass the right arguments.
+bootstrap and discard go through the SDK methods `bootstrap_router_replay` and
+`router_replay_discard`. They run end to end against the real local server (which implements both
+operations); a recording client checks the exact arguments, and a client without the methods must
+fail with a clear message.
 """
 
 from __future__ import annotations
@@ -221,3 +222,53 @@ def test_discard_needs_sample_ids(make_client: Any) -> None:
     code, _, err = run_in_process(["--job", "JOB", "router-replay", "discard"], client)
     assert code == 1
     assert "give at least one SAMPLE_ID" in err
+
+
+def test_bootstrap_and_discard_against_the_local_server(run_ct: Any, local_server: Any) -> None:
+    body = {
+        "sub_job_configs": [
+            {
+                "job_type": "training",
+                "model_name": "Qwen/Qwen3-0.6B",
+                "training_config": {
+                    "optimizer": {"name": "AdamW", "lr": 1e-4},
+                    "max_seq_len": 128,
+                    "train_batch_size": 2,
+                },
+            },
+            {
+                "job_type": "sampling",
+                "model_name": "Qwen/Qwen3-0.6B",
+                "inference_config": {"max_seq_len": 128},
+            },
+        ]
+    }
+    with CortexTrainingClient(base_url=local_server.base_url, database="RR", schema="PUBLIC") as client:
+        job_id = client.create_job_from_body(body)["job_id"]
+        record = client.wait_for_job(job_id)
+    ids = {sub["job_type"]: sub["sub_job_id"] for sub in record["sub_jobs"]}
+    base = ("--base-url", local_server.base_url, "--database", "RR", "--job", job_id, "router-replay")
+    pair = ("--source-sub-job-id", ids["sampling"], "--target-sub-job-id", ids["training"])
+    boot = run_ct(*base, "bootstrap", *pair, "--max-cache-bytes", "4096")
+    assert boot.returncode == 0, boot
+    answer = boot.json
+    # The zone id to put in replay metadata is the server's own, not the public sampling sub-job id.
+    assert answer["sampling_job_id"].startswith("rrz-") and answer["sampling_job_id"] != ids["sampling"]
+    assert (answer["sub_job_id"], answer["max_cache_bytes"]) == (ids["training"], 4096)
+    # Routed by type instead of id, the same pair answers the same zone.
+    again = run_ct(*base, "bootstrap", *pair, "--operation-sub-job-type", "training")
+    assert again.returncode == 0, again
+    assert again.json["sampling_job_id"] == answer["sampling_job_id"]
+    # The server refuses a pair the wrong way round, and the command fails with its message.
+    swapped = run_ct(
+        *base, "bootstrap", "--source-sub-job-id", ids["training"], "--target-sub-job-id", ids["sampling"]
+    )
+    assert swapped.returncode == 1
+    assert "is a training sub-job, not sampling" in swapped.stderr
+
+    discard = run_ct(*base, "discard", "s-1", "s-2")
+    assert discard.returncode == 0, discard
+    assert discard.json == {"job_id": job_id, "sub_job_id": ids["sampling"], "requested": 2, "discarded": 0}
+    wrong = run_ct(*base, "discard", "s-1", "--sub-job-id", ids["training"])
+    assert wrong.returncode == 1
+    assert "runs on a sampling sub-job" in wrong.stderr
