@@ -37,6 +37,16 @@ CORE_COMMANDS: tuple[tuple[str, str, str], ...] = (
         "ct_cli.commands.download_checkpoint:download_checkpoint",
         "Download a checkpoint's files into a folder (resumable).",
     ),
+    (
+        "download-log",
+        "ct_cli.commands.download_logs:download_log",
+        "Download a job's execution logs or saved console (--log-type stdout).",
+    ),
+    (
+        "download-metrics",
+        "ct_cli.commands.download_logs:download_metrics",
+        "Download a job's GPU/system and training metrics as JSON lines.",
+    ),
     ("models", "ct_cli.commands.models:models", "List the models new jobs can use."),
     (
         "fwd-bwd",
