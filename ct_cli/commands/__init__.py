@@ -47,6 +47,7 @@ CORE_COMMANDS: tuple[tuple[str, str, str], ...] = (
         "ct_cli.commands.download_logs:download_metrics",
         "Download a job's GPU/system and training metrics as JSON lines.",
     ),
+    ("plot", "ct_cli.commands.plot:plot", "Plot a job's loss, learning rate and CPU/GPU use as a PNG."),
     ("models", "ct_cli.commands.models:models", "List the models new jobs can use."),
     (
         "fwd-bwd",

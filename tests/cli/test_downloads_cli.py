@@ -114,3 +114,53 @@ def test_download_log_and_metrics(ct, local_server, tmp_path) -> None:
 
     missing = ct(*args, "download-log", job_id, "--log-type", "stdout", "--sub-job", f"{job_id}:sampling:0")
     assert missing.returncode == 1 and "error:" in missing.stderr and sub in missing.stderr
+
+
+def test_plot_writes_a_png_from_the_downloaded_metrics(ct, local_server, tmp_path) -> None:
+    import gzip
+
+    args = ["--base-url", local_server.base_url, "--database", "CT_CLI_DB", "--schema", "ARTIFACTS"]
+    job_id, root = _stage_run(local_server, "CT_CLI_DB")
+    sub = f"{job_id}:training:9"
+    rows = [
+        {"kind": "training", "op": "fwd_bwd", "step": None, "metrics": {"avg_loss": 3.0}},
+        {"kind": "training", "op": "fwd_bwd", "step": None, "metrics": {"avg_loss": 2.0}},
+        {"kind": "training", "op": "step", "step": 1, "metrics": {"global_steps": 1, "last_lr": 0.001}},
+        {"kind": "training", "op": "fwd_bwd", "step": 2, "metrics": {"avg_loss": 1.5}},
+        {"kind": "training", "op": "step", "step": 2, "metrics": {"global_steps": 2, "last_lr": 0.0005}},
+    ]
+    chunk = root / "_metrics" / sub / "training.20260101-000000.t.gz"
+    chunk.write_bytes(gzip.compress("".join(json.dumps(r) + "\n" for r in rows).encode()))
+    system = {
+        "kind": "system",
+        "sub_job_id": sub,
+        "sample_ts": "2026-01-01T00:00:01.123456789Z",
+        "cpu_util_pct": 40,
+    }
+    later = root / "_metrics" / sub / "gpu.20260101-000001.n.gz"
+    later.write_bytes(gzip.compress((json.dumps(system) + "\n").encode()))
+    target = tmp_path / "plots" / "job.png"
+    result = ct(*args, "plot", job_id, "--output", str(target), "--data-dir", str(tmp_path / "data"))
+    assert result.returncode == 0, result
+    assert result.json["steps"] == 2 and result.json["utilisation_samples"] >= 1
+    assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_read_series_means_each_steps_calls(tmp_path) -> None:
+    from ct_cli.commands.plot import read_series
+
+    training = tmp_path / "training.jsonl"
+    training.write_text(
+        "\n".join(
+            json.dumps(r)
+            for r in [
+                {"kind": "training", "op": "fwd_bwd", "metrics": {"avg_loss": 4.0}},
+                {"kind": "training", "op": "fwd_bwd", "metrics": {"avg_loss": 2.0}},
+                {"kind": "training", "op": "step", "step": 5, "metrics": {"last_lr": 0.1}},
+                {"kind": "other"},
+            ]
+        )
+        + "\n{torn"
+    )
+    series = read_series([training], [])
+    assert (series.steps, series.loss, series.lr) == ([5], [3.0], [0.1])
