@@ -33,7 +33,7 @@ from ct_core.downloads.chunks import (
     belongs_to_job,
     sub_job_dir,
 )
-from ct_core.errors import CTError, NoChunksError
+from ct_core.errors import NoChunksError
 
 logger = logging.getLogger("cortex_training")
 
@@ -48,13 +48,13 @@ _ENDED = frozenset({"terminated", "failed", "cancelled", "succeeded", "completed
 
 
 def artifact_store(client: Any, job_id: str) -> ArtifactStore:
-    """The store holding ``job_id``'s run: ct_local's routes for a local or compatible server."""
+    """The store holding ``job_id``'s run: a Connector session for a Snowflake account, or the
+    routes of ct_local (and compatible servers) beside the REST API."""
     run = client.get_experiment_run(job_id)
     if any(suffix in client.base_url for suffix in SNOWFLAKE_HOST_SUFFIXES):
-        raise CTError(
-            "artifact downloads from a Snowflake account need a Connector session, which this version "
-            "of ct does not open yet; they work against ct_local and compatible servers"
-        )
+        from ct_core.downloads.snowflake_store import SnowflakeArtifactStore, connector_for
+
+        return SnowflakeArtifactStore(connector_for(client), run)
     return LocalArtifactStore(client._transport.http, run)
 
 

@@ -1,0 +1,137 @@
+"""The Snowflake artifact store (§12.2, §12.7, ART-02/03, CFG-24): LIST and GET on a Connector session.
+
+One Connector session serves a whole download; every LIST or GET runs on its own cursor, so the
+parallel fetches of a chunked download share the session without sharing a cursor. The session is
+opened lazily on first use:
+
+- a PAT client resolves its user and role through the SQL statements API, then logs in with the
+  original host as ``account`` (the Connector derives the real account from it: never
+  ``CURRENT_ACCOUNT_NAME()``, which is wrong on locator hosts, BUG-18) and
+  ``platform_detection_timeout_seconds=0`` so login skips the cloud-metadata probes;
+- a profile client opens an independent session from the same profile.
+
+``snowflake.connector`` is imported only when a session is opened.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ct_core.downloads.artifacts import ArtifactError, checked_listing, run_uri, safe_relative
+
+#: §12.7: skip the Connector's cloud-metadata probes at login (Connector 3.17.2 and later).
+PAT_PLATFORM_DETECTION_TIMEOUT_S = 0
+PAT_AUTHENTICATOR = "PROGRAMMATIC_ACCESS_TOKEN"
+
+
+def sql_literal(text: str) -> str:
+    """A single-quoted SQL string literal (quotes doubled, ART-02)."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def pat_connect_kwargs(
+    host: str, pat: str, user: str, role: str | None, database: str, schema: str
+) -> dict[str, Any]:
+    """CFG-24: how a PAT client's artifact session logs in."""
+    kwargs: dict[str, Any] = {
+        "host": host,
+        "account": host,
+        "user": user,
+        "authenticator": PAT_AUTHENTICATOR,
+        "token": pat,
+        "database": database,
+        "schema": schema,
+        "platform_detection_timeout_seconds": PAT_PLATFORM_DETECTION_TIMEOUT_S,
+    }
+    if role:
+        kwargs["role"] = role
+    return kwargs
+
+
+class SnowflakeArtifactStore:
+    """LIST/GET of one run's artifacts over a Connector session made by ``connect``."""
+
+    def __init__(self, connect: Callable[[], Any], experiment_run: Mapping[str, Any]) -> None:
+        self.run_uri = run_uri(experiment_run)
+        self._run = str(experiment_run["experiment_run_name"])
+        self._connect = connect
+        self._connection: Any = None
+        self._lock = threading.Lock()
+
+    def _session(self) -> Any:
+        with self._lock:
+            if self._connection is None:
+                self._connection = self._connect()
+            return self._connection
+
+    def _run_sql(self, statement: str) -> list[Any]:
+        cursor = self._session().cursor()
+        try:
+            return list(cursor.execute(statement).fetchall())
+        finally:
+            cursor.close()
+
+    def list(self, root: str) -> list[Any]:
+        folder = root.strip("/") + "/"
+        if not safe_relative(folder.rstrip("/")):
+            raise ArtifactError(f"unsafe experiment artifact path: {root!r}")
+        rows = self._run_sql(f"LIST {sql_literal(self.run_uri + folder)}")
+        # LIST rows are (name, size, md5, last_modified).
+        shaped = [
+            (
+                str(row[0]) if row else "",
+                int(row[1] or 0) if len(row) > 1 else 0,
+                row[2] if len(row) > 2 else None,
+            )
+            for row in rows
+        ]
+        return checked_listing(shaped, self._run, root)
+
+    def get(self, path: str, directory: Path, *, timeout: float | None = None) -> Path:
+        if not safe_relative(path):
+            raise ArtifactError(f"unsafe experiment artifact path: {path!r}")
+        target_uri = directory.resolve().as_uri() + "/"
+        self._run_sql(f"GET {sql_literal(self.run_uri + path)} {sql_literal(target_uri)}")
+        downloaded = directory / path.rsplit("/", 1)[-1]
+        if not downloaded.is_file():
+            raise ArtifactError(f"Snowflake GET did not create expected artifact {path}")
+        return downloaded
+
+    def close(self) -> None:
+        with self._lock:
+            connection, self._connection = self._connection, None
+        if connection is not None:
+            connection.close()
+
+
+def connector_for(client: Any) -> Callable[[], Any]:
+    """How ``client`` opens an artifact session: PAT login or an independent profile session."""
+    auth = getattr(client, "_auth", None)
+    if auth is not None and hasattr(auth, "connection"):
+        from ct_core._snowflake import open_profile_session
+
+        return lambda: open_profile_session(auth.connection)
+    host = getattr(client, "_pat_host", None)
+    token = str(client._transport.http.headers.get("Authorization", ""))
+    if not host or not token.startswith("Bearer "):
+        raise ArtifactError("artifact downloads need a PAT or connection-profile client")
+    pat = token.removeprefix("Bearer ")
+
+    def connect() -> Any:
+        import snowflake.connector
+
+        from ct_core._snowflake import current_identity, pat_statements_transport
+
+        transport = pat_statements_transport(f"https://{host}", pat, verify=client.verify_ssl)
+        try:
+            user, role = current_identity(transport, database=client.database, schema=client.schema)
+        finally:
+            transport.close()
+        return snowflake.connector.connect(
+            **pat_connect_kwargs(host, pat, user, role, client.database, client.schema)
+        )
+
+    return connect
