@@ -282,9 +282,8 @@ def bench_loop(steps: int) -> dict[str, float]:
             for _ in range(steps):
                 pipe.forward_backward(frame)
                 pipe.step()
-                # Keep at most two steps in flight: the loss of step i is read while i + 1 is queued.
-                while len(pipe._pending) > 4:
-                    pipe._pending.popleft().result()
+                # At most two steps in flight: the loss of step i is read while i + 1 is queued.
+                pipe.wait_pending(4)
         pipe_rate = steps / (time.perf_counter() - start)
         client.close()
     finally:
@@ -320,6 +319,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(f"{name}: {numbers}\n")
         sys.stdout.flush()
     if args.json:
+        # The machine's state travels with the numbers: on a shared, loaded box they swing a lot.
+        results["machine"] = {"cpus": float(os.cpu_count() or 0), "load_1min": os.getloadavg()[0]}
         args.json.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return 0
 

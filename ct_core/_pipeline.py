@@ -102,6 +102,24 @@ class TrainingPipeline:
     def load(self, checkpoint_id: str, source_job_id: str | None = None) -> RequestHandle:
         return self._track(self.client.load(self.job_id, checkpoint_id, source_job_id))
 
+    @property
+    def pending(self) -> int:
+        """How many handed-out handles have not been collected by `drain` or `wait_pending` yet."""
+        return len(self._pending)
+
+    def wait_pending(self, limit: int) -> list[Any]:
+        """Collect the oldest handles until at most `limit` remain; returns their results, oldest first.
+
+        Bounds how far a loop runs ahead of the service: with `limit=2` after each step's
+        forward_backward + step, step i's results are read while step i + 1 is already queued.
+        """
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+            raise ValueError("limit must be an integer >= 0")
+        results = []
+        while len(self._pending) > limit:
+            results.append(self._pending.popleft().result())
+        return results
+
     def drain(self) -> list[Any]:
         """Wait for every handle this pipeline handed out, oldest first; returns their results."""
         results = []

@@ -1,0 +1,53 @@
+"""TrainingPipeline's back-pressure helpers (`pending`, `wait_pending`) against a small real server."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import pytest
+
+from ct_core.client import CortexTrainingClient
+
+
+@pytest.fixture
+def counting_server(misbehaving_server, act):
+    """Each step gets a fresh request id; every poll answers done with the global step of that id."""
+    numbers = itertools.count(1)
+
+    def respond(seen):
+        if seen.method == "POST":
+            return act(200, {"request_id": f"r{next(numbers)}"})
+        request_id = seen.path.rsplit("/", 1)[-1]
+        return act(200, {"status": "done", "result": {"global_steps": int(request_id[1:])}})
+
+    misbehaving_server.responder = respond
+    return misbehaving_server
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_wait_pending_collects_oldest_first(counting_server, workers):
+    with (
+        CortexTrainingClient(base_url=counting_server.base_url, database="DB", schema="S") as client,
+        client.pipeline("job", workers=workers) as pipe,
+    ):
+        handles = [pipe.step() for _ in range(5)]
+        assert pipe.pending == 5
+        assert pipe.wait_pending(2) == [{"global_steps": 1}, {"global_steps": 2}, {"global_steps": 3}]
+        assert pipe.pending == 2
+        assert pipe.wait_pending(5) == []
+        # Collected handles keep their outcome; the rest are drained on exit.
+        assert handles[0].result() == {"global_steps": 1} and handles[0].done()
+    assert pipe.pending == 0
+    assert handles[4].result() == {"global_steps": 5}
+    posts = [seen for seen in counting_server.requests if seen.method == "POST"]
+    assert [json.loads(seen.body) for seen in posts] == [{}] * 5
+
+
+@pytest.mark.parametrize("limit", [-1, 1.5, True])
+def test_wait_pending_rejects_a_bad_limit(counting_server, limit):
+    with CortexTrainingClient(base_url=counting_server.base_url, database="DB", schema="S") as client:
+        pipe = client.pipeline("job")
+        with pytest.raises(ValueError, match="limit"):
+            pipe.wait_pending(limit)
+        pipe.close()
