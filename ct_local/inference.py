@@ -119,14 +119,12 @@ def generate_tokens(
     from ct_local.tinylm import EOS_ID
 
     generator = torch.Generator().manual_seed(seed if seed is not None else secrets.randbits(62))
-    ids = torch.tensor([prompt_ids], dtype=torch.long)
-    past = None
-    step_input = ids
+    ids = list(prompt_ids)
+    # The whole sequence is run again for every token: at this model's size that is cheaper than
+    # keeping up with the changing cache API of transformers, and it keeps the loop obvious.
     with torch.no_grad():
         for _ in range(max_new):
-            out = model(input_ids=step_input, past_key_values=past, use_cache=True)
-            past = out.past_key_values
-            logits = out.logits[0, -1].float()
+            logits = model(input_ids=torch.tensor([ids], dtype=torch.long)).logits[0, -1].float()
             if temperature <= 0:
                 token = int(torch.argmax(logits))
             else:
@@ -135,7 +133,7 @@ def generate_tokens(
             yield token
             if token == EOS_ID:
                 return
-            step_input = torch.tensor([[token]], dtype=torch.long)
+            ids.append(token)
 
 
 # --- request parsing ----------------------------------------------------------------------------

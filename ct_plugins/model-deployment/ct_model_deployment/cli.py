@@ -43,11 +43,14 @@ def _read_spec(spec: str) -> Any:
         raise ValidationError(f"spec on stdin is not valid JSON ({exc.msg} at line {exc.lineno})") from None
 
 
-def _wait_and_print(deployments: Any, deployment: str, timeout: float | None) -> int:
+def _wait_and_print(deployments: Any, deployment: str, timeout: float | None, *, announce: str = "") -> int:
     from ct_model_deployment.errors import ModelDeploymentWaitError, ModelDeploymentWaitTimeout
     from ct_model_deployment.records import summary
 
     try:
+        # Announced inside the try: a Ctrl+C right after the line is read still gets the message.
+        if announce:
+            output.progress(announce)
         record = deployments.wait(deployment, timeout=timeout)
     except KeyboardInterrupt:
         # Leaving is not dropping: the deployment keeps its GPUs until someone drops it (DEP-16).
@@ -64,7 +67,9 @@ def _wait_and_print(deployments: Any, deployment: str, timeout: float | None) ->
 
 @app.command
 def create(
-    spec: Annotated[str, Parameter(help="The deployment spec: a JSON file, or - for stdin.")],
+    spec: Annotated[
+        str, Parameter(allow_leading_hyphen=True, help="The deployment spec: a JSON file, or - for stdin.")
+    ],
     *,
     wait: Annotated[bool, Parameter(negative=(), help="Wait until the deployment is READY.")] = False,
     timeout: Annotated[
@@ -88,8 +93,8 @@ def create(
     if not wait:
         output.emit(summary(record))
         return output.EXIT_OK
-    output.progress(f"created {record['deployment']}; waiting for it to be READY")
-    return _wait_and_print(deployments, record["deployment"], timeout)
+    announce = f"created {record['deployment']}; waiting for it to be READY"
+    return _wait_and_print(deployments, record["deployment"], timeout, announce=announce)
 
 
 @app.command(name="list")

@@ -103,7 +103,7 @@ def _deployment_problems(deployment: dict[str, Any]) -> list[str]:
         found.append(f"deployment.gpus_per_replica must be one of {', '.join(map(str, GPUS_PER_REPLICA))}")
     replicas = deployment.get("min_replicas")
     if _is_count(gpus) and _is_count(replicas):
-        total = replicas * gpus
+        total = int(replicas) * int(gpus)
         if total > NODE_GPUS and total % NODE_GPUS:
             found.append(
                 f"deployment.min_replicas * gpus_per_replica is {total}: it must be at most {NODE_GPUS} "

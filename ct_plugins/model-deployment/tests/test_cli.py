@@ -1,0 +1,155 @@
+"""`ct model-deployment ...` as a user runs it: a real `ct` process against a real ct_local server."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+DB = "DEP_DB"
+CT_SCRIPT = str(Path(sys.executable).with_name("ct"))
+
+
+def base_args(server: Any) -> list[str]:
+    return ["--base-url", server.base_url, "--database", DB, "--poll-interval", "0.05"]
+
+
+@pytest.fixture
+def spec_file(tmp_path: Path, spec: dict[str, Any]) -> Path:
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(spec))
+    return path
+
+
+def test_dry_run_prints_the_normalized_spec_without_a_server(
+    run_ct: Any, tmp_path: Path, spec: dict[str, Any]
+) -> None:
+    spec["deployment"]["gpu_type"] = "b200"
+    spec["source"] = {"type": "checkpoint", "job_id": "no-such-job", "checkpoint_id": "cp_x"}
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(spec))
+    # Nothing listens on port 9: a request would fail, so success proves none was sent.
+    result = run_ct(
+        "--base-url",
+        "http://127.0.0.1:9",
+        "--database",
+        DB,
+        "model-deployment",
+        "create",
+        str(path),
+        "--dry-run",
+    )
+    assert result.returncode == 0, result
+    assert result.json["deployment"]["gpu_type"] == "B200"
+    assert result.json["source"] == spec["source"]
+    from_stdin = run_ct("model-deployment", "create", "-", "--dry-run", input=json.dumps(spec))
+    assert from_stdin.returncode == 0 and from_stdin.json == result.json
+
+
+def test_dry_run_names_every_problem(run_ct: Any, tmp_path: Path, spec: dict[str, Any]) -> None:
+    spec["deployment"]["min_replica"] = spec["deployment"].pop("min_replicas")
+    spec["deployment"]["gpus_per_replica"] = 3
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(spec))
+    result = run_ct("model-deployment", "create", str(path), "--dry-run")
+    assert result.returncode == 1 and result.stdout == ""
+    for needle in (
+        "unknown keys: min_replica",
+        "missing keys: min_replicas",
+        "gpus_per_replica must be one of",
+    ):
+        assert needle in result.stderr
+
+
+def test_create_wait_list_describe_chat_drop(run_ct: Any, dep_server: Any, spec_file: Path) -> None:
+    args = base_args(dep_server)
+    created = run_ct(*args, "model-deployment", "create", str(spec_file), "--wait", "--timeout", "60")
+    assert created.returncode == 0, created
+    summary = created.json
+    deployment = summary["deployment"]
+    assert set(summary) == {"deployment", "status", "base_url"} and summary["status"] == "READY"
+
+    listed = run_ct(*args, "model-deployment", "list", "--status", "ready")
+    assert {"deployment": deployment, "status": "READY"} in listed.json
+    assert all(set(item) == {"deployment", "status"} for item in listed.json)
+    assert run_ct(*args, "model-deployment", "list", "--status", "nope").returncode == 1
+
+    described = run_ct(*args, "model-deployment", "describe", deployment).json
+    assert described["spec"]["inference"] == {"max_seq_len": 256}
+    waited = run_ct(*args, "model-deployment", "wait", deployment)
+    assert waited.returncode == 0 and waited.json == summary
+
+    answer = run_ct(*args, "model-deployment", "chat", deployment, "hi", "--max-completion-tokens", "5")
+    assert answer.returncode == 0, answer
+    assert answer.json["deployment"] == deployment and answer.json["usage"]["completion_tokens"] <= 5
+    streamed = run_ct(*args, "model-deployment", "chat", deployment, "hi", "--stream", "--temperature", "0")
+    assert streamed.returncode == 0, streamed
+
+    dropped = run_ct(*args, "model-deployment", "drop", deployment)
+    assert dropped.returncode == 0 and dropped.json["dropped"] is True
+    again = run_ct(*args, "model-deployment", "drop", deployment)
+    assert again.returncode == 0 and again.json["dropped"] is True
+
+
+def test_failed_deployment_exit_codes(run_ct: Any, dep_server: Any, spec_file: Path) -> None:
+    args = base_args(dep_server)
+    deployment = run_ct(*args, "model-deployment", "create", str(spec_file)).json["deployment"]
+    job_id = deployment.removeprefix("sf-ct-")
+    dep_server.force_status(
+        job_id, "failed", "image_pull_failed", f"sub-job {job_id}:sampling:0 could not start"
+    )
+    waited = run_ct(*args, "model-deployment", "wait", deployment)
+    assert waited.returncode == 1
+    assert waited.json["failure"] == {
+        "code": "image_pull_failed",
+        "message": f"sub-job {deployment} could not start",
+    }
+    assert "image_pull_failed" in waited.stderr and "download-log" in waited.stderr
+    assert job_id not in (waited.stdout + waited.stderr).replace(deployment, "")
+    dropped = run_ct(*args, "model-deployment", "drop", deployment)
+    assert dropped.returncode == 0, dropped
+    assert dropped.json == {"deployment": deployment, "dropped": False, "status": "FAILED"}
+
+
+def test_errors_and_bad_ids(run_ct: Any, dep_server: Any) -> None:
+    args = base_args(dep_server)
+    bad = run_ct(*args, "model-deployment", "describe", "my-deployment")
+    assert bad.returncode == 1 and "deployment must currently be an sf-ct-<UUID> ID" in bad.stderr
+    missing = "sf-ct-00000000-0000-4000-8000-000000000000"
+    gone = run_ct(*args, "model-deployment", "describe", missing)
+    assert gone.returncode == 1 and f"model deployment {missing} not found in {DB}.PUBLIC" in gone.stderr
+
+
+def test_wait_timeout_says_it_still_holds_gpus(run_ct: Any, slow_server: Any, spec_file: Path) -> None:
+    args = base_args(slow_server)
+    created = run_ct(*args, "model-deployment", "create", str(spec_file), "--wait", "--timeout", "0.3")
+    assert created.returncode == 1
+    assert created.json["status"] == "PENDING"
+    assert "still running and holding GPUs" in created.stderr
+
+
+def test_ctrl_c_during_create_wait(ct_home: Path, slow_server: Any, spec_file: Path) -> None:
+    env = {**os.environ, "CT_PLUGINS": "model-deployment"}
+    command = [CT_SCRIPT, *base_args(slow_server), "model-deployment", "create", str(spec_file), "--wait"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    assert process.stderr is not None
+    first_line = process.stderr.readline()  # written once the deployment exists and the wait begins
+    assert first_line.startswith("created sf-ct-"), first_line
+    deployment = first_line.split()[1].rstrip(";")
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130
+    assert stdout == ""
+    assert f"interrupted; {deployment} is still running ..." in stderr and "Traceback" not in stderr
+    # Nothing was dropped: the backing job is still pending.
+    with httpx.Client(base_url=slow_server.base_url, timeout=30) as http:
+        prefix = f"/api/v2/databases/{DB}/schemas/PUBLIC/cortex-training/"
+        job = http.get(prefix + deployment.removeprefix("sf-ct-")).json()
+    assert job["status"] == "pending"
