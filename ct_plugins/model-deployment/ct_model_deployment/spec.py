@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 import re
-from typing import Any
+from typing import Any, TypeGuard
 
 from ct_core.errors import ValidationError
 
@@ -63,7 +63,7 @@ def _key_problems(value: Any, where: str, allowed: tuple[str, ...]) -> list[str]
     return found
 
 
-def _is_count(value: Any) -> bool:
+def _is_count(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 
@@ -103,7 +103,7 @@ def _deployment_problems(deployment: dict[str, Any]) -> list[str]:
         found.append(f"deployment.gpus_per_replica must be one of {', '.join(map(str, GPUS_PER_REPLICA))}")
     replicas = deployment.get("min_replicas")
     if _is_count(gpus) and _is_count(replicas):
-        total = int(replicas) * int(gpus)
+        total = replicas * gpus
         if total > NODE_GPUS and total % NODE_GPUS:
             found.append(
                 f"deployment.min_replicas * gpus_per_replica is {total}: it must be at most {NODE_GPUS} "
