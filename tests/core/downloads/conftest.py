@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -151,3 +152,88 @@ def _wait_until(predicate: Any, limit_s: float = 30.0) -> None:
 def wait_until() -> Any:
     """``wait_until(predicate, limit_s=30)``: poll until true; fail after the limit (only on a hang)."""
     return _wait_until
+
+
+class FakeCursor:
+    """Follows the Connector cursor interface ct uses: execute(sql) -> self, fetchall(), close()."""
+
+    def __init__(self, connection: FakeConnection) -> None:
+        self.connection = connection
+        self._rows: list[tuple[Any, ...]] = []
+
+    def execute(self, statement: str) -> FakeCursor:
+        connection = self.connection
+        with connection.lock:
+            connection.statements.append(statement)
+            connection.active += 1
+            connection.peak = max(connection.peak, connection.active)
+        try:
+            if connection.latency_s:
+                time.sleep(connection.latency_s)
+            literals = [m.replace("''", "'") for m in re.findall(r"'((?:[^']|'')*)'", statement)]
+            prefix = f"snow://experiment/{connection.experiment}/versions/{connection.run}/"
+            if statement.startswith("LIST "):
+                rel = literals[0][len(prefix) :]
+                base = connection.tree / rel
+                self._rows = [
+                    (
+                        f"/versions/{connection.run}/{p.relative_to(connection.tree).as_posix()}",
+                        p.stat().st_size,
+                        "md5",
+                        "",
+                    )
+                    for p in sorted(base.rglob("*"))
+                    if p.is_file()
+                ]
+            elif statement.startswith("GET "):
+                rel = literals[0][len(prefix) :]
+                source = connection.tree / rel
+                target_dir = Path(literals[1].removeprefix("file://"))
+                if source.is_file():
+                    (target_dir / source.name).write_bytes(source.read_bytes())
+                self._rows = [(source.name, "DOWNLOADED")]
+            else:
+                raise ValueError(f"unexpected statement {statement!r}")
+            return self
+        finally:
+            with connection.lock:
+                connection.active -= 1
+
+    def fetchall(self) -> list[tuple[Any, ...]]:
+        return self._rows
+
+    def close(self) -> None:
+        self.connection.cursors_closed += 1
+
+
+@dataclass
+class FakeConnection:
+    """A Connector session over a real directory laid out like a run's stage."""
+
+    tree: Path
+    experiment: str = "DB.SCHEMA.EXP"
+    run: str = "RUN_1"
+    latency_s: float = 0.0
+    statements: list[str] = field(default_factory=list)
+    active: int = 0
+    peak: int = 0
+    cursors_closed: int = 0
+    closed: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def cursor(self) -> FakeCursor:
+        assert not self.closed, "cursor() on a closed session"
+        return FakeCursor(self)
+
+    def close(self) -> None:
+        self.closed = True
+
+    def is_closed(self) -> bool:
+        return self.closed
+
+
+@pytest.fixture
+def fake_connection(tmp_path: Path) -> FakeConnection:
+    tree = tmp_path / "stage"
+    tree.mkdir()
+    return FakeConnection(tree)

@@ -1,0 +1,92 @@
+"""The Snowflake artifact store with a fake Connector session over a real directory tree (§12.7)."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ct_core.downloads.artifacts import ArtifactError
+from ct_core.downloads.chunks import STDOUT, ChunkDownload
+from ct_core.downloads.snowflake_store import SnowflakeArtifactStore, pat_connect_kwargs, sql_literal
+
+RUN = {"experiment_name": "DB.SCHEMA.EXP", "experiment_run_name": "RUN_1"}
+JOB = "job-1"
+
+
+def _stage_console(tree: Path, sub: str, count: int, *, root: str = "_stdout") -> list[str]:
+    texts = [f"console line {i}\n" for i in range(count)]
+    folder = tree / root / sub
+    folder.mkdir(parents=True, exist_ok=True)
+    for index, text in enumerate(texts):
+        (folder / f"console.20260101-{index // 60:04d}{index % 60:02d}.id{index}.gz").write_bytes(
+            gzip.compress(text.encode())
+        )
+    return texts
+
+
+def test_stdout_rebuild_over_a_connector_session(fake_connection: Any, tmp_path: Path) -> None:
+    sub = f"{JOB}:training:0"
+    texts = _stage_console(fake_connection.tree, sub, 40)
+    fake_connection.latency_s = 0.005
+    opened: list[Any] = []
+
+    def connect() -> Any:
+        opened.append(fake_connection)
+        return fake_connection
+
+    store = SnowflakeArtifactStore(connect, RUN)
+    try:
+        [entry] = ChunkDownload(store, JOB, tmp_path / "out", STDOUT, max_workers=8).run()
+    finally:
+        store.close()
+    assert Path(entry["saved_path"]).read_text() == "".join(texts)
+    assert entry["first_artifact_uri"].startswith("snow://experiment/DB.SCHEMA.EXP/versions/RUN_1/_stdout/")
+    # One login for the whole download, parallel statements on their own cursors, closed at the end.
+    assert len(opened) == 1 and fake_connection.closed
+    assert fake_connection.peak > 1
+    assert fake_connection.cursors_closed == len(fake_connection.statements)
+    lists = [s for s in fake_connection.statements if s.startswith("LIST ")]
+    assert sorted(lists) == sorted(
+        [
+            "LIST 'snow://experiment/DB.SCHEMA.EXP/versions/RUN_1/_stdout/'",
+            "LIST 'snow://experiment/DB.SCHEMA.EXP/versions/RUN_1/checkpoints/_stdout/'",
+        ]
+    )
+    get = next(s for s in fake_connection.statements if s.startswith("GET "))
+    assert get.endswith("/'") and " 'file:///" in get
+
+
+def test_single_sub_job_lists_only_its_folders(fake_connection: Any, tmp_path: Path) -> None:
+    sub = f"{JOB}:sampling:0"
+    _stage_console(fake_connection.tree, sub, 2)
+    store = SnowflakeArtifactStore(lambda: fake_connection, RUN)
+    ChunkDownload(store, JOB, tmp_path, STDOUT, sub_job_ids=[sub]).run()
+    store.close()
+    lists = sorted(s for s in fake_connection.statements if s.startswith("LIST "))
+    assert lists == [
+        f"LIST 'snow://experiment/DB.SCHEMA.EXP/versions/RUN_1/_stdout/{sub}/'",
+        f"LIST 'snow://experiment/DB.SCHEMA.EXP/versions/RUN_1/checkpoints/_stdout/{sub}/'",
+    ]
+
+
+def test_get_that_creates_nothing_is_an_error(fake_connection: Any, tmp_path: Path) -> None:
+    store = SnowflakeArtifactStore(lambda: fake_connection, RUN)
+    with pytest.raises(ArtifactError, match="did not create expected artifact"):
+        store.get("_logs/job-1:training:0/missing.jsonl", tmp_path)
+    with pytest.raises(ArtifactError, match="unsafe"):
+        store.get("_logs/../../etc/passwd", tmp_path)
+
+
+def test_sql_literals_double_quotes() -> None:
+    assert sql_literal("a'b") == "'a''b'"
+
+
+def test_pat_login_uses_the_host_and_skips_platform_probes() -> None:
+    kwargs = pat_connect_kwargs("org-acct.snowflakecomputing.com", "tok", "ME", "TRAINER", "DB", "SC")
+    assert kwargs["account"] == kwargs["host"] == "org-acct.snowflakecomputing.com"
+    assert kwargs["platform_detection_timeout_seconds"] == 0
+    assert kwargs["authenticator"] == "PROGRAMMATIC_ACCESS_TOKEN" and kwargs["role"] == "TRAINER"
+    assert "role" not in pat_connect_kwargs("h", "t", "ME", None, "DB", "SC")
