@@ -10,7 +10,8 @@ OpenAI-compatible client would.
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from pathlib import Path
+from typing import Annotated, Any, Literal
 
 from cyclopts import App, Parameter
 
@@ -105,7 +106,7 @@ def list_deployments(
     ] = None,
 ) -> None:
     """List the schema's deployments, oldest first: deployment and status."""
-    found = _deployments().list(statuses=status)
+    found = _deployments().list_model_deployments(statuses=status)
     output.emit([{"deployment": item["deployment"], "status": item["status"]} for item in found])
 
 
@@ -134,6 +135,32 @@ def wait_command(
 def drop(deployment: Annotated[str, Parameter(help="The deployment id, sf-ct-<UUID>.")]) -> None:
     """Drop a deployment and free its GPUs; dropping twice is fine."""
     output.emit(_deployments().drop(deployment))
+
+
+@app.command
+def logs(
+    deployment: Annotated[str, Parameter(help="The deployment id, sf-ct-<UUID>.")],
+    *,
+    log_type: Annotated[
+        Literal["execution", "stdout"],
+        Parameter(help="execution (the service's logs) or stdout (the console)."),
+    ] = "execution",
+    output_dir: Annotated[Path, Parameter(help="Folder the files are written into, flat.")] = Path("."),
+) -> None:
+    """Download a deployment's logs into a folder (files are owner-only)."""
+    files = _deployments().download_logs(deployment, output_dir, log_type=log_type)
+    output.emit({"deployment": deployment, "log_type": log_type, "files": files})
+
+
+@app.command
+def metrics(
+    deployment: Annotated[str, Parameter(help="The deployment id, sf-ct-<UUID>.")],
+    *,
+    output_dir: Annotated[Path, Parameter(help="Folder the files are written into, flat.")] = Path("."),
+) -> None:
+    """Download a deployment's GPU and system metrics into a folder (files are owner-only)."""
+    files = _deployments().download_metrics(deployment, output_dir)
+    output.emit({"deployment": deployment, "files": files})
 
 
 @app.command

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import shutil
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -28,6 +31,10 @@ from ct_model_deployment.spec import check_spec, create_body, deployment_id_of, 
 
 #: The path below a schema's prefix where its deployments answer OpenAI-style calls (§14.1, §14.8).
 INFERENCE_PATH = "/inference/v1"
+#: Log kinds a deployment offers (§14.6): the service's execution logs, or the saved console.
+LOG_TYPES = ("execution", "stdout")
+#: Every downloaded file is readable by its owner only (§14.6).
+FILE_MODE = 0o600
 
 
 def load_spec(spec: dict[str, Any] | str | Path) -> Any:
@@ -120,7 +127,7 @@ class ModelDeployments:
 
     get = describe
 
-    def list(self, statuses: Iterable[str] | None = None) -> list[dict[str, Any]]:
+    def list_model_deployments(self, statuses: Iterable[str] | None = None) -> list[dict[str, Any]]:
         """Deployments of the schema, oldest first, optionally only those in `statuses` (any case)."""
         wanted = None
         if statuses is not None:
@@ -159,7 +166,7 @@ class ModelDeployments:
                 code = (record.get("failure") or {}).get("code") or "unknown"
                 raise ModelDeploymentWaitError(
                     f"model deployment {deployment} is {status} (failure code {code}); see its logs with "
-                    f"ct model-deployment download-log {deployment}",
+                    f"ct model-deployment logs {deployment} (download-log)",
                     deployment=record,
                 )
             if status == "DROPPED":
@@ -201,6 +208,61 @@ class ModelDeployments:
             "dropped": True,
             "status": records.deployment_status(after.get("status")),
         }
+
+    # --- logs and metrics (§14.6, DEP-14) ------------------------------------------------------
+
+    def download_logs(
+        self, deployment: str, output_dir: str | os.PathLike[str], log_type: str = "execution"
+    ) -> list[dict[str, Any]]:
+        """Save the deployment's execution (or stdout) logs flat into `output_dir`, mode 0600."""
+        if log_type not in LOG_TYPES:
+            raise ValidationError(f"log_type must be one of {', '.join(LOG_TYPES)}")
+        job_id, _ = self._lookup(deployment)
+        if log_type == "stdout":
+            return self._download_flat(deployment, job_id, output_dir, "download_stdout_logs", counted=True)
+        return self._download_flat(deployment, job_id, output_dir, "download_execution_logs", counted=False)
+
+    def download_metrics(self, deployment: str, output_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
+        """Save the deployment's GPU and system metrics flat into `output_dir`, mode 0600."""
+        job_id, _ = self._lookup(deployment)
+        return self._download_flat(deployment, job_id, output_dir, "download_metrics", counted=True)
+
+    def _download_flat(
+        self, deployment: str, job_id: str, output_dir: str | os.PathLike[str], method: str, *, counted: bool
+    ) -> list[dict[str, Any]]:
+        target = Path(output_dir)
+        target.mkdir(parents=True, exist_ok=True)
+        # The job downloads write <sub_job_id>/<file>; they land in a private folder next to the
+        # target (same filesystem, so the final move is a rename) and are lifted out of it.
+        staging = Path(tempfile.mkdtemp(prefix=".ct-deployment-", dir=target))
+        try:
+            with self._errors(deployment, job_id):
+                entries = getattr(self.client, method)(job_id, staging)
+            results = []
+            for entry in entries:
+                saved = entry.get("saved_path")
+                if not saved:
+                    continue
+                dest = target / str(entry["filename"])
+                os.chmod(saved, FILE_MODE)
+                os.replace(saved, dest)
+                result: dict[str, Any] = {"filename": entry["filename"], "saved_path": str(dest)}
+                if counted:
+                    result["chunk_count"] = entry.get("chunk_count", 0)
+                results.append(result)
+            return results
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+    # The method names of the reference documentation (DEP-01), for code written against it.
+    create_model_deployment = create
+    describe_model_deployment = describe
+    get_model_deployment = describe
+    wait_for_model_deployment = wait
+    drop_model_deployment = drop
+    download_model_deployment_logs = download_logs
+    download_model_deployment_metrics = download_metrics
+    model_deployment_base_url = base_url
 
 
 def model_deployments(client: Any) -> ModelDeployments:

@@ -73,10 +73,12 @@ def test_create_wait_list_describe_drop(
     assert ready["base_url"] == deployments.base_url() == client._prefix + "/inference/v1"
     assert deployments.describe(deployment) == deployments.get(deployment)
     assert job_id not in json.dumps(ready).replace(deployment, "")
-    listed = deployments.list()
+    listed = deployments.list_model_deployments()
     assert deployment in [item["deployment"] for item in listed]
-    assert [item["deployment"] for item in deployments.list(["ready", "Pending"])].count(deployment) == 1
-    assert deployment not in [item["deployment"] for item in deployments.list(["DROPPED"])]
+    assert [item["deployment"] for item in deployments.list_model_deployments(["ready", "Pending"])].count(
+        deployment
+    ) == 1
+    assert deployment not in [item["deployment"] for item in deployments.list_model_deployments(["DROPPED"])]
 
     assert deployments.drop(deployment)["dropped"] is True
     wait_for_status(client, job_id, "cancelled")
@@ -96,10 +98,10 @@ def test_list_is_oldest_first_and_rejects_unknown_statuses(
     deployments = model_deployments(client)
     first = deployments.create(spec)["deployment"]
     second = deployments.create(spec)["deployment"]
-    order = [item["deployment"] for item in deployments.list()]
+    order = [item["deployment"] for item in deployments.list_model_deployments()]
     assert order.index(first) < order.index(second)
     with pytest.raises(ValidationError, match="unknown deployment status BOGUS"):
-        deployments.list(["ready", "bogus"])
+        deployments.list_model_deployments(["ready", "bogus"])
     # Ordinary jobs are not deployments and are left out.
     training = client.create_job_from_body(
         {
@@ -112,7 +114,7 @@ def test_list_is_oldest_first_and_rejects_unknown_statuses(
             ]
         }
     )["job_id"]
-    assert f"sf-ct-{training}" not in [item["deployment"] for item in deployments.list()]
+    assert f"sf-ct-{training}" not in [item["deployment"] for item in deployments.list_model_deployments()]
     with pytest.raises(ValidationError, match="is not a model deployment"):
         deployments.describe(f"sf-ct-{training}")
     with pytest.raises(ValidationError, match="is not a model deployment"):
