@@ -522,3 +522,16 @@ class CortexTrainingClient(GenerateMixin, DataPlaneMixin, DownloadsMixin):
         """Delete a checkpoint; a missing one raises (NotFoundError), it is not a success."""
         params = {"job_id": job_id, "checkpoint_id": checkpoint_id}
         self._ops.call("deleteCheckpoint", params=params)
+
+    # --- model deployments (plugin) ------------------------------------------------------------
+
+    @property
+    def model_deployments(self) -> Any:
+        """The model-deployment methods of this client (§14), from the ct-model-deployment plugin.
+
+        `client.model_deployments.create(spec)`, `.wait(d)`, `.drop(d)`, ... Imported on first use,
+        so the core package works (and starts fast) without it; missing, it raises ImportError.
+        """
+        from ct_model_deployment import ModelDeployments
+
+        return ModelDeployments(self)
