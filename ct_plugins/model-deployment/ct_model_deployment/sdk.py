@@ -8,7 +8,9 @@ client's. Every HTTP error leaves here in the §14.7 form, naming the deployment
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import json
+import logging
 import os
 import shutil
 import tempfile
@@ -25,6 +27,7 @@ from ct_model_deployment.errors import (
     ModelDeploymentNotFound,
     ModelDeploymentWaitError,
     ModelDeploymentWaitTimeout,
+    replace_backing_ids,
     rewrite_api_error,
 )
 from ct_model_deployment.spec import check_spec, create_body, deployment_id_of, job_id_of
@@ -35,6 +38,31 @@ INFERENCE_PATH = "/inference/v1"
 LOG_TYPES = ("execution", "stdout")
 #: Every downloaded file is readable by its owner only (§14.6).
 FILE_MODE = 0o600
+
+
+#: The transport's request log (TRN-12); while a deployment method runs its lines name the deployment.
+TRANSPORT_LOGGER = "ct_core.transport"
+#: (backing job id, deployment id) of the deployment method running in this context, if any.
+_NAMING: contextvars.ContextVar[tuple[str, str] | None] = contextvars.ContextVar(
+    "ct_deployment", default=None
+)
+
+
+class _DeploymentNaming(logging.Filter):
+    """Rewrites request log lines so they carry the deployment id, never the backing job id (§14.7)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        naming = _NAMING.get()
+        if naming is not None:
+            job_id, deployment = naming
+            text = record.getMessage()
+            if job_id in text:
+                record.msg, record.args = replace_backing_ids(text, job_id, deployment), None
+        return True
+
+
+_FILTER = _DeploymentNaming()
+logging.getLogger(TRANSPORT_LOGGER).addFilter(_FILTER)
 
 
 def load_spec(spec: dict[str, Any] | str | Path) -> Any:
@@ -68,6 +96,7 @@ class ModelDeployments:
 
     @contextlib.contextmanager
     def _errors(self, deployment: str | None, job_id: str | None) -> Iterator[None]:
+        token = _NAMING.set((job_id, deployment) if job_id and deployment else None)
         try:
             yield
         except APIError as error:
@@ -78,6 +107,8 @@ class ModelDeployments:
                 database=self.client.database,
                 schema=self.client.schema,
             ) from None
+        finally:
+            _NAMING.reset(token)
 
     def _read_job(self, job_id: str) -> dict[str, Any]:
         # No grace for a job created moments ago: a deployment lookup takes 517601 as final (DEP-13).

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -273,3 +274,21 @@ def test_spec_from_a_file(client: CortexTrainingClient, spec: dict[str, Any], tm
     path.write_text("{nope")
     with pytest.raises(ValidationError, match="not valid JSON"):
         deployments.create(path)
+
+
+def test_reachable_from_the_client_and_logs_name_the_deployment(
+    client: CortexTrainingClient, spec: dict[str, Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    deployments = client.model_deployments
+    assert deployments.base_url() == client._prefix + "/inference/v1"
+    deployment = deployments.create_model_deployment(spec)["deployment"]
+    job_id = deployment.removeprefix("sf-ct-")
+    with caplog.at_level(logging.DEBUG, logger="ct_core.transport"):
+        deployments.describe_model_deployment(deployment)
+        deployments.drop_model_deployment(deployment)
+    lines = [
+        record.getMessage() for record in caplog.records if "snowflake request_id=" in record.getMessage()
+    ]
+    assert len(lines) >= 3
+    assert all(job_id not in line.replace(deployment, "") for line in lines)
+    assert any(deployment in line for line in lines)
