@@ -405,15 +405,15 @@ class Transport:
                 raise ValueError("send_direct needs the length of an iterable body")
             extra.append((b"Content-Length", str(size).encode("ascii")))
         if route is None:
-            headers = {key.decode("latin-1"): value.decode("latin-1") for key, value in extra}
             # httpx sends memoryview slices as they are; its annotations only name bytes.
-            return self.http.request(method, path, content=cast("Any", body), headers=headers).content
+            return self.http.request(method, path, content=cast("Any", body), headers=extra).content
         override = _TIMEOUT_OVERRIDE.get()
         timeouts = self._default_timeouts if override is None else _httpx_timeout(override).as_dict()
+        headers = route.headers + extra if extra else route.headers
         request = route.request_type(
             method.encode("ascii"),
             route.url(path),
-            headers=route.headers + extra if extra else route.headers,
+            headers=headers,
             content=cast("Any", body),
             extensions={"timeout": timeouts},
         )
@@ -426,7 +426,9 @@ class Transport:
         except Exception as error:
             for core_type, httpx_type in route.errors:
                 if isinstance(error, core_type):
-                    raise httpx_type(str(error), request=self._httpx_request(route, method, path)) from error
+                    raise httpx_type(
+                        str(error), request=self._httpx_request(route, method, path, headers)
+                    ) from error
             raise
         status = response.status
         if status < 200 or status >= 300 or logger.isEnabledFor(logging.DEBUG):
@@ -436,14 +438,18 @@ class Transport:
                     status,
                     headers=response.headers,
                     content=content,
-                    request=self._httpx_request(route, method, path),
+                    request=self._httpx_request(route, method, path, headers),
                 )
             )
         return bytes(content)
 
     @staticmethod
-    def _httpx_request(route: _DirectRoute, method: str, path: str) -> httpx.Request:
-        return httpx.Request(method, route.origin + (route.base_path + b"/").decode() + path.lstrip("/"))
+    def _httpx_request(
+        route: _DirectRoute, method: str, path: str, headers: list[tuple[bytes, bytes]]
+    ) -> httpx.Request:
+        # The error path reads the request's URL (messages) and headers (the PAT 401 hint, CFG-23).
+        url = route.origin + (route.base_path + b"/").decode("ascii") + path.lstrip("/")
+        return httpx.Request(method, url, headers=headers)
 
     def close(self) -> None:
         if self._owns_http:

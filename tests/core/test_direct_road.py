@@ -15,6 +15,7 @@ import pytest
 
 from ct_core import errors, wire
 from ct_core.client import CortexTrainingClient
+from ct_core.constants import PAT_TOKEN_TYPE, TOKEN_TYPE_HEADER
 
 PREFIX = "/api/v2/databases/DB/schemas/S/cortex-training"
 
@@ -155,3 +156,35 @@ def test_borrowed_transport_uses_its_own_database(misbehaving_server, no_sleep, 
         f"{PREFIX}/j/step",
         "/api/v2/databases/D2/schemas/S2/cortex-training/j/step",
     ]
+
+
+def test_refused_pat_gets_its_hint_on_the_direct_road(misbehaving_server, no_sleep, act):
+    misbehaving_server.script(act(401, {"message": "Invalid token"}))
+    pat_headers = {"Authorization": "Bearer pat", TOKEN_TYPE_HEADER: PAT_TOKEN_TYPE}
+    with (
+        make_client(misbehaving_server, no_sleep, headers=pat_headers) as client,
+        pytest.raises(errors.PATRejectedError) as caught,
+    ):
+        client.step("j")
+    assert caught.value.status_code == 401
+
+
+class _SessionAuth:
+    """An auth provider that signs every request itself (like a Snowflake profile session)."""
+
+    def apply(self, request) -> None:
+        request.headers["Authorization"] = 'Snowflake Token="live"'
+
+    def refresh_after(self, error) -> bool:
+        return False
+
+
+def test_a_signing_auth_provider_sends_through_httpx(misbehaving_server, no_sleep, act):
+    misbehaving_server.script(act(200, {"request_id": "a"}), act(503, {}), act(200, {"status": "done"}))
+    with make_client(misbehaving_server, no_sleep, auth=_SessionAuth()) as client:
+        assert client._transport._route() is None
+        assert client.poll_request("j", client.step("j", learning_rate=1)) == {}
+    first, *_ = misbehaving_server.requests
+    assert first.headers["Authorization"] == 'Snowflake Token="live"'
+    assert json.loads(first.body) == {"learning_rate": 1.0}
+    assert len(misbehaving_server.requests) == 3
