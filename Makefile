@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml $(PLUGIN_PROJECTS)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q torch==2.13.0 || $(PY) -m pip install -q torch --index-url https://download.pytorch.org/whl/cpu
-	$(PY) -m pip install -q $(foreach p,$(PLUGIN_PROJECTS),-e $(dir $(p))) -e '.[local,dev]'
+	$(PY) -m pip install -q $(foreach p,$(PLUGIN_PROJECTS),-e $(dir $(p))) -e '.[local,plot,dev]'
 	touch $(STAMP)
 
 install: venv
