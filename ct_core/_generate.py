@@ -38,8 +38,6 @@ _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 #: Response options of the reference client: DSSST1 results, chunked when large (§9.4).
 _RESPONSE_OPTIONS = {"response_options": {"format": "dssst1", "delivery": "chunked"}}
 
-Prompt = str | list[int]
-
 
 def tensor_prompts_enabled() -> bool:
     return os.environ.get(DISABLE_TENSOR_PROMPTS_ENV, "").strip().lower() not in _TRUTHY
@@ -53,8 +51,44 @@ def _is_token_id(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def normalize_prompts(prompts: Any) -> list[Prompt]:
-    """§6.6: a flat int list or a 1-D array is one prompt; otherwise a list of prompts."""
+def _token_array(prompt: Any, index: int) -> Any:
+    """One pre-tokenized prompt as a 1-D numpy array: int32 when every id fits, else int64.
+
+    A Python list goes through the stdlib `array` constructor, one C loop that refuses floats and
+    out-of-range ids by itself, and numpy wraps its buffer without copying.
+    """
+    import array
+
+    import numpy as np
+
+    if _is_array(prompt):
+        if len(prompt.shape) != 1:
+            raise ValueError(f"prompt {index} is a {len(prompt.shape)}-D tensor; a prompt tensor must be 1-D")
+        values = np.asarray(prompt)
+        if values.dtype.kind not in "iu":
+            raise TypeError(f"prompt {index} must hold int token ids, not {values.dtype}")
+    elif isinstance(prompt, Sequence) and not isinstance(prompt, str | bytes):
+        try:
+            values = np.frombuffer(array.array("i", prompt), dtype=np.int32)
+        except OverflowError:
+            try:
+                values = np.frombuffer(array.array("q", prompt), dtype=np.int64)
+            except OverflowError as exc:
+                raise TypeError(f"prompt {index} holds a token id outside int64") from exc
+        except TypeError as exc:
+            raise TypeError(f"prompt {index} must be a string or a list of int token ids") from exc
+    else:
+        raise TypeError(f"prompt {index} must be a string or a list of int token ids")
+    if values.size == 0:
+        raise ValueError(f"prompt {index} is empty")
+    return values
+
+
+def normalize_prompts(prompts: Any) -> list[Any]:
+    """§6.6: a flat int list or a 1-D array is one prompt; otherwise a list of prompts.
+
+    Returns strings as they are and token prompts as 1-D integer numpy arrays.
+    """
     if isinstance(prompts, str):
         raise TypeError("prompts must be a list (wrap a single string prompt in a list)")
     if _is_array(prompts) or (
@@ -63,21 +97,7 @@ def normalize_prompts(prompts: Any) -> list[Prompt]:
         prompts = [prompts]
     if not isinstance(prompts, Sequence) or not prompts:
         raise ValueError("prompts must be a non-empty list of strings and/or token-id lists")
-    out: list[Prompt] = []
-    for i, prompt in enumerate(prompts):
-        if isinstance(prompt, str):
-            out.append(prompt)
-            continue
-        if _is_array(prompt):
-            if len(prompt.shape) != 1:
-                raise ValueError(f"prompt {i} is a {len(prompt.shape)}-D tensor; a prompt tensor must be 1-D")
-            prompt = prompt.tolist()
-        if not isinstance(prompt, Sequence) or not all(_is_token_id(t) for t in prompt):
-            raise TypeError(f"prompt {i} must be a string or a list of int token ids")
-        if not prompt:
-            raise ValueError(f"prompt {i} is empty")
-        out.append(list(prompt))
-    return out
+    return [p if isinstance(p, str) else _token_array(p, i) for i, p in enumerate(prompts)]
 
 
 def _aligned(value: Any, count: int, name: str) -> None:
@@ -87,17 +107,24 @@ def _aligned(value: Any, count: int, name: str) -> None:
         )
 
 
-def _pack(prompt: Prompt, tensors: bool) -> Any:
-    if isinstance(prompt, str) or not tensors:
+def _pack(prompt: Any, tensors: bool) -> Any:
+    if isinstance(prompt, str):
         return prompt
+    if not _is_array(prompt):
+        prompt = _token_array(prompt, 0)
+    if not tensors:
+        return prompt.tolist()
     import numpy as np
 
-    fits = min(prompt) >= _INT32_MIN and max(prompt) <= _INT32_MAX
-    return np.asarray(prompt, dtype=np.int32 if fits else np.int64)
+    if prompt.dtype == np.int32:
+        return prompt
+    fits = int(prompt.min()) >= _INT32_MIN and int(prompt.max()) <= _INT32_MAX
+    # int64 only for a prompt that needs it (§6.6), which doubles just that prompt's size.
+    return prompt.astype(np.int32) if fits else prompt.astype(np.int64, copy=False)
 
 
 def build_logical_request(
-    prompts: list[Prompt],
+    prompts: list[Any],
     sampling_params: Any,
     routing_key: Any,
     strict: bool | None,
@@ -182,7 +209,7 @@ class GenerateMixin:
             cache[key] = value
         return value
 
-    def _check_lengths(self, what: str, job_id: str, prompts: list[Prompt], sub_job_id: str | None) -> None:
+    def _check_lengths(self, what: str, job_id: str, prompts: list[Any], sub_job_id: str | None) -> None:
         if all(isinstance(p, str) for p in prompts):
             return  # the server's tokenizer checks string prompts
         window = self._sampling_window(job_id, sub_job_id)

@@ -15,6 +15,7 @@ Imported only by worker threads: it imports torch.
 
 from __future__ import annotations
 
+import inspect
 import math
 import time
 from collections.abc import Callable
@@ -62,6 +63,9 @@ class SamplingBackend:
         self.model = self._initial_model(store, sub_job)
         self.model.eval()
         self.weights_version = 0
+        # transformers 5 renamed the key/value cache argument (and output field) to "cache".
+        parameters = inspect.signature(self.model.forward).parameters
+        self._cache_arg = "cache" if "cache" in parameters else "past_key_values"
 
     def _initial_model(self, store: Store, sub_job: dict[str, Any]) -> torch.nn.Module:
         model_name = str(sub_job.get("model_name") or "ct-local-tiny")
@@ -164,13 +168,20 @@ class SamplingBackend:
         prompt_logprobs: list[dict[str, Any] | None] | None = None
         finish = "length"
         text: str | None = None
+        past: Any = None
         with torch.no_grad():
             for position in range(params.max_tokens):
                 if CANCELS.is_cancelled(request_id):
                     raise Cancelled()
                 if len(ids) >= limit:
                     break
-                logits = self.model(input_ids=torch.tensor([ids])).logits[0].float()
+                # The whole prompt once, then one new token at a time over the key/value cache.
+                step_ids = ids if past is None else ids[-1:]
+                output = self.model(
+                    input_ids=torch.tensor([step_ids]), use_cache=True, **{self._cache_arg: past}
+                )
+                past = output.get(self._cache_arg)
+                logits = output.logits[0].float()
                 if position == 0 and params.prompt_logprobs is not None:
                     prompt_logprobs = self._prompt_logprobs(logits, prompt_ids, params.prompt_logprobs)
                 last = logits[-1]

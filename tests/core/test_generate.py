@@ -14,11 +14,19 @@ from ct_core._generate import (
 )
 
 
+def _plain(prompts: list[object]) -> list[object]:
+    return [p if isinstance(p, str) else p.tolist() for p in prompts]  # type: ignore[attr-defined]
+
+
 def test_prompt_shapes() -> None:
-    assert normalize_prompts([1, 2, 3]) == [[1, 2, 3]]
-    assert normalize_prompts(np.array([1, 2], dtype=np.int64)) == [[1, 2]]
-    assert normalize_prompts([[1, 2], [3]]) == [[1, 2], [3]]
-    assert normalize_prompts(["a", [1], np.array([2, 3])]) == ["a", [1], [2, 3]]
+    assert _plain(normalize_prompts([1, 2, 3])) == [[1, 2, 3]]
+    assert _plain(normalize_prompts(np.array([1, 2], dtype=np.int64))) == [[1, 2]]
+    assert _plain(normalize_prompts([[1, 2], [3]])) == [[1, 2], [3]]
+    assert _plain(normalize_prompts(["a", [1], np.array([2, 3]), (4, 5)])) == ["a", [1], [2, 3], [4, 5]]
+    with pytest.raises(TypeError):
+        normalize_prompts([[2**70]])
+    with pytest.raises(TypeError):
+        normalize_prompts([b"bytes"])
     with pytest.raises(TypeError, match="wrap a single string"):
         normalize_prompts("hello")
     with pytest.raises(ValueError, match="non-empty"):
@@ -29,8 +37,9 @@ def test_prompt_shapes() -> None:
         normalize_prompts([np.zeros((2, 2), dtype=np.int32)])
     with pytest.raises(TypeError, match="token ids"):
         normalize_prompts([[1.5]])
-    with pytest.raises(TypeError):
-        normalize_prompts([[True]])
+    # int32 when every id fits, int64 otherwise.
+    assert normalize_prompts([[1, 2]])[0].dtype == np.int32
+    assert normalize_prompts([[1, 2**40]])[0].dtype == np.int64
 
 
 def test_packing_int32_then_int64_and_json_lists() -> None:
