@@ -76,6 +76,43 @@ def _chunk_time(path: str) -> datetime | None:
     return None
 
 
+def job_and_server_now(client: Any, job_id: str) -> tuple[dict[str, Any], datetime]:
+    """GET /{job_id} and the server's clock from the response's Date header (local clock without one)."""
+    from email.utils import parsedate_to_datetime
+
+    response = client._transport.request("GET", f"{client._prefix}/{job_id}", job_id=job_id)
+    now = datetime.now(UTC)
+    with contextlib.suppress(TypeError, ValueError):
+        stamped = parsedate_to_datetime(response.headers.get("date", ""))
+        now = stamped if stamped.tzinfo else stamped.replace(tzinfo=UTC)
+    body = response.json()
+    return (body if isinstance(body, dict) else {}), now
+
+
+def stall_warning(
+    job: dict[str, Any], now: datetime, label: str, sub: str, newest: datetime | None, stale_after: float
+) -> str | None:
+    """ART-15: the newest chunk is old while the job, and the sub-job, have been running a while."""
+    if newest is None or str(job.get("status", "")).lower() != "running":
+        return None
+    for entry in job.get("sub_jobs") or []:
+        listed = isinstance(entry, dict) and entry.get("sub_job_id") == sub and entry.get("status")
+        if listed and str(entry["status"]).lower() != "running":
+            return None
+    changed = _parse_time(job.get("state_changed_at"))
+    if changed is not None and (now - changed).total_seconds() < stale_after:
+        return None
+    # A chunk's name is the time it starts: its newest line may be up to one upload interval later.
+    age = (now - newest).total_seconds()
+    if age <= stale_after:
+        return None
+    return (
+        f"newest saved {label} output for {sub} is from {newest.strftime('%Y-%m-%d %H:%M:%S')} UTC "
+        f"({int(age // 60)} min ago) while the job is still running; uploads may be stalled. "
+        "Contact support if this persists."
+    )
+
+
 def _late_chunk_warning(job: dict[str, Any], label: str, sub: str) -> str | None:
     """ART-16: while the job runs, or shortly after it ended, the newest chunks may be missing."""
     status = str(job.get("status", "")).lower()
@@ -108,15 +145,30 @@ def download_chunked(
         missing_ok = stream is TRAINING_METRICS or stream is GPU_METRICS
         download = ChunkDownload(store, job_id, output_dir, stream, missing_ok=missing_ok, **options)
         grouped = download.list_chunks()
-        job = client.get_job(job_id) if stale_after_seconds is not None else None
+        job, server_now = (
+            job_and_server_now(client, job_id) if stale_after_seconds is not None else ({}, None)
+        )
         extra: list[dict[str, Any]] = []
         if stream is GPU_METRICS:
-            extra = _missing_metrics_entries(download, store, job, grouped, options.get("sub_job_ids"))
+            extra = _missing_metrics_entries(
+                download, store, job if server_now is not None else None, grouped, options.get("sub_job_ids")
+            )
         results = download.run(grouped)
-        if job is not None and stream is not TRAINING_METRICS:
+        if server_now is not None and stale_after_seconds is not None and stream is not TRAINING_METRICS:
             for entry in results:
-                notice = _late_chunk_warning(job, stream.label, entry["sub_job_id"])
-                if notice:
+                sub = entry["sub_job_id"]
+                notices = [
+                    stall_warning(
+                        job,
+                        server_now,
+                        stream.label,
+                        sub,
+                        _chunk_time(grouped[sub].paths[-1]),
+                        stale_after_seconds,
+                    ),
+                    _late_chunk_warning(job, stream.label, sub),
+                ]
+                for notice in filter(None, notices):
                     logger.warning("%s", notice)
                     entry.setdefault("warnings", []).append(notice)
         return results + extra

@@ -254,3 +254,19 @@ def test_sigkill_midway_then_resume_is_byte_identical(tree, tmp_path, monkeypatc
     [entry] = tree.client.download_stdout_logs(tree.job_id, out, resume=True, stale_after_seconds=None)
     assert Path(entry["saved_path"]).read_bytes() == "".join(texts).encode()
     assert not (out / sub / ".stdout.log.partial").exists()
+
+
+def test_old_newest_chunk_of_a_running_job_warns_of_a_stall(tree, tmp_path) -> None:
+    # The staged chunk is named 2026-01-01 00:00:01; the job has been running for a moment only.
+    _stage(tree, tree.sub(), ["a\n"], first=1)
+    [fresh_job] = tree.client.download_stdout_logs(tree.job_id, tmp_path, stale_after_seconds=600)
+    assert not any("stalled" in w for w in fresh_job.get("warnings", []))
+    # Once the job has been in its state longer than the threshold, the old chunk is a stall.
+    time.sleep(1.1)
+    [entry] = tree.client.download_stdout_logs(tree.job_id, tmp_path, stale_after_seconds=1)
+    [stall] = [w for w in entry["warnings"] if "stalled" in w]
+    assert stall.startswith(f"newest saved stdout output for {tree.sub()} is from 2026-01-01 00:00:01 UTC (")
+    assert stall.endswith("uploads may be stalled. Contact support if this persists.")
+    tree.server.force_status(tree.job_id, "failed", "boom")
+    [ended] = tree.client.download_stdout_logs(tree.job_id, tmp_path, stale_after_seconds=1)
+    assert not any("stalled" in w for w in ended.get("warnings", []))
