@@ -28,7 +28,7 @@ import tempfile
 import threading
 import time
 import zlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -259,6 +259,32 @@ def group_listing(
             )
         grouped[sub] = group
     return grouped
+
+
+class DownloadInProgress(RuntimeError):
+    """Another download is writing the same stream into the same output folder (ART-18)."""
+
+
+@contextlib.contextmanager
+def exclusive(output_dir: Path, stream: Stream) -> Iterator[None]:
+    """Hold ``<output_dir>/.<filename>.lock`` for the download; the OS drops it if the process dies."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: two downloads of one folder stay unsupported, as documented
+        yield
+        return
+    output_dir.mkdir(parents=True, exist_ok=True)
+    with (output_dir / f".{stream.filename}.lock").open("a") as handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise DownloadInProgress(
+                f"another {stream.label} download is writing into {output_dir}; wait for it to finish"
+            ) from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 class ChunkDamaged(ValueError):
@@ -546,6 +572,10 @@ class ChunkDownload:
             return []
         order = [s for s in self.priority if s in grouped]
         order += sorted(s for s in grouped if s not in order)
+        with exclusive(self.output_dir, self.stream):
+            return self._run_locked(grouped, order)
+
+    def _run_locked(self, grouped: dict[str, SubJobChunks], order: list[str]) -> list[dict[str, Any]]:
         self._temp = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX))
         pool = ThreadPoolExecutor(self.max_workers, thread_name_prefix="ct-get")
         results: list[dict[str, Any]] = []

@@ -261,8 +261,10 @@ def test_old_newest_chunk_of_a_running_job_warns_of_a_stall(tree, tmp_path) -> N
     _stage(tree, tree.sub(), ["a\n"], first=1)
     [fresh_job] = tree.client.download_stdout_logs(tree.job_id, tmp_path, stale_after_seconds=600)
     assert not any("stalled" in w for w in fresh_job.get("warnings", []))
-    # Once the job has been in its state longer than the threshold, the old chunk is a stall.
-    time.sleep(1.1)
+    # Once the job has been in its state longer than the threshold, the old chunk is a stall. (The
+    # server's Date header counts whole seconds, so wait past two.)
+    tree.client.wait_for_job(tree.job_id)
+    time.sleep(2.2)
     [entry] = tree.client.download_stdout_logs(tree.job_id, tmp_path, stale_after_seconds=1)
     [stall] = [w for w in entry["warnings"] if "stalled" in w]
     assert stall.startswith(f"newest saved stdout output for {tree.sub()} is from 2026-01-01 00:00:01 UTC (")
@@ -270,3 +272,14 @@ def test_old_newest_chunk_of_a_running_job_warns_of_a_stall(tree, tmp_path) -> N
     tree.server.force_status(tree.job_id, "failed", "boom")
     [ended] = tree.client.download_stdout_logs(tree.job_id, tmp_path, stale_after_seconds=1)
     assert not any("stalled" in w for w in ended.get("warnings", []))
+
+
+def test_a_second_download_into_the_same_folder_is_refused(tree, tmp_path) -> None:
+    from ct_core.downloads.chunks import STDOUT, DownloadInProgress, exclusive
+
+    _stage(tree, tree.sub(), ["a\n"])
+    with exclusive(tmp_path, STDOUT), pytest.raises(DownloadInProgress, match="another stdout download"):
+        tree.client.download_stdout_logs(tree.job_id, tmp_path, stale_after_seconds=None)
+    # Metrics may share the folder meanwhile, and the lock is free again afterwards.
+    [entry] = tree.client.download_stdout_logs(tree.job_id, tmp_path, stale_after_seconds=None)
+    assert Path(entry["saved_path"]).read_text() == "a\n"
