@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -25,7 +26,7 @@ from typing import Any
 import torch
 
 from ct_local import tinylm
-from ct_local.checkpoint_paths import resolve_checkpoint
+from ct_local.checkpoint_paths import live_folder, resolve_checkpoint
 from ct_local.dpstore import RequestRow
 from ct_local.errors import RequestValidationError
 from ct_local.sampling_plane import CANCELS, EVENTS, WEIGHTS, GenerateRequest, SamplingParams, max_seq_len_of
@@ -34,6 +35,9 @@ from ct_local.store import JobRow, Store
 from ct_local.trainer import RequestError
 from ct_local.training_backend import TrainingBackend
 from ct_local.training_spec import SpecError, parse_source
+
+# Where a sampler keeps its synced weights over a graceful restart (in its live folder).
+SYNCED_WEIGHTS_FILE = "synced.safetensors"
 
 
 class Cancelled(Exception):
@@ -60,9 +64,12 @@ class SamplingBackend:
         self.say = say
         self.max_seq_len = max_seq_len_of(sub_job)
         self.tokenizer = tinylm.ByteTokenizer()
+        self.live = live_folder(state_dir, job.job_id, self.sub_job_id)
         self.model = self._initial_model(store, sub_job)
         self.model.eval()
         self.weights_version = 0
+        self._has_synced_weights = False
+        self._restore_synced_weights()
         # transformers 5 renamed the key/value cache argument (and output field) to "cache".
         parameters = inspect.signature(self.model.forward).parameters
         self._cache_arg = "cache" if "cache" in parameters else "past_key_values"
@@ -88,8 +95,29 @@ class SamplingBackend:
         self.say(f"sampling from checkpoint {row.checkpoint_id}")
         return tinylm.load_pretrained(Path(row.path))
 
+    def _restore_synced_weights(self) -> None:
+        """Weights synced before a graceful restart (see :meth:`snapshot`) win over the source's."""
+        path = self.live / SYNCED_WEIGHTS_FILE
+        if not path.is_file():
+            return
+        from safetensors.torch import load_file
+
+        self.model.load_state_dict(load_file(str(path)))
+        shutil.rmtree(self.live, ignore_errors=True)
+        self._has_synced_weights = True
+        self.say("restored the weights synced before the last shutdown")
+
     def snapshot(self) -> None:
-        """Nothing to keep: a sampler's weights come from its source or the next weight sync."""
+        """Keep synced weights across a graceful restart; a never-synced sampler has nothing to keep."""
+        self._adopt_synced_weights()
+        if self.weights_version == 0 and not self._has_synced_weights:
+            return
+        from safetensors.torch import save_file
+
+        self.live.mkdir(parents=True, exist_ok=True)
+        tmp = self.live / f".{SYNCED_WEIGHTS_FILE}.tmp"
+        save_file({k: v.contiguous() for k, v in self.model.state_dict().items()}, str(tmp))
+        tmp.replace(self.live / SYNCED_WEIGHTS_FILE)
 
     def _adopt_synced_weights(self) -> None:
         published = WEIGHTS.latest(self.sub_job_id)

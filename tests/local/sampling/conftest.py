@@ -140,3 +140,9 @@ def sampling_sub_job_fixture():
 def training_sub_job_fixture():
     """``training_sub_job()`` -> a training sub-job config."""
     return training_sub_job
+
+
+@pytest.fixture(name="sampling_driver")
+def sampling_driver_fixture():
+    """``sampling_driver(http, prefix)`` -> a :class:`Sampling` driver for a server of the test's own."""
+    return Sampling

@@ -189,3 +189,20 @@ def test_reset_prefix_cache(sp) -> None:
     assert implicit.status_code == 200 and implicit.json()["drain"] is False
     on_training = sp.operation("reset-prefix-cache", {}, sub_job_id=f"{sp.job_id}:training:0")
     assert on_training.status_code == 400
+
+
+def test_synced_weights_survive_a_graceful_restart(local_server_factory, sampling_driver) -> None:
+    server = local_server_factory()
+    with server.http() as http:
+        sp = sampling_driver(http, server.prefix(schema="RESTART")).start()
+        greedy = {"max_tokens": 6, "temperature": 0, "ignore_eos": True}
+        before = sp.generate([list(b"abcab")], **greedy)[0]["token_ids"]
+        _train_on(sp, b"abcabcabcabcabcabc", steps=4)
+        sp.result(sp.operation("weight-sync", {}).json()["request_id"])
+        synced = sp.generate([list(b"abcab")], **greedy)[0]["token_ids"]
+        assert synced != before
+    for _ in range(2):  # a second restart keeps them too
+        server.restart()
+        with server.http() as http:
+            sp.http = http
+            assert sp.generate([list(b"abcab")], **greedy)[0]["token_ids"] == synced
