@@ -9,8 +9,7 @@ forward requests arrive as request chunks, reassembled at most once per group
 on a graceful shutdown each one snapshots its training state so a restart carries on.
 
 Generation, weight sync and the prefix-cache operation are checked and queued by
-ct_local.sampling_plane (sampling sub-jobs run them in ct_local.sampler). Not here yet (answered
-501): the router-replay operations.
+ct_local.sampling_plane (sampling sub-jobs run them in ct_local.sampler).
 """
 
 from __future__ import annotations
