@@ -60,6 +60,8 @@ STALE_TEMP_S = 3600.0
 MANIFEST_VERSION = 1
 #: ART-08: a single sub-job id with only these characters is listed by its own folder.
 _LISTABLE_ID = re.compile(r"[A-Za-z0-9_.:-]+")
+#: ART-08: how long a sub-job's single root is remembered (seconds).
+ROOT_MEMORY_S = 600.0
 #: Width of the text progress bar (§12.3 example: 20 cells).
 BAR_CELLS = 20
 #: Bytes read from a gzip member at a time while appending (memory stays bounded).
@@ -227,11 +229,40 @@ def _bar(done: int, total: int) -> str:
     return "[" + "#" * filled + "-" * (BAR_CELLS - filled) + "]"
 
 
+class RootMemory:
+    """ART-08: which single root a sub-job's chunks were last found under, for ROOT_MEMORY_S.
+
+    Shared by a client and the clients for_job makes from it, so a later download that names that
+    sub-job alone lists one root instead of two.
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._items: dict[tuple[str, str], tuple[int, float]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, kind: str, sub_job_id: str) -> int | None:
+        with self._lock:
+            found = self._items.get((kind, sub_job_id))
+            if found is None or self._clock() - found[1] > ROOT_MEMORY_S:
+                self._items.pop((kind, sub_job_id), None)
+                return None
+            return found[0]
+
+    def learn(self, kind: str, sub_job_id: str, ranks: set[int]) -> None:
+        with self._lock:
+            if len(ranks) == 1:
+                self._items[(kind, sub_job_id)] = (next(iter(ranks)), self._clock())
+            else:
+                self._items.pop((kind, sub_job_id), None)
+
+
 @dataclass
 class SubJobChunks:
     sub_job_id: str
     paths: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    roots: set[int] = field(default_factory=set)
 
 
 def group_listing(
@@ -251,7 +282,7 @@ def group_listing(
             chosen.setdefault(sub, {}).setdefault(name, entry.path)
     grouped: dict[str, SubJobChunks] = {}
     for sub, by_name in chosen.items():
-        group = SubJobChunks(sub, [by_name[n] for n in sorted(by_name)])
+        group = SubJobChunks(sub, [by_name[n] for n in sorted(by_name)], roots=set(roots_seen[sub]))
         if len(roots_seen[sub]) > 1:
             group.warnings.append(
                 f"{stream.label} chunks for {sub} were found under both {stream.roots[0]}/ and "
@@ -330,6 +361,7 @@ class ChunkDownload:
         priority: Sequence[str] = (),
         on_commit: Callable[[dict[str, Any]], None] | None = None,
         missing_ok: bool = False,
+        root_memory: RootMemory | None = None,
     ) -> None:
         workers = DEFAULT_MAX_WORKERS if max_workers is None else int(max_workers)
         if workers < 1:
@@ -344,17 +376,25 @@ class ChunkDownload:
         self.cancelled = threading.Event()
         self.retrier = Retrier(self.cancelled, transfer_timeout_seconds)
         self.saved_any = False
+        self.root_memory = root_memory
         self._temp: Path | None = None
 
     # --- listing ---------------------------------------------------------------------------------
 
-    def _list_roots(self, narrow: bool) -> tuple[list[ArtifactEntry], list[ArtifactEntry]]:
+    def _list_roots(
+        self, narrow: bool, only_rank: int | None = None
+    ) -> tuple[list[ArtifactEntry], list[ArtifactEntry]]:
         only = self.sub_job_ids[0] if narrow and self.sub_job_ids else None
         folders = [f"{root}/{only}" if only else root for root in self.stream.roots]
 
         def listing(folder: str) -> list[ArtifactEntry]:
             return self.store.list(folder)
 
+        if only_rank is not None:
+            found = self.retrier.run(
+                f"LIST {folders[only_rank]}/", functools.partial(listing, folders[only_rank])
+            )
+            return (found, []) if only_rank == 0 else ([], found)
         # §12.7: the two roots are listed at the same time.
         with ThreadPoolExecutor(2, thread_name_prefix="ct-list") as pool:
             futures = [
@@ -363,13 +403,32 @@ class ChunkDownload:
             ]
             return futures[0].result(), futures[1].result()
 
+    def _list_narrow(self, sub: str) -> dict[str, SubJobChunks]:
+        """One sub-job: its remembered root alone when that root still holds its chunks (ART-08)."""
+        known = self.root_memory.get(self.stream.kind, sub) if self.root_memory is not None else None
+        if known is not None:
+            grouped = group_listing(self.stream, self.job_id, *self._list_roots(True, only_rank=known))
+            if sub in grouped:
+                return grouped
+        grouped = group_listing(self.stream, self.job_id, *self._list_roots(True))
+        if self.root_memory is not None and sub in grouped:
+            self.root_memory.learn(self.stream.kind, sub, grouped[sub].roots)
+        return grouped
+
     def list_chunks(self) -> dict[str, SubJobChunks]:
         narrow = (
             self.sub_job_ids is not None
             and len(self.sub_job_ids) == 1
             and bool(_LISTABLE_ID.fullmatch(self.sub_job_ids[0]))
         )
-        grouped = group_listing(self.stream, self.job_id, *self._list_roots(narrow))
+        if narrow:
+            assert self.sub_job_ids is not None
+            grouped = self._list_narrow(self.sub_job_ids[0])
+        else:
+            grouped = group_listing(self.stream, self.job_id, *self._list_roots(False))
+            if self.root_memory is not None:
+                for sub, group in grouped.items():
+                    self.root_memory.learn(self.stream.kind, sub, group.roots)
         if self.sub_job_ids is None:
             return grouped
         missing = [s for s in self.sub_job_ids if s not in grouped]

@@ -15,6 +15,7 @@ import os
 import shutil
 import tempfile
 import threading
+import weakref
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,6 +30,7 @@ from ct_core.downloads.chunks import (
     TRAINING_METRICS,
     ChunkDownload,
     Retrier,
+    RootMemory,
     Stream,
     belongs_to_job,
     sub_job_dir,
@@ -45,6 +47,25 @@ LATE_CHUNK_WINDOW_S = 120.0
 MISSING_METRICS_AFTER_S = 120.0
 EXECUTION_ROOTS = ("_logs", "checkpoints/_logs")
 _ENDED = frozenset({"terminated", "failed", "cancelled", "succeeded", "completed"})
+
+
+_ROOT_MEMORIES: weakref.WeakKeyDictionary[Any, RootMemory] = weakref.WeakKeyDictionary()
+_ROOT_MEMORIES_LOCK = threading.Lock()
+
+
+def root_memory(client: Any) -> RootMemory | None:
+    """The ART-08 root memory of ``client`` and every for_job twin of it.
+
+    Keyed by the experiment-run cache, the object a client already shares with its twins.
+    """
+    shared = getattr(client, "_experiment_runs", None)
+    if shared is None:
+        return None
+    with _ROOT_MEMORIES_LOCK:
+        memory = _ROOT_MEMORIES.get(shared)
+        if memory is None:
+            memory = _ROOT_MEMORIES[shared] = RootMemory()
+        return memory
 
 
 def artifact_store(client: Any, job_id: str) -> ArtifactStore:
@@ -143,7 +164,15 @@ def download_chunked(
     try:
         # Training rows: a named sub-job without any is left out, never an error (§12.5).
         missing_ok = stream is TRAINING_METRICS or stream is GPU_METRICS
-        download = ChunkDownload(store, job_id, output_dir, stream, missing_ok=missing_ok, **options)
+        download = ChunkDownload(
+            store,
+            job_id,
+            output_dir,
+            stream,
+            missing_ok=missing_ok,
+            root_memory=root_memory(client),
+            **options,
+        )
         grouped = download.list_chunks()
         job, server_now = (
             job_and_server_now(client, job_id) if stale_after_seconds is not None else ({}, None)

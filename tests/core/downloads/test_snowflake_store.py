@@ -90,3 +90,30 @@ def test_pat_login_uses_the_host_and_skips_platform_probes() -> None:
     assert kwargs["platform_detection_timeout_seconds"] == 0
     assert kwargs["authenticator"] == "PROGRAMMATIC_ACCESS_TOKEN" and kwargs["role"] == "TRAINER"
     assert "role" not in pat_connect_kwargs("h", "t", "ME", None, "DB", "SC")
+
+
+def test_a_sub_jobs_single_root_is_remembered(fake_connection: Any, tmp_path: Path) -> None:
+    from ct_core.downloads.chunks import RootMemory
+
+    sub = f"{JOB}:training:0"
+    _stage_console(fake_connection.tree, sub, 2, root="checkpoints/_stdout")
+    memory = RootMemory()
+    store = SnowflakeArtifactStore(lambda: fake_connection, RUN)
+
+    def lists() -> list[str]:
+        return [s for s in fake_connection.statements if s.startswith("LIST ")]
+
+    ChunkDownload(store, JOB, tmp_path / "a", STDOUT, root_memory=memory).run()
+    assert len(lists()) == 2
+    ChunkDownload(store, JOB, tmp_path / "b", STDOUT, sub_job_ids=[sub], root_memory=memory).run()
+    # Only checkpoints/_stdout/<sub>/ was listed: the whole-run listing found the chunks there alone.
+    assert lists()[2:] == [
+        f"LIST 'snow://experiment/DB.SCHEMA.EXP/versions/RUN_1/checkpoints/_stdout/{sub}/'"
+    ]
+    # When the remembered root has nothing any more, both are listed again.
+    for chunk in (fake_connection.tree / "checkpoints" / "_stdout" / sub).iterdir():
+        chunk.rename(fake_connection.tree / "x")
+    _stage_console(fake_connection.tree, sub, 1)
+    ChunkDownload(store, JOB, tmp_path / "c", STDOUT, sub_job_ids=[sub], root_memory=memory).run()
+    assert len(lists()) == 6
+    store.close()
