@@ -27,7 +27,6 @@ from ct_core._control_plane import (
 )
 from ct_core._dataplane import DataPlaneMixin
 from ct_core._generate import GenerateMixin
-from ct_core.downloads import DownloadsMixin
 from ct_core._polling import TERMINAL_JOB_STATES, PollSchedule, normalize_job_status
 from ct_core._results import RequestRegistry
 from ct_core._transport import AuthProvider, Transport, capacity_timeout, validate_request_timeout
@@ -46,6 +45,7 @@ from ct_core.constants import (
     PAT_TOKEN_TYPE,
     TOKEN_TYPE_HEADER,
 )
+from ct_core.downloads import DownloadsMixin
 from ct_core.errors import APIError, JobTerminalError, JobWaitTimeout
 from ct_core.validation import build_create_body, validate_create_body
 
@@ -263,6 +263,7 @@ class CortexTrainingClient(GenerateMixin, DataPlaneMixin, DownloadsMixin):
         """Release the connections (and the Snowflake session) this client owns."""
         if not self._owns_transport:
             return
+        self._close_artifact_sessions()
         self._transport.close()
         closer = getattr(self._auth, "close", None)
         if callable(closer):

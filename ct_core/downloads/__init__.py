@@ -56,6 +56,30 @@ class DownloadsMixin:
             self, job_id, checkpoint_id, output_dir, include=include, on_bytes=on_bytes, on_file=on_file
         )
 
+    # --- §12.7: download sessions ----------------------------------------------------------------
+
+    @property
+    def keep_artifact_sessions(self) -> bool:
+        """Keep a successful download's Connector session for the next one (default False).
+
+        Shared with the clients for_job makes; turning it off closes the kept sessions.
+        """
+        return _logs.shared_state(self).sessions.keep
+
+    @keep_artifact_sessions.setter
+    def keep_artifact_sessions(self, value: bool) -> None:
+        pool = _logs.shared_state(self).sessions
+        pool.keep = bool(value)
+        if not value:
+            pool.close_all()
+
+    def warm_artifact_session(self, job_id: str) -> None:
+        """Resolve the job's run and, while sessions are kept and none is kept yet, log one in."""
+        _logs.warm_artifact_session(self, job_id)
+
+    def _close_artifact_sessions(self) -> None:
+        _logs.shared_state(self).sessions.close_all()
+
     # --- §12.2: execution logs ------------------------------------------------------------------
 
     def download_execution_logs(

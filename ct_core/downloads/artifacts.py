@@ -53,7 +53,9 @@ class ArtifactStore(Protocol):
         """Write the object at ``path`` into ``directory`` under its base name; the file's path."""
         ...
 
-    def close(self) -> None: ...
+    def close(self, *, keep: bool = False) -> None:
+        """The download is over; ``keep`` (it succeeded) allows the session to be kept (§12.7)."""
+        ...
 
 
 def run_uri(experiment_run: Mapping[str, Any]) -> str:
@@ -126,6 +128,6 @@ class LocalArtifactStore:
             raise ArtifactError(f"GET did not create expected artifact {path}")
         return target
 
-    def close(self) -> None:
+    def close(self, *, keep: bool = False) -> None:
         # The HTTP client belongs to the SDK client; nothing of our own to release.
         return None

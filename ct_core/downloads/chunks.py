@@ -149,6 +149,8 @@ class Retrier:
     def __init__(self, cancelled: threading.Event, timeout: float | None) -> None:
         self.cancelled = cancelled
         self.timeout = timeout
+        # §12.7: a session that had an attempt abandoned past the timeout is never kept.
+        self.abandoned = False
 
     def run(self, what: str, action: Callable[[], Any]) -> Any:
         failures = 0
@@ -158,6 +160,8 @@ class Retrier:
             try:
                 return _with_timeout(action, self.timeout)
             except BaseException as error:
+                if isinstance(error, _Abandoned):
+                    self.abandoned = True
                 if not _transient(error) or failures >= TRANSIENT_RETRIES:
                     raise
                 failures += 1

@@ -35,6 +35,7 @@ from ct_core.downloads.chunks import (
     belongs_to_job,
     sub_job_dir,
 )
+from ct_core.downloads.sessions import SessionPool
 from ct_core.errors import NoChunksError
 
 logger = logging.getLogger("cortex_training")
@@ -49,23 +50,31 @@ EXECUTION_ROOTS = ("_logs", "checkpoints/_logs")
 _ENDED = frozenset({"terminated", "failed", "cancelled", "succeeded", "completed"})
 
 
-_ROOT_MEMORIES: weakref.WeakKeyDictionary[Any, RootMemory] = weakref.WeakKeyDictionary()
-_ROOT_MEMORIES_LOCK = threading.Lock()
+class SharedDownloadState:
+    """What a client and its for_job twins share between downloads: root memory and kept sessions."""
+
+    def __init__(self) -> None:
+        self.roots = RootMemory()
+        self.sessions = SessionPool()
 
 
-def root_memory(client: Any) -> RootMemory | None:
-    """The ART-08 root memory of ``client`` and every for_job twin of it.
+_SHARED: weakref.WeakKeyDictionary[Any, SharedDownloadState] = weakref.WeakKeyDictionary()
+_SHARED_LOCK = threading.Lock()
 
-    Keyed by the experiment-run cache, the object a client already shares with its twins.
-    """
-    shared = getattr(client, "_experiment_runs", None)
-    if shared is None:
-        return None
-    with _ROOT_MEMORIES_LOCK:
-        memory = _ROOT_MEMORIES.get(shared)
-        if memory is None:
-            memory = _ROOT_MEMORIES[shared] = RootMemory()
-        return memory
+
+def shared_state(client: Any) -> SharedDownloadState:
+    """The download state of ``client``'s family, keyed by the experiment-run cache it already shares
+    with its for_job twins (a client without one gets a state of its own)."""
+    key = getattr(client, "_experiment_runs", None) or client
+    with _SHARED_LOCK:
+        state = _SHARED.get(key)
+        if state is None:
+            state = _SHARED[key] = SharedDownloadState()
+        return state
+
+
+def root_memory(client: Any) -> RootMemory:
+    return shared_state(client).roots
 
 
 def artifact_store(client: Any, job_id: str) -> ArtifactStore:
@@ -75,7 +84,12 @@ def artifact_store(client: Any, job_id: str) -> ArtifactStore:
     if any(suffix in client.base_url for suffix in SNOWFLAKE_HOST_SUFFIXES):
         from ct_core.downloads.snowflake_store import SnowflakeArtifactStore, connector_for
 
-        return SnowflakeArtifactStore(connector_for(client), run)
+        return SnowflakeArtifactStore(
+            connector_for(client),
+            run,
+            pool=shared_state(client).sessions,
+            location=(str(client.database), str(client.schema)),
+        )
     return LocalArtifactStore(client._transport.http, run)
 
 
@@ -150,6 +164,23 @@ def _late_chunk_warning(job: dict[str, Any], label: str, sub: str) -> str | None
     return None
 
 
+def warm_artifact_session(client: Any, job_id: str) -> None:
+    """ART-23: resolve the run and, while sessions are kept and none is kept for this location,
+    log one in and keep it. Raises what resolving or logging in raises, keeping nothing."""
+    store = artifact_store(client, job_id)
+    pool = shared_state(client).sessions
+    location = (str(client.database), str(client.schema))
+    if not pool.keep or pool.has(location) or not hasattr(store, "_session"):
+        store.close()
+        return
+    try:
+        store._session()
+    except BaseException:
+        store.close()
+        raise
+    store.close(keep=True)
+
+
 def download_chunked(
     client: Any,
     job_id: str,
@@ -161,6 +192,7 @@ def download_chunked(
 ) -> list[dict[str, Any]]:
     """Rebuild ``stream`` for every (or each named) sub-job; adds the §12.4 notices."""
     store = artifact_store(client, job_id)
+    kept = False
     try:
         # Training rows: a named sub-job without any is left out, never an error (§12.5).
         missing_ok = stream is TRAINING_METRICS or stream is GPU_METRICS
@@ -200,9 +232,10 @@ def download_chunked(
                 for notice in filter(None, notices):
                     logger.warning("%s", notice)
                     entry.setdefault("warnings", []).append(notice)
+        kept = not download.retrier.abandoned
         return results + extra
     finally:
-        store.close()
+        store.close(keep=kept)
 
 
 def _missing_metrics_entries(
@@ -306,6 +339,7 @@ def download_execution_logs(
     """ART-06: every execution-log file to ``<output_dir>/<sub_job_id>/<filename>``, streamed."""
     store = artifact_store(client, job_id)
     cancelled = threading.Event()
+    kept = False
     try:
         files = _execution_files(store, job_id, sub_job_ids, Retrier(cancelled, transfer_timeout_seconds))
         results = []
@@ -335,9 +369,10 @@ def download_execution_logs(
                     "unchanged": unchanged,
                 }
             )
+        kept = True
         return results
     finally:
-        store.close()
+        store.close(keep=kept)
 
 
 def _fetch_whole(

@@ -15,12 +15,14 @@ opened lazily on first use:
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from ct_core.downloads.artifacts import ArtifactError, checked_listing, run_uri, safe_relative
+from ct_core.downloads.sessions import SessionPool
 
 #: §12.7: skip the Connector's cloud-metadata probes at login (Connector 3.17.2 and later).
 PAT_PLATFORM_DETECTION_TIMEOUT_S = 0
@@ -54,21 +56,57 @@ def pat_connect_kwargs(
 class SnowflakeArtifactStore:
     """LIST/GET of one run's artifacts over a Connector session made by ``connect``."""
 
-    def __init__(self, connect: Callable[[], Any], experiment_run: Mapping[str, Any]) -> None:
+    def __init__(
+        self,
+        connect: Callable[[], Any],
+        experiment_run: Mapping[str, Any],
+        *,
+        pool: SessionPool | None = None,
+        location: tuple[str, str] = ("", ""),
+    ) -> None:
         self.run_uri = run_uri(experiment_run)
         self._run = str(experiment_run["experiment_run_name"])
         self._connect = connect
+        self._pool, self._location = pool, location
         self._connection: Any = None
+        # A session from the pool is trusted only once a call on it has worked (§12.7).
+        self._from_pool = False
+        self._proven = False
         self._lock = threading.Lock()
 
     def _session(self) -> Any:
         with self._lock:
             if self._connection is None:
-                self._connection = self._connect()
+                kept = self._pool.take(self._location) if self._pool is not None else None
+                self._from_pool = kept is not None
+                self._connection = kept if kept is not None else self._connect()
             return self._connection
 
+    def _replace_unproven(self, failed: Any) -> bool:
+        """A kept session failed before anything worked on it: log in afresh, once, with no backoff."""
+        with self._lock:
+            if not self._from_pool or self._proven or self._connection is not failed:
+                return self._connection is not failed  # another thread already replaced it
+            self._from_pool = False
+            self._connection = None
+        with contextlib.suppress(Exception):
+            failed.close()
+        return True
+
     def _run_sql(self, statement: str) -> list[Any]:
-        cursor = self._session().cursor()
+        session = self._session()
+        try:
+            rows = self._execute(session, statement)
+        except Exception:
+            if not self._replace_unproven(session):
+                raise
+            rows = self._execute(self._session(), statement)
+        self._proven = True
+        return rows
+
+    @staticmethod
+    def _execute(session: Any, statement: str) -> list[Any]:
+        cursor = session.cursor()
         try:
             return list(cursor.execute(statement).fetchall())
         finally:
@@ -100,11 +138,17 @@ class SnowflakeArtifactStore:
             raise ArtifactError(f"Snowflake GET did not create expected artifact {path}")
         return downloaded
 
-    def close(self) -> None:
+    def close(self, *, keep: bool = False) -> None:
+        """End the download's use of the session: hand it back to the pool when ``keep``, else close."""
         with self._lock:
             connection, self._connection = self._connection, None
-        if connection is not None:
-            connection.close()
+        if connection is None:
+            return
+        if keep and self._pool is not None:
+            self._pool.give_back(self._location, connection)
+        else:
+            with contextlib.suppress(Exception):
+                connection.close()
 
 
 def connector_for(client: Any) -> Callable[[], Any]:
