@@ -246,6 +246,10 @@ def _find_deployment(request: Request, model: Any) -> JobRow:
             code="endpoint_failed",
         )
     if job.status != SERVING_STATUS:
+        # A failed or dropped deployment will not serve again: let its model go.
+        registry = getattr(request.app.state, "ct_inference_models", None)
+        if registry is not None:
+            registry.pop(job.job_id, None)
         raise _model_not_found(model)
     return job
 
