@@ -149,7 +149,12 @@ class ModelDeployments:
                 model = source["model"]
             answer = self.client.create_job_from_body(create_body(checked, model))
         job_id = str(answer.get("job_id", ""))
-        return self.describe(deployment_id_of(job_id))
+        deployment = deployment_id_of(job_id)
+        # The first read of a job just created keeps the service's grace for a 517601 (§3.5): the
+        # new job may take a moment to show up. Later lookups take that answer as final (DEP-13).
+        with self._errors(deployment, job_id):
+            job = self.client.get_job(job_id)
+        return self._metadata(job)
 
     def describe(self, deployment: str) -> dict[str, Any]:
         """The full metadata of one deployment (GET /{job_id})."""
