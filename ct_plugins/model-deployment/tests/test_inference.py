@@ -273,3 +273,29 @@ def test_checkpoint_deployment_serves_the_trained_weights(dep_server: Any) -> No
 
     assert got == greedy(trained)
     assert got != greedy(tinylm.build_model(base))
+
+
+def test_other_deployment_classes_are_not_served(auth_server: Any, ready: dict[str, Any]) -> None:
+    body = {
+        "idle_timeout_seconds": 0,
+        "sub_job_configs": [
+            {
+                "job_type": "sampling",
+                "model_name": "Qwen/Qwen3-0.6B",
+                "inference_config": {
+                    "deployment_class": "PRODUCTION",
+                    "num_replicas": 1,
+                    "n_gpus": 1,
+                    "max_seq_len": 128,
+                    "vllm_config": {"tensor_parallel_size": 1, "max_model_len": 128},
+                },
+            }
+        ],
+    }
+    headers = {"Authorization": f"Bearer {ALICE}"}
+    prefix = ready["base_url"].removesuffix("/inference/v1")
+    job_id = httpx.post(prefix, json=body, headers=headers, timeout=30).raise_for_status().json()["job_id"]
+    response = chat(ready["base_url"], ALICE, body_for(f"sf-ct-{job_id}"))
+    assert response.status_code == 403 and response.json()["error"]["code"] == "deployment_class_not_served"
+    no_model = chat(ready["base_url"], ALICE, {"messages": [{"role": "user", "content": "x"}]})
+    assert no_model.status_code == 404 and no_model.json()["error"]["code"] == "model_not_found"

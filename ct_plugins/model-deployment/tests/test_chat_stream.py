@@ -1,0 +1,54 @@
+"""How `ct model-deployment chat --stream` reads an SSE answer, including the ways it can fail (§14.8)."""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+import pytest
+from ct_model_deployment.cli import _print_stream
+
+from ct_cli import output
+
+
+def data(chunk: Any) -> str:
+    return "data: " + (chunk if isinstance(chunk, str) else json.dumps(chunk))
+
+
+def content(text: str) -> dict[str, Any]:
+    return {"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]}
+
+
+def run(lines: list[str]) -> str:
+    streams = output.Streams(stdout=io.StringIO(), stderr=io.StringIO())
+    with output.using(streams):
+        _print_stream(iter(lines))
+    return streams.stdout.getvalue()
+
+
+def test_text_is_printed_as_it_arrives() -> None:
+    lines = [
+        data({"choices": [{"delta": {"role": "assistant", "content": ""}}]}),
+        "",
+        ": a comment line",
+        data(content("Hel")),
+        data(content("lo")),
+        data({"choices": [{"delta": {}, "finish_reason": "stop"}]}),
+        data({"choices": [], "usage": {"completion_tokens": 2}}),
+        data("[DONE]"),
+    ]
+    assert run(lines) == "Hello\n"
+
+
+@pytest.mark.parametrize(
+    ("lines", "message"),
+    [
+        ([data(content("a"))], "ended before \\[DONE\\]"),
+        ([data("{not json"), data("[DONE]")], "not JSON"),
+        ([data({"error": {"message": "boom"}}), data("[DONE]")], "error mid-stream"),
+    ],
+)
+def test_a_broken_stream_fails(lines: list[str], message: str) -> None:
+    with pytest.raises(RuntimeError, match=message):
+        run(lines)
