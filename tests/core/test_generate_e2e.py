@@ -251,3 +251,16 @@ def test_reference_client_generates_against_ct_local(
     results = result["results"]
     assert len(results) == 2 and results[0]["token_ids"] == results[1]["token_ids"]
     assert isinstance(results[0]["token_ids"], list)
+
+
+def test_large_generate_frames_travel_as_request_chunks(
+    job: tuple[CortexTrainingClient, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ct_core import _generate
+
+    client, job_id = job
+    # A small chunk ceiling (above the 8 KiB header allowance) stands in for 60 MiB.
+    monkeypatch.setattr(_generate, "MAX_REQUEST_CHUNK_BYTES", 16 * 1024)
+    prompts = [[(i * 7 + j) % 250 for j in range(20)] for i in range(300)]
+    request_id = client.generate(job_id, prompts, sampling_params={"max_tokens": 1})
+    assert len(client.poll_request(job_id, request_id)["results"]) == 300
