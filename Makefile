@@ -56,6 +56,9 @@ demo: venv
 bench: venv
 	$(PY) bench/cli_startup.py
 	$(PY) bench/wire.py
+	$(PY) bench/train_loop.py
+	$(PY) bench/generate.py
+	$(PY) bench/downloads.py
 
 # A long property-based fuzz run of the wire decoder (not part of `make test`).
 fuzz: venv

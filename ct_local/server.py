@@ -28,8 +28,8 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ct_local import capacity as cap
 from ct_local import artifacts, errors, inference, jobs, listing, statements
+from ct_local import capacity as cap
 from ct_local.dataplane import DataPlane
 from ct_local.faults import REQUEST_ID_HEADER, FaultMiddleware, FaultSet
 from ct_local.lifecycle import Lifecycle

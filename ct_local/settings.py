@@ -137,7 +137,8 @@ class ServerSettings:
     result_chunk_max_bytes: int = RESULT_CHUNK_MAX_BYTES
     max_body_bytes: int = MAX_BODY_BYTES
     torch_threads: int = 1
-    # §12.3: how often each active sub-job's console, metrics and training rows are staged (ct_local.artifacts).
+    # §12.3: how often each active sub-job's console, metrics and training rows are staged
+    # (ct_local.artifacts).
     artifact_upload_interval_s: float = 3.0
 
     @property
