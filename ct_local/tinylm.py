@@ -52,6 +52,18 @@ RESUMABLE_FORMAT = "ct-local-resumable-1"
 
 # Model construction seeds torch's global generator; one build at a time keeps that deterministic.
 _BUILD_LOCK = threading.Lock()
+# transformers resolves its top-level names lazily, and two threads resolving one for the first
+# time can see a half-initialised module ("cannot import name 'Qwen3ForCausalLM'"); workers of
+# several sub-jobs start together, so every lookup goes through this lock.
+_IMPORT_LOCK = threading.Lock()
+
+
+def _hf(name: str) -> Any:
+    """A top-level transformers name, resolved one thread at a time."""
+    with _IMPORT_LOCK:
+        import transformers
+
+        return getattr(transformers, name)
 
 
 class ByteTokenizer:
@@ -76,9 +88,7 @@ def name_seed(model_name: str) -> int:
 
 
 def tiny_config() -> Any:
-    from transformers import Qwen3Config
-
-    return Qwen3Config(
+    return _hf("Qwen3Config")(
         vocab_size=VOCAB_SIZE,
         hidden_size=HIDDEN_SIZE,
         intermediate_size=INTERMEDIATE_SIZE,
@@ -97,20 +107,19 @@ def tiny_config() -> Any:
 def build_model(model_name: str) -> torch.nn.Module:
     """A fresh tiny model whose weights depend only on ``model_name``."""
     import torch
-    from transformers import Qwen3ForCausalLM
 
+    qwen3_for_causal_lm = _hf("Qwen3ForCausalLM")
     with _BUILD_LOCK, torch.random.fork_rng(devices=[]):
         torch.manual_seed(name_seed(model_name))
-        model: torch.nn.Module = Qwen3ForCausalLM(tiny_config())
+        model: torch.nn.Module = qwen3_for_causal_lm(tiny_config())
     return model.float()
 
 
 def load_pretrained(folder: Path) -> torch.nn.Module:
     """A model from a Hugging Face safetensors folder (one of ours or an external one)."""
     import torch
-    from transformers import AutoModelForCausalLM
 
-    model: torch.nn.Module = AutoModelForCausalLM.from_pretrained(
+    model: torch.nn.Module = _hf("AutoModelForCausalLM").from_pretrained(
         str(folder), local_files_only=True, use_safetensors=True, dtype=torch.float32
     )
     return model.to(torch.float32)
@@ -189,9 +198,7 @@ def write_checkpoint(
     try:
         # transformers writes config.json, generation_config.json and model.safetensors; its
         # progress bars would land in the server's console, so they are off.
-        from transformers.utils import logging as hf_logging
-
-        hf_logging.disable_progress_bar()
+        _hf("utils").logging.disable_progress_bar()
         model.save_pretrained(str(staging))  # type: ignore[operator]
         (staging / TOKENIZER_FILE).write_text(
             json.dumps(
