@@ -50,7 +50,8 @@ class Sampling:
         assert response.status_code == 200, response.text
         self.job_id = response.json()["job_id"]
         deadline = time.monotonic() + POLL_LIMIT_S
-        while self.http.get(self.url).json()["status"] != "running":
+        while (record := self.http.get(self.url).json())["status"] != "running":
+            assert record["status"] not in {"failed", "cancelled", "terminated"}, record
             assert time.monotonic() < deadline, "job never reached running"
             time.sleep(0.02)
         return self
