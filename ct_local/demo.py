@@ -5,7 +5,11 @@ the real `ct` command line against it, one subprocess per step, exactly as a use
 submit a job with a training and a sampling sub-job, wait for it, get it, list jobs, list its
 checkpoints; then train the tiny model for a few steps (`ct fwd-bwd` + `ct step`) and show the
 loss falling, save a checkpoint, take one more step, load the checkpoint back and check that the
-loss is the one seen at save time; show `ct capacity` (the capacity plugin); and cancel the job.
+loss is the one seen at save time; sync the trained weights into the sampler and generate from one
+prompt before training and after the sync; download the job's metrics and plot them as a PNG (both
+kept in --output-dir, by default a new folder under the temp dir); deploy a weights-only checkpoint
+as a model deployment, chat with it and drop it; show `ct capacity` (the capacity plugin); and
+cancel the job.
 Each step's command line is shown as a heading on stderr and what it printed follows on stdout.
 The server is stopped at the end, also on failure or Ctrl+C; the exit code is non-zero when any
 step fails (including a loss that does not fall, or a reload that does not restore the weights).
@@ -13,6 +17,7 @@ step fails (including a loss that does not fall, or a reload that does not resto
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import os
@@ -33,7 +38,15 @@ STEP_TIMEOUT_S = 300.0
 DATABASE = "DEMO_DB"
 SCHEMA = "PUBLIC"
 #: Short lifecycle delays, so the job reaches running in about a second.
-SERVER_SETTINGS = {"pending_delay_s": 0.2, "placing_delay_s": 0.2, "initializing_delay_s": 0.3}
+#: Artifacts (metrics files) are staged every half second instead of every 3 s, so the
+#: download-metrics step finds the training rows without a long wait.
+ARTIFACT_UPLOAD_INTERVAL_S = 0.5
+SERVER_SETTINGS = {
+    "pending_delay_s": 0.2,
+    "placing_delay_s": 0.2,
+    "initializing_delay_s": 0.3,
+    "artifact_upload_interval_s": ARTIFACT_UPLOAD_INTERVAL_S,
+}
 
 DEMO_JOB: dict[str, Any] = {
     "sub_job_configs": [
@@ -73,6 +86,27 @@ TRAIN_BATCH: dict[str, Any] = {
 RELOAD_LOSS_TOLERANCE = 1e-3
 #: The plugin `ct capacity` comes from; allowed for that step even when CT_PLUGINS narrows the rest.
 CAPACITY_PLUGIN = "capacity"
+#: The plugin behind `ct model-deployment`, allowed for the deployment steps in the same way.
+DEPLOYMENT_PLUGIN = "model-deployment"
+
+#: One greedy prompt, generated from before training and again after the weight sync: the same
+#: request on other weights, so the two texts can be compared (docs/generation.md).
+GENERATE_REQUEST: dict[str, Any] = {
+    "prompts": ["ct trains"],
+    "sampling_params": {"max_tokens": 24, "temperature": 0, "seed": 7},
+}
+#: How long to keep asking for the staged training metrics (they appear within one upload interval).
+METRICS_WAIT_S = 30.0
+METRICS_RETRY_S = 0.5
+#: The deployment of the trained checkpoint: the smallest shape the spec allows
+#: (docs/model-deployments.md); the source is filled in once the checkpoint exists.
+DEPLOYMENT_SHAPE: dict[str, Any] = {
+    "deployment": {"class": "EVALUATION", "min_replicas": 1, "gpus_per_replica": 1, "gpu_type": "H200"},
+    "inference": {"max_seq_len": 512},
+}
+DEPLOYMENT_WAIT_TIMEOUT_S = 120
+CHAT_MESSAGE = "Hello"
+CHAT_TOKENS = 16
 
 
 class DemoError(RuntimeError):
@@ -162,7 +196,7 @@ def run_step(
     return json.loads(completed.stdout)
 
 
-def run_demo(workdir: Path) -> None:
+def run_demo(workdir: Path, output_dir: Path) -> None:
     state_dir = workdir / "state"
     state_dir.mkdir()
     job_file = workdir / "job.json"
@@ -181,6 +215,8 @@ def run_demo(workdir: Path) -> None:
             raise DemoError("the new job is missing from ct list")
         run_step("list its checkpoints", connection, ["checkpoints", job_id])
         train(workdir, connection, job_id)
+        plot_metrics(output_dir, connection, job_id)
+        deploy_checkpoint(workdir, connection, job_id)
         run_step("show GPU capacity (the capacity plugin)", connection, ["capacity"], plugins=CAPACITY_PLUGIN)
         run_step("cancel it", connection, ["cancel", job_id])
         final = run_step("its record after the cancel", connection, ["--compact", "get", "--raw", job_id])
@@ -204,6 +240,11 @@ def train(workdir: Path, connection: list[str], job_id: str) -> None:
     batch.write_text(json.dumps(TRAIN_BATCH, indent=2), encoding="utf-8")
     on_job = [*connection, "--compact", "--job", job_id]
     lr = ["step", "--lr", str(TRAIN_LEARNING_RATE)]
+    prompt = workdir / "prompt.json"
+    prompt.write_text(json.dumps(GENERATE_REQUEST, indent=2), encoding="utf-8")
+    before = _generated_text(
+        run_step("generate from the untrained sampler", on_job, ["generate", "-"], stdin=prompt.read_text())
+    )
     losses: list[float] = []
     for number in range(1, TRAIN_STEPS + 1):
         losses.append(
@@ -228,11 +269,112 @@ def train(workdir: Path, connection: list[str], job_id: str) -> None:
         raise DemoError(f"the reload did not restore the saved weights ({reloaded:.4f} != {at_save:.4f})")
     run_step("its checkpoints now", connection, ["checkpoints", job_id])
 
+    run_step("sync the trained weights into the sampler", on_job, ["weight-sync"])
+    after = _generated_text(
+        run_step(
+            "generate the same prompt after the sync", on_job, ["generate", "-"], stdin=prompt.read_text()
+        )
+    )
+    _heading(f"generated before training: {before!r}")
+    _heading(f"generated after the sync:  {after!r}")
 
-def main() -> int:
+
+def _generated_text(answer: Any) -> str:
+    # `ct generate` prints {"result": {"results": [{"text": ...}, ...]}}; one prompt was sent.
+    result = answer.get("result") if isinstance(answer, dict) else None
+    items = result.get("results") if isinstance(result, dict) else None
+    if not isinstance(items, list) or not items or not isinstance(items[0], dict):
+        raise DemoError(f"generate returned no results: {answer!r}")
+    text = items[0].get("text")
+    if not isinstance(text, str):
+        raise DemoError(f"generate returned no text: {answer!r}")
+    return text
+
+
+def plot_metrics(output_dir: Path, connection: list[str], job_id: str) -> None:
+    """Download the job's metrics once the training rows are staged, then plot them as a PNG.
+
+    Both go to `output_dir`, which outlives the demo's temporary folder, so the image can be opened.
+    """
+    metrics_dir = output_dir / "metrics"
+    args = ["download-metrics", job_id, "--output-dir", str(metrics_dir)]
+    deadline = time.monotonic() + METRICS_WAIT_S
+    attempt = 1
+    while True:
+        title = "download its metrics" if attempt == 1 else f"download its metrics (try {attempt})"
+        run_step(title, [*connection, "--compact"], args)
+        # The server stages training.jsonl on its upload interval; until then there is nothing to plot.
+        if any(path.stat().st_size > 0 for path in metrics_dir.rglob("training*.jsonl")):
+            break
+        if time.monotonic() > deadline:
+            raise DemoError(f"no training metrics were staged within {METRICS_WAIT_S:.0f} s")
+        time.sleep(METRICS_RETRY_S)
+        attempt += 1
+    png = output_dir / "job.png"
+    plotted = run_step(
+        "plot loss, learning rate and utilisation",
+        [*connection, "--compact"],
+        ["plot", job_id, "--output", str(png)],
+    )
+    if not png.is_file() or png.stat().st_size == 0:
+        raise DemoError(f"ct plot wrote no image at {png}")
+    if not plotted.get("steps"):
+        raise DemoError(f"the plot shows no training steps: {plotted!r}")
+    _heading(f"the plot is at {png} ({plotted.get('steps')} step(s))")
+
+
+def deploy_checkpoint(workdir: Path, connection: list[str], job_id: str) -> None:
+    """Save a weights-only checkpoint, serve it as a model deployment, chat with it, drop it."""
+    on_job = [*connection, "--compact", "--job", job_id]
+    saved = run_step("save a weights-only checkpoint to deploy", on_job, ["save", "--type", "weights-only"])
+    checkpoint_id = saved.get("checkpoint_id")
+    if not isinstance(checkpoint_id, str) or not checkpoint_id:
+        raise DemoError(f"the save printed no checkpoint_id: {saved!r}")
+    spec = {
+        **DEPLOYMENT_SHAPE,
+        "source": {"type": "checkpoint", "job_id": job_id, "checkpoint_id": checkpoint_id},
+    }
+    spec_file = workdir / "deployment.json"
+    spec_file.write_text(json.dumps(spec, indent=2), encoding="utf-8")
+    compact = [*connection, "--compact"]
+    created = run_step(
+        f"deploy {checkpoint_id}",
+        compact,
+        ["model-deployment", "create", str(spec_file), "--wait", "--timeout", str(DEPLOYMENT_WAIT_TIMEOUT_S)],
+        plugins=DEPLOYMENT_PLUGIN,
+    )
+    deployment = created.get("deployment")
+    if not isinstance(deployment, str) or created.get("status") != "READY":
+        raise DemoError(f"the deployment is not READY: {created!r}")
+    try:
+        chat = ["chat", deployment, CHAT_MESSAGE, "--max-completion-tokens", str(CHAT_TOKENS)]
+        answer = run_step("chat with it", compact, ["model-deployment", *chat], plugins=DEPLOYMENT_PLUGIN)
+        if not isinstance(answer.get("content"), str):
+            raise DemoError(f"the chat answer has no content: {answer!r}")
+    finally:
+        # Dropped also when the chat fails: a deployment is never reclaimed for idleness.
+        dropped = run_step(
+            "drop it", compact, ["model-deployment", "drop", deployment], plugins=DEPLOYMENT_PLUGIN
+        )
+    if dropped.get("dropped") is not True:
+        raise DemoError(f"the deployment was not dropped: {dropped!r}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m ct_local.demo", description="Run the ct demo against a fresh local server."
+    )
+    parser.add_argument(
+        "--output-dir",
+        type=Path,
+        help="where the downloaded metrics and the plot are kept (default: a new folder under the temp dir)",
+    )
+    options = parser.parse_args(argv)
+    output_dir: Path = options.output_dir or Path(tempfile.mkdtemp(prefix="ct-demo-output-"))
+    output_dir.mkdir(parents=True, exist_ok=True)
     try:
         with tempfile.TemporaryDirectory(prefix="ct-demo-") as workdir:
-            run_demo(Path(workdir))
+            run_demo(Path(workdir), output_dir)
     except DemoError as exc:
         sys.stderr.write(f"demo failed: {exc}\n")
         return 1
