@@ -277,6 +277,9 @@ def train(workdir: Path, connection: list[str], job_id: str) -> None:
     )
     _heading(f"generated before training: {before!r}")
     _heading(f"generated after the sync:  {after!r}")
+    # The request is greedy and seeded, so the same text twice means the sync did not reach the sampler.
+    if after == before:
+        raise DemoError("the sampler generated the same text after the weight sync as before training")
 
 
 def _generated_text(answer: Any) -> str:

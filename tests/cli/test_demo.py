@@ -11,9 +11,10 @@ import pytest
 
 
 @pytest.mark.slow
-def test_demo_runs_end_to_end(ct_home: Path) -> None:
+def test_demo_runs_end_to_end(ct_home: Path, tmp_path: Path) -> None:
+    output_dir = tmp_path / "demo-output"
     result = subprocess.run(
-        [sys.executable, "-m", "ct_local.demo"],
+        [sys.executable, "-m", "ct_local.demo", "--output-dir", str(output_dir)],
         capture_output=True,
         text=True,
         env={**os.environ, "CT_PLUGINS": ""},
@@ -30,3 +31,34 @@ def test_demo_runs_end_to_end(ct_home: Path) -> None:
     assert "capacity" in result.stderr and "cp_" in result.stdout
     assert "is cancelled" in result.stderr
     assert '"cancelled": true' in result.stdout
+    # Issue 5: generated once before training, then synced and generated again (the demo fails
+    # when the two greedy texts are equal).
+    for step in ("generate from the untrained sampler", "weight-sync", "generated before training:"):
+        assert step in result.stderr
+    assert "generated after the sync:" in result.stderr
+    assert result.stdout.count('"prompt_count":1') == 2
+    # Issue 6: the metrics are downloaded and plotted into the output folder, which outlives the demo.
+    png = output_dir / "job.png"
+    assert "download-metrics" in result.stderr and f"the plot is at {png}" in result.stderr
+    assert png.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    assert list((output_dir / "metrics").rglob("training*.jsonl"))
+    # Issue 8: a weights-only checkpoint is deployed, answers a chat, and is dropped.
+    for step in ("save --type weights-only", "model-deployment create", "--wait", "chat with it", "drop it"):
+        assert step in result.stderr
+    assert '"status":"READY"' in result.stdout
+    assert '"content":' in result.stdout and '"finish_reason":' in result.stdout
+    assert '"dropped":true' in result.stdout
+
+
+def test_demo_refuses_an_unknown_option() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "ct_local.demo", "--no-such-option"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    # argparse refuses it before any server is started.
+    assert result.returncode == 2
+    assert "--no-such-option" in result.stderr
+    assert "starting the local server" not in result.stderr
