@@ -8,7 +8,9 @@ or at ``max_tokens`` / the sub-job's ``max_seq_len`` (finish_reason ``length``).
 
 :class:`SyncingTrainingBackend` is the training backend plus the ``weight-sync`` request (§7.2): it
 publishes a copy of the trainer's weights on ct_local.sampling_plane.WEIGHTS, and each sampler
-adopts the newest copy before its next request.
+adopts the newest copy before its next request. Formats vllm and hf send the full weights (merged
+when the trainer is a LoRA one; a LoRA sampler takes them as its base and zeroes its adapter);
+format lora (§7.3) sends only the LoRA A/B tensors, into a sampler wrapped with the same adapter.
 
 Imported only by worker threads: it imports torch.
 """
@@ -32,7 +34,16 @@ from ct_local.errors import RequestValidationError
 from ct_local.sampling_plane import CANCELS, EVENTS, WEIGHTS, GenerateRequest, SamplingParams, max_seq_len_of
 from ct_local.sampling_plane import parse_generate as _parse_generate
 from ct_local.store import JobRow, Store
-from ct_local.trainer import RequestError
+from ct_local.trainer import (
+    RequestError,
+    adapter_tensors,
+    full_tensors,
+    is_lora,
+    load_adapter,
+    load_full,
+    peft_config_of,
+    with_lora,
+)
 from ct_local.training_backend import TrainingBackend
 from ct_local.training_spec import SpecError, parse_source
 
@@ -66,12 +77,18 @@ class SamplingBackend:
         self.tokenizer = tinylm.ByteTokenizer()
         self.live = live_folder(state_dir, job.job_id, self.sub_job_id)
         self.model = self._initial_model(store, sub_job)
+        peft_config = peft_config_of(sub_job)
+        if peft_config:
+            # The adapter starts as a no-op (B is zero) until the first lora sync fills it.
+            self.model = with_lora(self.model, peft_config)
+            self.say("LoRA adapter enabled from peft_config; waiting for an adapter sync")
         self.model.eval()
         self.weights_version = 0
         self._has_synced_weights = False
         self._restore_synced_weights()
         # transformers 5 renamed the key/value cache argument (and output field) to "cache".
-        parameters = inspect.signature(self.model.forward).parameters
+        inner = self.model.get_base_model() if is_lora(self.model) else self.model  # type: ignore[operator]
+        parameters = inspect.signature(inner.forward).parameters
         self._cache_arg = "cache" if "cache" in parameters else "past_key_values"
 
     def _initial_model(self, store: Store, sub_job: dict[str, Any]) -> torch.nn.Module:
@@ -123,7 +140,10 @@ class SamplingBackend:
         published = WEIGHTS.latest(self.sub_job_id)
         if published is None or published.version <= self.weights_version:
             return
-        self.model.load_state_dict(published.tensors)
+        if published.weight_format == "lora":
+            load_adapter(self.model, published.tensors)
+        else:
+            load_full(self.model, published.tensors)
         self.weights_version = published.version
         self.say(f"adopted synced weights v{published.version} ({published.weight_format})")
 
@@ -298,7 +318,12 @@ class SyncingTrainingBackend(TrainingBackend):
         began = time.perf_counter()
         weight_format = str(row.params.get("weight_format") or "vllm")
         # One copy shared by every target: samplers only read it (load_state_dict copies into their own).
-        tensors = {name: t.detach().clone() for name, t in self.trainer.model.state_dict().items()}
+        if weight_format == "lora":
+            if not is_lora(self.trainer.model):
+                raise RequestError("weight_format 'lora' needs a training sub-job created with peft_config")
+            tensors = adapter_tensors(self.trainer.model)
+        else:
+            tensors = full_tensors(self.trainer.model)
         clear = row.params.get("clear_cache") or {}
         targets = []
         for target in row.params.get("targets") or []:

@@ -41,6 +41,8 @@ MAX_LOGPROBS = 20
 # §7.2 weight formats; "lora" is the adapter-only form of §7.3.
 WEIGHT_FORMATS = ("vllm", "hf", "lora")
 DEFAULT_WEIGHT_FORMAT = "vllm"
+# §7.3: what must agree between the training and sampling peft_config for an adapter sync.
+LORA_MATCH_KEYS = ("r", "lora_alpha", "target_modules")
 # §7.6 client defaults, echoed when the payload leaves them out.
 DEFAULT_RESET_TIMEOUT_S = 60.0
 GENERATE_KINDS = ("generate", "generate-stream")
@@ -479,14 +481,26 @@ def _check_lora(source: dict[str, Any], targets: list[dict[str, Any]]) -> None:
             "weight_format 'lora' needs peft_config on both the training and the sampling sub-jobs "
             f"when the job is created; missing on {', '.join(missing)}"
         )
-    # The training side of this server trains every weight (peft_config is not applied yet), so there is
-    # no adapter to send: say so instead of pretending.
-    raise ServiceError(
-        501,
-        "adapter-only (lora) weight sync is not supported by this local server yet; "
-        "use weight_format 'vllm' or 'hf'",
-        501,
-    )
+    # §7.3: the sampler's adapter must have the trainer's shape and scale, or the tensors cannot land.
+    train_view = _lora_identity(train_peft if isinstance(train_peft, dict) else {})
+    for target in targets:
+        target_view = _lora_identity(target["inference_config"]["peft_config"])
+        differing = [key for key in LORA_MATCH_KEYS if train_view.get(key) != target_view.get(key)]
+        if differing:
+            raise invalid_request(
+                f"peft_config of {target['sub_job_id']} does not match the training sub-job's "
+                f"({', '.join(differing)} differ); r, lora_alpha and target_modules must be equal for "
+                "weight_format 'lora'"
+            )
+
+
+def _lora_identity(peft_config: dict[str, Any]) -> dict[str, Any]:
+    # Defaults as the client fills them (§8.2); module order does not matter.
+    view = {"r": 8, "lora_alpha": 8, **peft_config}
+    modules = view.get("target_modules")
+    if isinstance(modules, list | tuple):
+        view["target_modules"] = sorted(str(m) for m in modules)
+    return view
 
 
 def reset_prefix_cache(

@@ -188,8 +188,13 @@ def write_checkpoint(
     *,
     optimizer: torch.optim.Optimizer | None,
     trainer_state: dict[str, Any],
+    extra: dict[str, dict[str, torch.Tensor]] | None = None,
 ) -> None:
-    """Write a checkpoint folder atomically; ``optimizer`` None makes it weights-only."""
+    """Write a checkpoint folder atomically; ``optimizer`` None makes it weights-only.
+
+    ``extra`` maps relative file paths to more tensors to store (a LoRA adapter), inside the
+    same atomic write.
+    """
     from safetensors.torch import save_file
 
     folder.parent.mkdir(parents=True, exist_ok=True)
@@ -206,6 +211,10 @@ def write_checkpoint(
             ),
             encoding="utf-8",
         )
+        for relative, tensors in (extra or {}).items():
+            target = staging / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            save_file({k: v.contiguous() for k, v in tensors.items()}, str(target))
         state = dict(trainer_state)
         if optimizer is not None:
             tensors, rest = _flatten_optimizer(optimizer.state_dict())

@@ -9,10 +9,19 @@ labels already aligned to the predictions, as the reference's next-token helper 
 (``labels[:, i]`` is the target of position ``i``; ``-100`` is ignored). An optional ``loss_mask``
 (in kwargs or ``context``) weights each position. Forward returns log-probabilities in the shifted
 convention: ``logprobs[:, i]`` is the log-probability of ``input_ids[:, i + 1]``.
+
+LoRA (§7.3, §8.2): a sub-job whose config carries ``peft_config`` wraps the model with peft, so
+only the adapter tensors train (the optimizer holds just those). Checkpoints stay loadable by a
+plain model: a weights-only save writes the merged weights (base + adapter), which is what a
+sampler or a deployment started from it serves (§14.2); a resumable save writes the unmerged base
+weights plus the adapter in ``adapter/`` and the optimizer state over the adapter tensors, so a
+load restores the adapter itself. The helpers below translate between peft's tensor names and the
+plain Hugging Face ones, for saving and for weight sync.
 """
 
 from __future__ import annotations
 
+import copy
 import math
 import resource
 from pathlib import Path
@@ -28,6 +37,90 @@ IGNORE_INDEX = -100
 # (the tiny model has no experts to replay).
 _MODEL_KWARGS = {"input_ids", "attention_mask", "position_ids"}
 _LOSS_KWARGS = {"labels", "loss_mask"}
+
+
+# §8.2 client-side defaults of a normalized peft_config, applied here too for raw bodies.
+LORA_DEFAULTS: dict[str, Any] = {"r": 8, "lora_alpha": 8, "lora_dropout": 0.0, "bias": "none"}
+# Where a resumable LoRA checkpoint keeps its adapter (a subfolder, so weight_files() skips it).
+ADAPTER_FOLDER = "adapter"
+ADAPTER_FILE = "adapter.safetensors"
+_PEFT_PREFIX = "base_model.model."
+
+
+def peft_config_of(sub_job: dict[str, Any]) -> dict[str, Any] | None:
+    """The sub-job's peft_config (training_config or inference_config), or None without LoRA."""
+    for section in ("training_config", "inference_config"):
+        config = sub_job.get(section)
+        if isinstance(config, dict) and isinstance(config.get("peft_config"), dict) and config["peft_config"]:
+            return dict(config["peft_config"])
+    return None
+
+
+def with_lora(model: torch.nn.Module, peft_config: dict[str, Any]) -> torch.nn.Module:
+    """Wrap ``model`` with a LoRA adapter; only the adapter tensors keep requires_grad."""
+    import peft
+
+    given = {k: v for k, v in peft_config.items() if k != "peft_type"}
+    values = {**LORA_DEFAULTS, "task_type": "CAUSAL_LM", **given}
+    try:
+        config = peft.LoraConfig(**values)
+        wrapped: torch.nn.Module = peft.get_peft_model(model, config)  # type: ignore[arg-type]
+    except (TypeError, ValueError) as exc:
+        raise RuntimeError(f"peft_config cannot be applied to this model: {exc}") from exc
+    return wrapped
+
+
+def is_lora(model: torch.nn.Module) -> bool:
+    return hasattr(model, "peft_config") and hasattr(model, "get_base_model")
+
+
+def _plain_name(name: str) -> str:
+    return name.removeprefix(_PEFT_PREFIX).replace(".base_layer.", ".")
+
+
+def adapter_tensors(model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    """The LoRA A/B tensors of a wrapped model, named without peft's outer prefix."""
+    return {
+        name.removeprefix(_PEFT_PREFIX): t.detach().clone()
+        for name, t in model.state_dict().items()
+        if ".lora_" in name
+    }
+
+
+def load_adapter(model: torch.nn.Module, tensors: dict[str, torch.Tensor]) -> None:
+    """Copy adapter tensors (as :func:`adapter_tensors` names them) into a wrapped model."""
+    own = {name.removeprefix(_PEFT_PREFIX): name for name in model.state_dict() if ".lora_" in name}
+    if set(own) != set(tensors):
+        raise ValueError("the adapter tensors do not match this model's LoRA layers")
+    # The name sets are equal, so the only "missing" keys are the base weights, which stay as they are.
+    model.load_state_dict({own[k]: v for k, v in tensors.items()}, strict=False)
+
+
+def full_tensors(model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    """Full-model weights under plain names; a LoRA model contributes its merged weights."""
+    if is_lora(model):
+        merged = copy.deepcopy(model).merge_and_unload()  # type: ignore[operator]
+        return {name: t.detach().clone() for name, t in merged.state_dict().items()}
+    return {name: t.detach().clone() for name, t in model.state_dict().items()}
+
+
+def load_full(model: torch.nn.Module, tensors: dict[str, torch.Tensor]) -> None:
+    """Load plain full-model weights; a LoRA model takes them as its base and restarts its adapter at zero."""
+    if not is_lora(model):
+        model.load_state_dict(tensors)
+        return
+    names = {_plain_name(n): n for n in model.state_dict() if ".lora_" not in n}
+    renamed = {names[k]: v for k, v in tensors.items() if k in names}
+    model.load_state_dict(renamed, strict=False)
+    _zero_adapter(model)
+
+
+def _zero_adapter(model: torch.nn.Module) -> None:
+    # peft starts B at zero, so a zero B makes the adapter a no-op until it trains again.
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if ".lora_B." in name:
+                p.zero_()
 
 
 class RequestError(ValueError):
@@ -59,9 +152,11 @@ def _current_rss() -> int:
 class Trainer:
     """Model + optimizer of one training sub-job."""
 
-    def __init__(self, spec: TrainingSpec, model: torch.nn.Module) -> None:
+    def __init__(
+        self, spec: TrainingSpec, model: torch.nn.Module, peft_config: dict[str, Any] | None = None
+    ) -> None:
         self.spec = spec
-        self.model = model
+        self.model = with_lora(model, peft_config) if peft_config else model
         self.model.train()
         self.optimizer = self._new_optimizer()
         self.global_steps = 0
@@ -223,11 +318,23 @@ class Trainer:
             "model_name": self.spec.model_name,
         }
         optimizer = self.optimizer if checkpoint_type == "resumable" else None
-        tinylm.write_checkpoint(folder, self.model, optimizer=optimizer, trainer_state=state)
+        if not is_lora(self.model):
+            tinylm.write_checkpoint(folder, self.model, optimizer=optimizer, trainer_state=state)
+            return
+        if optimizer is None:
+            merged = copy.deepcopy(self.model).merge_and_unload()  # type: ignore[operator]
+            tinylm.write_checkpoint(folder, merged, optimizer=None, trainer_state=state)
+            return
+        base = copy.deepcopy(self.model).unload()  # type: ignore[operator]
+        extra = {f"{ADAPTER_FOLDER}/{ADAPTER_FILE}": adapter_tensors(self.model)}
+        tinylm.write_checkpoint(folder, base, optimizer=optimizer, trainer_state=state, extra=extra)
 
     def load(self, folder: Path, *, with_optimizer: bool) -> dict[str, Any]:
         """Restore weights (and optimizer state when asked and present); pending gradients are dropped."""
-        tinylm.load_weights(self.model, folder)
+        if is_lora(self.model):
+            self._load_lora(folder)
+        else:
+            tinylm.load_weights(self.model, folder)
         self.optimizer.zero_grad(set_to_none=True)
         self._accumulated_calls = 0
         self.optimizer = self._new_optimizer()
@@ -238,3 +345,24 @@ class Trainer:
         loss = state.get("avg_loss")
         self.last_avg_loss = float(loss) if isinstance(loss, int | float) else None
         return {"loaded_optimizer_states": bool(restored), "global_steps": self.global_steps}
+
+    def _load_lora(self, folder: Path) -> None:
+        """Base weights from the folder; the adapter too when it holds one, else a fresh (zero) one."""
+        from safetensors.torch import load_file
+
+        state: dict[str, torch.Tensor] = {}
+        for path in tinylm.weight_files(folder):
+            state.update(load_file(str(path)))
+        if not state:
+            raise ValueError(f"no safetensors weights in {folder}")
+        base = {_plain_name(n) for n in self.model.state_dict() if ".lora_" not in n}
+        missing = sorted(base - set(state) - {"lm_head.weight"})
+        unexpected = sorted(set(state) - base)
+        if missing or unexpected:
+            raise ValueError(
+                f"checkpoint does not match the model: missing {missing[:5]}, unexpected {unexpected[:5]}"
+            )
+        load_full(self.model, state)
+        adapter = folder / ADAPTER_FOLDER / ADAPTER_FILE
+        if adapter.is_file():
+            load_adapter(self.model, load_file(str(adapter)))

@@ -24,7 +24,7 @@ from ct_local import tinylm
 from ct_local.checkpoint_paths import checkpoint_folder, live_folder, resolve_checkpoint
 from ct_local.dpstore import RequestRow
 from ct_local.store import CheckpointRow, JobRow, Store
-from ct_local.trainer import RequestError, Trainer
+from ct_local.trainer import RequestError, Trainer, peft_config_of
 from ct_local.training_spec import TrainingSpec, training_spec
 
 log = logging.getLogger(__name__)
@@ -53,17 +53,18 @@ class TrainingBackend:
         self.sub_job_id = str(sub_job["sub_job_id"])
         self.say = say
         self.spec: TrainingSpec = training_spec(sub_job)
+        self.peft_config = peft_config_of(sub_job)
         self.trainer = self._initial_trainer()
-        config = sub_job.get("training_config")
-        if isinstance(config, dict) and config.get("peft_config"):
-            self.say("peft_config is not applied by this local server yet: every weight trains", "WARNING")
+        if self.peft_config:
+            trainable = sum(p.numel() for p in self.trainer.model.parameters() if p.requires_grad)
+            self.say(f"LoRA adapter applied from peft_config: {trainable} trainable parameters")
 
     # --- start-up -----------------------------------------------------------------------------
 
     def _initial_trainer(self) -> Trainer:
         live = live_folder(self.state_dir, self.job.job_id, self.sub_job_id)
         if (live / tinylm.TRAINER_STATE_FILE).is_file():
-            trainer = Trainer(self.spec, tinylm.load_pretrained(live))
+            trainer = Trainer(self.spec, tinylm.load_pretrained(live), self.peft_config)
             trainer.load(live, with_optimizer=True)
             shutil.rmtree(live, ignore_errors=True)
             self.say(f"restored the training state saved at shutdown (global step {trainer.global_steps})")
@@ -71,10 +72,10 @@ class TrainingBackend:
         source = self.spec.source
         if source is None:
             self.say(f"building {self.spec.model_name} (tiny local model, seeded from its name)")
-            return Trainer(self.spec, tinylm.build_model(self.spec.model_name))
+            return Trainer(self.spec, tinylm.build_model(self.spec.model_name), self.peft_config)
         if source.external_path is not None:
             self.say(f"loading Hugging Face weights from {source.external_path}")
-            return Trainer(self.spec, tinylm.load_pretrained(source.external_path))
+            return Trainer(self.spec, tinylm.load_pretrained(source.external_path), self.peft_config)
         assert source.source_job_id is not None and source.checkpoint_id is not None
         row = resolve_checkpoint(self.store, source.source_job_id, source.checkpoint_id)
         if row is None or not row.path:
@@ -82,7 +83,7 @@ class TrainingBackend:
                 f"source checkpoint {source.checkpoint_id} of job {source.source_job_id} no longer exists"
             )
         folder = Path(row.path)
-        trainer = Trainer(self.spec, tinylm.load_pretrained(folder))
+        trainer = Trainer(self.spec, tinylm.load_pretrained(folder), self.peft_config)
         if row.checkpoint_type == "resumable":
             info = trainer.load(folder, with_optimizer=self.spec.load_optimizer_states)
             self.say(

@@ -6,6 +6,7 @@ import time
 from typing import Any
 
 from ct_core import wire
+from ct_local import tinylm
 
 POLL_LIMIT_S = 120.0
 
@@ -160,16 +161,17 @@ def test_weight_sync_errors(sp, sampling_sub_job, training_sub_job) -> None:
     assert "peft_config" in lora.text and f"{sp.job_id}:training:0" in lora.text
 
 
-def test_lora_sync_with_peft_on_both_sides_is_not_supported_here(
-    sp, sampling_sub_job, training_sub_job
-) -> None:
+def test_lora_sync_with_peft_on_both_sides_is_accepted(sp, sampling_sub_job, training_sub_job) -> None:
+    # More on adapter-only sync in test_lora_sync.py.
     peft = {"r": 4, "lora_alpha": 8, "target_modules": ["q_proj", "v_proj"]}
     training = training_sub_job()
     training["training_config"]["peft_config"] = peft
     sp.start(training, sampling_sub_job(peft_config=peft))
     response = sp.operation("weight-sync", {"weight_format": "lora"})
-    assert response.status_code == 501
-    assert "use weight_format 'vllm' or 'hf'" in response.text
+    assert response.status_code == 200, response.text
+    result = sp.result(response.json()["request_id"])
+    assert result["weight_format"] == "lora"
+    assert result["num_tensors"] == 2 * 2 * tinylm.NUM_LAYERS  # A and B of q_proj and v_proj per layer
 
 
 def test_reset_prefix_cache(sp) -> None:
