@@ -215,12 +215,12 @@ def run_demo(workdir: Path, output_dir: Path) -> None:
             raise DemoError("the new job is missing from ct list")
         run_step("list its checkpoints", connection, ["checkpoints", job_id])
         train(workdir, connection, job_id)
-        plot_metrics(output_dir, connection, job_id)
+        png = plot_metrics(output_dir, connection, job_id)
         deploy_checkpoint(workdir, connection, job_id)
         run_step("show GPU capacity (the capacity plugin)", connection, ["capacity"], plugins=CAPACITY_PLUGIN)
         run_step("cancel it", connection, ["cancel", job_id])
         final = run_step("its record after the cancel", connection, ["--compact", "get", "--raw", job_id])
-        _heading(f"done: job {job_id} is {final.get('status')}")
+        _heading(f"done: job {job_id} is {final.get('status')}; its plot is at {png}")
     finally:
         _heading("stopping the local server")
         stop_server(process)
@@ -294,8 +294,8 @@ def _generated_text(answer: Any) -> str:
     return text
 
 
-def plot_metrics(output_dir: Path, connection: list[str], job_id: str) -> None:
-    """Download the job's metrics once the training rows are staged, then plot them as a PNG.
+def plot_metrics(output_dir: Path, connection: list[str], job_id: str) -> Path:
+    """Download the job's metrics once the training rows are staged, plot them; return the PNG's path.
 
     Both go to `output_dir`, which outlives the demo's temporary folder, so the image can be opened.
     """
@@ -324,6 +324,7 @@ def plot_metrics(output_dir: Path, connection: list[str], job_id: str) -> None:
     if not plotted.get("steps"):
         raise DemoError(f"the plot shows no training steps: {plotted!r}")
     _heading(f"the plot is at {png} ({plotted.get('steps')} step(s))")
+    return png
 
 
 def deploy_checkpoint(workdir: Path, connection: list[str], job_id: str) -> None:
