@@ -221,6 +221,10 @@ def test_in_process_global_options_reach_the_client_factory(no_plugins: None) ->
     assert "pat=None" in repr(options)
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_while_waiting_exits_130(ct_home: Path, local_server_factory: Any, job_file: Path) -> None:
     # A server whose jobs stay pending for a long time, so `ct wait` is still polling when interrupted.
     server = local_server_factory(settings={"pending_delay_s": 600})
@@ -232,7 +236,14 @@ def test_ctrl_c_while_waiting_exits_130(ct_home: Path, local_server_factory: Any
     )
     job_id = json.loads(created.stdout)["job_id"]
     process = subprocess.Popen(
-        [ct_script, *args, "wait", job_id], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+        [ct_script, *args, "wait", job_id],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        # A shell starts background jobs with SIGINT ignored and children inherit that; a person's
+        # terminal gives ct the default disposition, which is what this test is about.
+        preexec_fn=_default_sigint,
     )
     assert process.stderr is not None
     first_line = process.stderr.readline()  # printed once the command is polling

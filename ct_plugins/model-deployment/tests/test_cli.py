@@ -138,7 +138,15 @@ def test_wait_timeout_says_it_still_holds_gpus(run_ct: Any, slow_server: Any, sp
 def test_ctrl_c_during_create_wait(ct_home: Path, slow_server: Any, spec_file: Path) -> None:
     env = {**os.environ, "CT_PLUGINS": "model-deployment"}
     command = [CT_SCRIPT, *base_args(slow_server), "model-deployment", "create", str(spec_file), "--wait"]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    process = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        # Background shells start jobs with SIGINT ignored; a terminal gives ct the default handler.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     assert process.stderr is not None
     first_line = process.stderr.readline()  # written once the deployment exists and the wait begins
     assert first_line.startswith("created sf-ct-"), first_line
