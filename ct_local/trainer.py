@@ -56,6 +56,10 @@ def peft_config_of(sub_job: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
+#: Seed of the adapter's random initialisation (the B matrices start at zero either way).
+LORA_INIT_SEED = 1234
+
+
 def with_lora(model: torch.nn.Module, peft_config: dict[str, Any]) -> torch.nn.Module:
     """Wrap ``model`` with a LoRA adapter; only the adapter tensors keep requires_grad."""
     import peft
@@ -64,7 +68,11 @@ def with_lora(model: torch.nn.Module, peft_config: dict[str, Any]) -> torch.nn.M
     values = {**LORA_DEFAULTS, "task_type": "CAUSAL_LM", **given}
     try:
         config = peft.LoraConfig(**values)
-        wrapped: torch.nn.Module = peft.get_peft_model(model, config)  # type: ignore[arg-type]
+        # peft draws the A matrices from torch's global generator; a fixed seed keeps a LoRA job's
+        # training as reproducible as the seeded base model.
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(LORA_INIT_SEED)
+            wrapped: torch.nn.Module = peft.get_peft_model(model, config)  # type: ignore[arg-type]
     except (TypeError, ValueError) as exc:
         raise RuntimeError(f"peft_config cannot be applied to this model: {exc}") from exc
     return wrapped
