@@ -3,7 +3,8 @@
 `POST /{job_id}/operation` takes `{"operation_type", "sub_job_id"?, "sub_job_type"?, "payload"?}`.
 This module builds those bodies (payload shapes of §7.1-§7.8 with their client defaults), sizes byte
 payloads of `forward` against the JSON ceiling, and registers the data-plane operations with the
-`_api` bridge so they run through the generated client like the control plane does.
+`_api` bridge: the hot ones are sent by `Transport.send_direct` over pre-built URLs, under the same
+retry policy as every other call.
 """
 
 from __future__ import annotations
