@@ -52,7 +52,7 @@ class Sampling:
         deadline = time.monotonic() + POLL_LIMIT_S
         while (record := self.http.get(self.url).json())["status"] != "running":
             assert record["status"] not in {"failed", "cancelled", "terminated"}, record
-            assert time.monotonic() < deadline, "job never reached running"
+            assert time.monotonic() < deadline, f"job never reached running: {record}"
             time.sleep(0.02)
         return self
 
@@ -111,7 +111,13 @@ class Sampling:
 def sampling_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     from ct_local.pytest_plugin import FAST_SETTINGS, LocalServer
 
-    server = LocalServer(state_dir=tmp_path_factory.mktemp("ct-sampling") / "state", settings=FAST_SETTINGS)
+    # Every test here starts its own job and none cancels it: a GPU ceiling far above what the
+    # session creates keeps later jobs from queueing as pending for capacity.
+    server = LocalServer(
+        state_dir=tmp_path_factory.mktemp("ct-sampling") / "state",
+        settings=FAST_SETTINGS,
+        extra_args=["--hardware", "H200=100000", "--hardware", "B200=100000", "--hardware", "B300=100000"],
+    )
     server.start()
     try:
         yield server
