@@ -6,8 +6,9 @@
    Both read the same directory tree through the same stand-in Connector session (cursor
    interface, fixed latency per statement), so only the download strategy differs. The two output
    files are compared byte for byte.
-2. Checkpoint download throughput: `CheckpointDownloader` (partial file, size check, fsync, rename)
-   against a raw loopback read of the same bytes into a file, both from one local HTTP server.
+2. Checkpoint download throughput: `CheckpointDownloader` (partial file, size check, rename)
+   against a raw loopback read of the same bytes into a file, both from one local HTTP server,
+   in alternating rounds (median of each).
 
     python bench/downloads.py                 # 500 chunks, 256 MiB checkpoint
     python bench/downloads.py --quick         # 100 chunks, 32 MiB (also CT_BENCH_QUICK=1)
@@ -153,7 +154,11 @@ def _serve(blob: Path) -> tuple[http.server.ThreadingHTTPServer, int]:
     return server, server.server_address[1]
 
 
-def bench_checkpoint(size_mib: int) -> dict[str, Any]:
+def bench_checkpoint(size_mib: int, rounds: int = 5) -> dict[str, Any]:
+    """Median of `rounds` alternating runs: the page cache and disk writeback of one run slow the next,
+    so raw and ours take turns and each output file is removed before the next round."""
+    import statistics
+
     from ct_core.downloads.checkpoint import CheckpointDownloader
 
     with tempfile.TemporaryDirectory(prefix="ct-bench-ckpt-") as scratch:
@@ -163,8 +168,17 @@ def bench_checkpoint(size_mib: int) -> dict[str, Any]:
             for _ in range(size_mib):
                 sink.write(os.urandom(MIB))
         server, port = _serve(blob)
-        try:
-            started = time.perf_counter()
+        answer = {
+            "files": [
+                {
+                    "filename": "model.bin",
+                    "url": f"http://127.0.0.1:{port}/blob.bin",
+                    "size_bytes": size_mib * MIB,
+                }
+            ]
+        }
+
+        def raw() -> None:
             connection = http.client.HTTPConnection("127.0.0.1", port)
             connection.request("GET", "/blob.bin")
             response = connection.getresponse()
@@ -172,27 +186,30 @@ def bench_checkpoint(size_mib: int) -> dict[str, Any]:
                 while block := response.read(MIB):
                     sink.write(block)
             connection.close()
-            raw_s = time.perf_counter() - started
 
-            answer = {
-                "files": [
-                    {
-                        "filename": "model.bin",
-                        "url": f"http://127.0.0.1:{port}/blob.bin",
-                        "size_bytes": size_mib * MIB,
-                    }
-                ]
-            }
+        def ours() -> None:
             downloader = CheckpointDownloader(lambda: answer, root / "ours")
-            started = time.perf_counter()
-            downloader.run()
-            ours_s = time.perf_counter() - started
-            downloader.close()
+            try:
+                downloader.run()
+            finally:
+                downloader.close()
+
+        timings: dict[str, list[float]] = {"raw": [], "ours": []}
+        try:
+            for _ in range(rounds):
+                for name, run in (("raw", raw), ("ours", ours)):
+                    started = time.perf_counter()
+                    run()
+                    timings[name].append(time.perf_counter() - started)
+                    (root / "raw.bin").unlink(missing_ok=True)
+                    (root / "ours" / "model.bin").unlink(missing_ok=True)
         finally:
             server.shutdown()
             server.server_close()
+    raw_s, ours_s = statistics.median(timings["raw"]), statistics.median(timings["ours"])
     return {
         "size_mib": size_mib,
+        "rounds": rounds,
         "raw_MiB_s": round(size_mib / raw_s, 1),
         "ours_MiB_s": round(size_mib / ours_s, 1),
         "ratio": round(raw_s / ours_s, 3),

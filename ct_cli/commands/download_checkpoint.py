@@ -67,6 +67,10 @@ def download_checkpoint(
             help="Only files whose name matches this glob (repeat for several).", consume_multiple=False
         ),
     ] = None,
+    durable: Annotated[
+        bool,
+        Parameter(help="Flush each file to disk before renaming it (survives a power cut; slower)."),
+    ] = False,
 ) -> None:
     """Download a checkpoint's files into --output-dir.
 
@@ -83,5 +87,6 @@ def download_checkpoint(
             include=include or (),
             on_bytes=bars.on_bytes,
             on_file=bars.on_file,
+            durable=durable,
         )
     output.emit(summary)

@@ -44,16 +44,25 @@ class DownloadsMixin:
         include: Iterable[str] = (),
         on_bytes: BytesCallback | None = None,
         on_file: FileCallback | None = None,
+        durable: bool = False,
     ) -> dict[str, Any]:
         """Download a checkpoint's files into ``output_dir`` (ART-24).
 
         Each file streams into ``<name>.partial`` and is renamed only once its size matches the
         export; running it again continues a partial file with a Range request. ``include`` keeps
         only file names matching one of its globs. Returns ``{job_id, checkpoint_id, output_dir,
-        files: [{filename, size_bytes, saved_path, resumed, already_present}]}``.
+        files: [{filename, size_bytes, saved_path, resumed, already_present}]}``. ``durable=True``
+        fsyncs each file before its rename, so a power cut right after the call loses nothing.
         """
         return download_checkpoint(
-            self, job_id, checkpoint_id, output_dir, include=include, on_bytes=on_bytes, on_file=on_file
+            self,
+            job_id,
+            checkpoint_id,
+            output_dir,
+            include=include,
+            on_bytes=on_bytes,
+            on_file=on_file,
+            durable=durable,
         )
 
     # --- §12.7: download sessions ----------------------------------------------------------------

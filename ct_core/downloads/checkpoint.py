@@ -3,12 +3,17 @@
 The flow is list -> export -> one streamed GET per file. Each file is written to
 ``<name>.partial`` beside its destination; an existing partial file is continued with a ``Range``
 request, and a server that answers 200 instead of 206 restarts the file from byte 0. The size the
-export announced is checked before the partial file is fsynced and renamed into place, so a
-destination name only ever holds a complete file.
+export announced is checked before the partial file is renamed into place, so a destination name
+only ever holds a complete file.
 
-Presigned links carry their own credentials in the query, so the files are fetched with a separate
-httpx client that never sends the service's auth headers. The generated client is not used here:
-it reads whole bodies into memory, and a checkpoint can be many gigabytes.
+Like curl, pip and huggingface_hub, the data is not fsynced by default: a process that is killed
+loses nothing the page cache holds, and forcing every byte to disk before the rename would make the
+disk, not the network, the pace of every download. ``durable=True`` fsyncs the file and its folder
+before and after the rename, for downloads that must survive a power cut the moment they return.
+
+Presigned links carry their own credentials in the query, so the files are fetched by a separate
+client (link_client.py) that never sends the service's auth headers. The generated client is not
+used here: it reads whole bodies into memory, and a checkpoint can be many gigabytes.
 """
 
 from __future__ import annotations
@@ -24,8 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-import httpx
-
+from ct_core.downloads.link_client import LinkClient, LinkTimeouts, LinkTransportError
 from ct_core.errors import CTError, NotFoundError
 
 logger = logging.getLogger("ct_core.downloads")
@@ -42,8 +46,8 @@ EXPIRED_STATUSES = frozenset({401, 403})
 TRANSIENT_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 #: Suffix of the file a download is written to until it is complete (§5.9).
 PARTIAL_SUFFIX = ".partial"
-#: Connect / read timeouts for presigned-link GETs (seconds): reads are per chunk, not per file.
-LINK_TIMEOUT = httpx.Timeout(connect=30.0, read=120.0, write=30.0, pool=30.0)
+#: Connect / read timeouts for presigned-link GETs (seconds): reads are per block, not per file.
+LINK_TIMEOUTS = LinkTimeouts(connect=30.0, read=120.0)
 
 _DECIMAL = re.compile(r"[0-9]+")
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+|\*)")
@@ -142,7 +146,8 @@ class CheckpointDownloader:
         on_bytes: BytesCallback | None = None,
         on_file: FileCallback | None = None,
         sleep: Callable[[float], None] = time.sleep,
-        http: httpx.Client | None = None,
+        links: LinkClient | None = None,
+        durable: bool = False,
     ) -> None:
         self._export = export
         self.output_dir = Path(output_dir)
@@ -150,15 +155,15 @@ class CheckpointDownloader:
         self._on_bytes = on_bytes
         self._on_file = on_file
         self._sleep = sleep
-        self._own_http = http is None
-        # No auth headers and no base URL: presigned links are self-contained (ART-24).
-        self._http = http or httpx.Client(verify=verify, timeout=LINK_TIMEOUT, follow_redirects=True)
+        self._own_links = links is None
+        self._durable = durable
+        self._links_client = links or LinkClient(verify, LINK_TIMEOUTS)
         self._reexported = False
         self._links: dict[str, str] = {}
 
     def close(self) -> None:
-        if self._own_http:
-            self._http.close()
+        if self._own_links:
+            self._links_client.close()
 
     # --- export ---------------------------------------------------------------------------------
 
@@ -208,7 +213,7 @@ class CheckpointDownloader:
             return
         headers = {"Range": f"bytes={offset}-"} if offset else {}
         try:
-            with self._http.stream("GET", url, headers=headers) as response:
+            with self._links_client.get(url, headers) as response:
                 status = response.status_code
                 if status in EXPIRED_STATUSES:
                     raise _LinkExpired(status)
@@ -236,17 +241,20 @@ class CheckpointDownloader:
                 with open(partial, mode) as sink:
                     # Blocks as the network delivers them (bounded by the transport's read size),
                     # not re-chunked: a buffered block would be lost when the connection drops.
-                    for block in response.iter_bytes():
+                    for block in response.iter_blocks():
                         sink.write(block)
                         done += len(block)
                         if done > spec.size:
                             break
                         if self._on_bytes is not None:
                             self._on_bytes(spec.filename, done, spec.size)
-                    sink.flush()
-                    os.fsync(sink.fileno())
-        except (httpx.TransportError, httpx.StreamError) as error:
-            raise _Transient(f"{type(error).__name__}: {error}") from error
+                    if self._durable:
+                        sink.flush()
+                        os.fsync(sink.fileno())
+        except LinkTransportError as error:
+            if not error.retryable:
+                raise CheckpointDownloadError(f"downloading {spec.filename!r} failed: {error}") from error
+            raise _Transient(str(error)) from error
 
     def _fetch(self, spec: _FileSpec) -> bool:
         """Download one file into place; True when an earlier partial file was continued."""
@@ -289,7 +297,8 @@ class CheckpointDownloader:
                     )
                 continue
             os.replace(partial, spec.dest)
-            _fsync_dir(spec.dest.parent)
+            if self._durable:
+                _fsync_dir(spec.dest.parent)
             return resumed
 
     # --- whole download ----------------------------------------------------------------------------
@@ -336,10 +345,12 @@ def download_checkpoint(
     on_bytes: BytesCallback | None = None,
     on_file: FileCallback | None = None,
     verify: bool | str | None = None,
+    durable: bool = False,
 ) -> dict[str, Any]:
     """Download a checkpoint's files into ``output_dir``; the CLI-08 summary dict.
 
     ``client`` is a `CortexTrainingClient` (anything with list_checkpoints / export_checkpoint).
+    ``durable=True`` fsyncs each file before it takes its final name.
     """
     known = {str(c.get("checkpoint_id")) for c in client.list_checkpoints(job_id) if isinstance(c, Mapping)}
     if checkpoint_id not in known:
@@ -353,6 +364,7 @@ def download_checkpoint(
         verify=getattr(client, "verify_ssl", True) if verify is None else verify,
         on_bytes=on_bytes,
         on_file=on_file,
+        durable=durable,
     )
     try:
         files = downloader.run()

@@ -50,6 +50,7 @@ def test_include_and_missing_checkpoint(ct, server_args, local_server, tmp_path)
         str(out),
         "--include",
         "*.json",
+        "--durable",
     )
     assert result.returncode == 0, result
     assert [f["filename"] for f in result.json["files"]] == ["config.json"]

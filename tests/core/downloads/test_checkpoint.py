@@ -270,3 +270,22 @@ def test_sigkill_midway_then_resume_is_byte_identical(link_server: Any, tmp_path
     assert (tmp_path / "w.bin").read_bytes() == data
     assert link_server.requests[-1]["range"] == f"bytes={kept}-"
     assert not partial.exists()
+
+
+@pytest.mark.parametrize("durable", [False, True])
+def test_fsync_only_when_durable(link_server: Any, tmp_path, monkeypatch, durable: bool) -> None:
+    link_server.blobs["w.bin"] = b"x" * 5000
+    synced: list[int] = []
+    real_fsync = os.fsync
+
+    def spy(fd: int) -> None:
+        synced.append(fd)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", spy)
+    downloader = CheckpointDownloader(link_server.export, tmp_path, durable=durable)
+    downloader.run()
+    downloader.close()
+    assert (tmp_path / "w.bin").read_bytes() == b"x" * 5000
+    # The file before its rename, then its folder after it.
+    assert len(synced) == (2 if durable else 0)
