@@ -46,6 +46,8 @@ EXECUTION_LOG_MIN_RATE = 512 * 1024
 LATE_CHUNK_WINDOW_S = 120.0
 #: §12.4: a running sub-job with stdout chunks this old and no metrics chunks gets a warning.
 MISSING_METRICS_AFTER_S = 120.0
+#: ART-15: a job-status lookup still running once the chunks are written is waited for this long.
+STATUS_LOOKUP_GRACE_S = 10.0
 EXECUTION_ROOTS = ("_logs", "checkpoints/_logs")
 _ENDED = frozenset({"terminated", "failed", "cancelled", "succeeded", "completed"})
 
@@ -124,6 +126,37 @@ def job_and_server_now(client: Any, job_id: str) -> tuple[dict[str, Any], dateti
     return (body if isinstance(body, dict) else {}), now
 
 
+class StatusLookup:
+    """GET /{job_id} on a daemon thread, so the notices' lookup never holds a download back (ART-15).
+
+    It starts before the listing and runs beside the fetches. Its answer is waited for at most
+    ``grace`` seconds once the chunks are written; a lookup that is slower, or fails, costs only the
+    notices, never the download. The thread is a daemon, so a stuck request cannot delay exit.
+    """
+
+    def __init__(self, client: Any, job_id: str) -> None:
+        self._finished = threading.Event()
+        self._answer: tuple[dict[str, Any], datetime] | None = None
+        threading.Thread(
+            target=self._lookup, args=(client, job_id), name="ct-job-status", daemon=True
+        ).start()
+
+    def _lookup(self, client: Any, job_id: str) -> None:
+        try:
+            self._answer = job_and_server_now(client, job_id)
+        except Exception as error:  # the notices are optional; the download is not
+            logger.debug("job status for the download notices of %s is unavailable: %s", job_id, error)
+        finally:
+            self._finished.set()
+
+    def answer(self, grace: float) -> tuple[dict[str, Any], datetime] | None:
+        """The job and the server's clock, or None when the lookup failed or is still running."""
+        if not self._finished.wait(grace):
+            logger.debug("job status lookup still running after %.0f s; notices skipped", grace)
+            return None
+        return self._answer
+
+
 def stall_warning(
     job: dict[str, Any], now: datetime, label: str, sub: str, newest: datetime | None, stale_after: float
 ) -> str | None:
@@ -191,6 +224,7 @@ def download_chunked(
     **options: Any,
 ) -> list[dict[str, Any]]:
     """Rebuild ``stream`` for every (or each named) sub-job; adds the §12.4 notices."""
+    lookup = StatusLookup(client, job_id) if stale_after_seconds is not None else None
     store = artifact_store(client, job_id)
     kept = False
     try:
@@ -206,16 +240,16 @@ def download_chunked(
             **options,
         )
         grouped = download.list_chunks()
-        job, server_now = (
-            job_and_server_now(client, job_id) if stale_after_seconds is not None else ({}, None)
-        )
-        extra: list[dict[str, Any]] = []
-        if stream is GPU_METRICS:
-            extra = _missing_metrics_entries(
-                download, store, job if server_now is not None else None, grouped, options.get("sub_job_ids")
-            )
+        # Listed before any GET, so a sub-job named by mistake fails before anything is written.
+        console = _console_listing(download, store, grouped, options.get("sub_job_ids"))
         results = download.run(grouped)
-        if server_now is not None and stale_after_seconds is not None and stream is not TRAINING_METRICS:
+        kept = not download.retrier.abandoned
+        known = lookup.answer(STATUS_LOOKUP_GRACE_S) if lookup is not None else None
+        if known is None:
+            return results
+        job, server_now = known
+        extra = _missing_metrics_entries(job, grouped, console) if stream is GPU_METRICS else []
+        if stale_after_seconds is not None and stream is not TRAINING_METRICS:
             for entry in results:
                 sub = entry["sub_job_id"]
                 notices = [
@@ -232,20 +266,24 @@ def download_chunked(
                 for notice in filter(None, notices):
                     logger.warning("%s", notice)
                     entry.setdefault("warnings", []).append(notice)
-        kept = not download.retrier.abandoned
         return results + extra
     finally:
         store.close(keep=kept)
 
 
-def _missing_metrics_entries(
+def _console_listing(
     download: ChunkDownload,
     store: ArtifactStore,
-    job: dict[str, Any] | None,
     grouped: dict[str, Any],
     sub_job_ids: Sequence[str] | None,
-) -> list[dict[str, Any]]:
-    """§12.4: sub-jobs with stdout but no metrics get an entry with a warning instead of nothing."""
+) -> dict[str, Any]:
+    """For a metrics download, the stdout chunks of the same sub-jobs (§12.4); {} for other streams.
+
+    A sub-job named in ``sub_job_ids`` may lack metrics as long as it has stdout; one with neither
+    is a NoChunksError, raised before any GET.
+    """
+    if download.stream is not GPU_METRICS:
+        return {}
     stdout = ChunkDownload(
         store, download.job_id, download.output_dir, STDOUT, sub_job_ids=sub_job_ids, missing_ok=True
     )
@@ -257,8 +295,13 @@ def _missing_metrics_entries(
         raise NoChunksError(
             f"no metrics or stdout chunks for {', '.join(unknown)}", sub_job_ids=unknown, available=available
         )
-    if job is None:
-        return []
+    return console
+
+
+def _missing_metrics_entries(
+    job: dict[str, Any], grouped: dict[str, Any], console: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """§12.4: sub-jobs with stdout but no metrics get an entry with a warning instead of nothing."""
     status = str(job.get("status", "")).lower()
     changed = _parse_time(job.get("state_changed_at"))
     now = datetime.now(UTC)

@@ -215,6 +215,7 @@ def test_job_without_chunks_reports_zero(tree, tmp_path) -> None:
 
 
 def test_running_job_gets_a_late_chunk_warning(tree, tmp_path) -> None:
+    tree.client.wait_for_job(tree.job_id)
     _stage(tree, tree.sub(), ["a\n"])
     [entry] = tree.client.download_stdout_logs(tree.job_id, tmp_path)
     assert any("resume=True" in warning for warning in entry["warnings"])
@@ -283,3 +284,41 @@ def test_a_second_download_into_the_same_folder_is_refused(tree, tmp_path) -> No
     # Metrics may share the folder meanwhile, and the lock is free again afterwards.
     [entry] = tree.client.download_stdout_logs(tree.job_id, tmp_path, stale_after_seconds=None)
     assert Path(entry["saved_path"]).read_text() == "a\n"
+
+
+def _job_route(tree: Any) -> str:
+    return f"/cortex-training/{tree.job_id}$"
+
+
+def test_a_slow_status_lookup_never_holds_the_download_back(tree, tmp_path, monkeypatch) -> None:
+    from ct_core.downloads import logs
+
+    monkeypatch.setattr(logs, "STATUS_LOOKUP_GRACE_S", 0.3)
+    _stage(tree, tree.sub(), ["a\n", "b\n"])
+    tree.server.set_faults({"path": _job_route(tree), "method": "GET", "action": "delay", "delay_s": 5})
+    started = time.monotonic()
+    [entry] = tree.client.download_stdout_logs(tree.job_id, tmp_path)
+    elapsed = time.monotonic() - started
+    assert Path(entry["saved_path"]).read_text() == "a\nb\n"
+    # The lookup was still waiting out its 5 s delay: the download returned after the short grace,
+    # without the notices that need the job's status.
+    assert elapsed < 4.0
+    assert "warnings" not in entry
+
+
+def test_a_lookup_slower_than_the_fetches_is_waited_for_within_the_grace(tree, tmp_path) -> None:
+    tree.client.wait_for_job(tree.job_id)
+    _stage(tree, tree.sub(), _lines(3))
+    tree.server.set_faults({"path": _job_route(tree), "method": "GET", "action": "delay", "delay_s": 1.0})
+    [entry] = tree.client.download_stdout_logs(tree.job_id, tmp_path)
+    assert any("resume=True" in warning for warning in entry["warnings"])
+
+
+def test_a_failed_status_lookup_costs_only_the_notices(tree, tmp_path) -> None:
+    _stage(tree, tree.sub(), ["a\n"])
+    tree.server.set_faults(
+        {"path": _job_route(tree), "method": "GET", "action": "respond", "status": 404, "count": None}
+    )
+    [entry] = tree.client.download_stdout_logs(tree.job_id, tmp_path)
+    assert Path(entry["saved_path"]).read_text() == "a\n"
+    assert "warnings" not in entry
