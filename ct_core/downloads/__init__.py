@@ -26,6 +26,7 @@ from ct_core.downloads.chunks import (
     TRAINING_METRICS,
     ChunkCallback,
     ChunkDamaged,
+    PreviewCallback,
     ProgressCallback,
 )
 
@@ -135,12 +136,18 @@ class DownloadsMixin:
         strict: bool = False,
         stale_after_seconds: float | None = 600,
         transfer_timeout_seconds: float | None = DEFAULT_TRANSFER_TIMEOUT_S,
+        preview_seconds: float | None = None,
+        on_preview: PreviewCallback | None = None,
     ) -> list[dict[str, Any]]:
         """Rebuild each sub-job's saved console into ``<output_dir>/<sub_job_id>/stdout.log`` (ART-07).
 
         Chunks are fetched in parallel and appended in name order; progress is kept in manifests so
         ``resume=True`` only adds what is new. Damaged chunks are skipped and listed (raised with
         ``strict``). Raise `DownloadCancelled` from a callback to stop; what was written is kept.
+
+        With ``preview_seconds`` and ``on_preview``, the first sub-job in ``sub_job_ids`` is written
+        first, and its last ``preview_seconds`` of console reach ``on_preview`` before the rest of
+        its history (ART-19; see download_metrics for the callback's arguments).
         """
         return _logs.download_chunked(
             self,
@@ -155,6 +162,9 @@ class DownloadsMixin:
             sub_job_ids=sub_job_ids,
             strict=strict,
             transfer_timeout_seconds=transfer_timeout_seconds,
+            priority=list(sub_job_ids or ())[:1] if preview_seconds is not None else (),
+            preview_seconds=preview_seconds,
+            on_preview=on_preview,
         )
 
     def download_metrics(
@@ -172,8 +182,18 @@ class DownloadsMixin:
         transfer_timeout_seconds: float | None = DEFAULT_TRANSFER_TIMEOUT_S,
         priority: Sequence[str] = (),
         on_commit: Callable[[dict[str, Any]], None] | None = None,
+        preview_seconds: float | None = None,
+        on_preview: PreviewCallback | None = None,
     ) -> list[dict[str, Any]]:
-        """Rebuild GPU and system rows into ``<output_dir>/<sub_job_id>/gpu.jsonl`` (ART-20)."""
+        """Rebuild GPU and system rows into ``<output_dir>/<sub_job_id>/gpu.jsonl`` (ART-20).
+
+        Sub-jobs in ``priority`` are written first, in order; ``on_commit(entry)`` follows each
+        committed file. With ``preview_seconds`` and ``on_preview``, the first priority sub-job's
+        chunks from ``preview_seconds`` (plus two minutes of name slack) before its newest one are
+        fetched first, and ``on_preview(sub_job_id, path, chunk_count, first_artifact_uri,
+        last_artifact_uri)`` gets a file of their rows in time order, removed once it returns. No
+        chunk is fetched twice; there is no preview when those chunks are most of what is new.
+        """
         return _logs.download_chunked(
             self,
             job_id,
@@ -189,6 +209,8 @@ class DownloadsMixin:
             transfer_timeout_seconds=transfer_timeout_seconds,
             priority=priority,
             on_commit=on_commit,
+            preview_seconds=preview_seconds,
+            on_preview=on_preview,
         )
 
     def download_training_metrics(
@@ -206,8 +228,12 @@ class DownloadsMixin:
         transfer_timeout_seconds: float | None = DEFAULT_TRANSFER_TIMEOUT_S,
         priority: Sequence[str] = (),
         on_commit: Callable[[dict[str, Any]], None] | None = None,
+        preview_seconds: float | None = None,
+        on_preview: PreviewCallback | None = None,
     ) -> list[dict[str, Any]]:
-        """Rebuild the §12.5 rows of training sub-jobs into ``<sub_job_id>/training.jsonl`` (ART-21)."""
+        """Rebuild the §12.5 rows of training sub-jobs into ``<sub_job_id>/training.jsonl`` (ART-21).
+
+        Takes download_metrics' options, preview included."""
         return _logs.download_chunked(
             self,
             job_id,
@@ -223,4 +249,6 @@ class DownloadsMixin:
             transfer_timeout_seconds=transfer_timeout_seconds,
             priority=priority,
             on_commit=on_commit,
+            preview_seconds=preview_seconds,
+            on_preview=on_preview,
         )

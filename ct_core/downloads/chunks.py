@@ -11,7 +11,9 @@ named ``<kind>.YYYYMMDD-HHMMSS.<id>.gz`` under ``_<folder>/<sub_job_id>/`` and
 - the output is written to ``.<name>.partial`` (or extended in place on resume) and described by a
   manifest that is only ever written after the bytes it counts are fsynced;
 - a chunk that does not gunzip is rolled back out of the file, fetched once more, and then skipped
-  (or raised with ``strict``); a chunk that vanished after the listing is treated the same way.
+  (or raised with ``strict``); a chunk that vanished after the listing is treated the same way;
+- with a preview (ART-19/20), the first priority sub-job's newest chunks are fetched first and
+  handed to ``on_preview`` as one file, then reused for the in-order rebuild (never fetched twice).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +70,8 @@ BAR_CELLS = 20
 #: Bytes read from a gzip member at a time while appending (memory stays bounded).
 INFLATE_BLOCK = 1 << 20
 TEMP_PREFIX = "ct-artifact-chunks-"
+#: §12.4: a chunk's name is the time it starts; its rows may run this much later (seconds).
+CHUNK_NAME_SLACK_S = 120.0
 
 
 @dataclass(frozen=True)
@@ -93,6 +98,36 @@ TRAINING_METRICS = Stream("training", "metrics", "training.jsonl", "training met
 
 ProgressCallback = Callable[[str], None]
 ChunkCallback = Callable[[str, int, int, int], None]
+#: ``on_preview(sub_job_id, path, chunk_count, first_artifact_uri, last_artifact_uri)``.
+PreviewCallback = Callable[[str, str, int, str, str], None]
+
+
+def chunk_start_time(path: str) -> datetime | None:
+    """The UTC time in a chunk's name (``<kind>.YYYYMMDD-HHMMSS.<id>.gz``), None if it has none."""
+    parts = path.rsplit("/", 1)[-1].split(".")
+    if len(parts) < 4:
+        return None
+    with contextlib.suppress(ValueError):
+        return datetime.strptime(parts[1], "%Y%m%d-%H%M%S").replace(tzinfo=UTC)
+    return None
+
+
+def preview_indices(new_paths: Sequence[str], preview_seconds: float) -> list[int]:
+    """Which of the chunks to fetch first for a preview: those from ``preview_seconds`` (plus the
+    name slack) before the newest one. Empty when they would be most of what is new anyway, since
+    the whole download then arrives about as soon as the preview would."""
+    if not new_paths:
+        return []
+    newest = chunk_start_time(new_paths[-1])
+    if newest is None:
+        return []
+    cutoff = newest - timedelta(seconds=preview_seconds + CHUNK_NAME_SLACK_S)
+    picked = [
+        index
+        for index, path in enumerate(new_paths)
+        if (start := chunk_start_time(path)) is not None and start >= cutoff
+    ]
+    return [] if len(picked) * 2 > len(new_paths) else picked
 
 
 def sub_job_dir(output_dir: Path, sub_job_id: str) -> Path:
@@ -366,10 +401,16 @@ class ChunkDownload:
         on_commit: Callable[[dict[str, Any]], None] | None = None,
         missing_ok: bool = False,
         root_memory: RootMemory | None = None,
+        preview_seconds: float | None = None,
+        on_preview: PreviewCallback | None = None,
     ) -> None:
         workers = DEFAULT_MAX_WORKERS if max_workers is None else int(max_workers)
         if workers < 1:
             raise ValueError("max_workers must be >= 1")
+        if (preview_seconds is None) != (on_preview is None):
+            raise ValueError("preview_seconds and on_preview are given together")
+        if preview_seconds is not None and not preview_seconds >= 0:
+            raise ValueError(f"preview_seconds must be >= 0, got {preview_seconds!r}")
         self.store, self.job_id, self.stream = store, job_id, stream
         self.output_dir = Path(output_dir)
         self.resume, self.strict, self.missing_ok = resume, strict, missing_ok
@@ -381,6 +422,7 @@ class ChunkDownload:
         self.retrier = Retrier(self.cancelled, transfer_timeout_seconds)
         self.saved_any = False
         self.root_memory = root_memory
+        self.preview_seconds, self.on_preview = preview_seconds, on_preview
         self._temp: Path | None = None
 
     # --- listing ---------------------------------------------------------------------------------
@@ -532,15 +574,29 @@ class ChunkDownload:
         mode = "r+b" if target.exists() and manifest.names else "wb"
         lookahead = self.max_workers * LOOKAHEAD_PER_WORKER
         pending: dict[int, Future[Path]] = {}
+        preview: list[int] = []
+        if self.preview_seconds is not None and self.priority and sub == self.priority[0]:
+            preview = preview_indices(new_paths, self.preview_seconds)
+        # The preview's chunks go out first; the in-order rebuild picks their futures up later.
+        for index in preview:
+            pending[index] = pool.submit(self._fetch, new_paths[index])
         next_submit = 0
         last_checkpoint, since_checkpoint = time.monotonic(), 0
         with target.open(mode) as sink:
             sink.truncate(manifest.bytes)
             sink.seek(manifest.bytes)
             try:
+                # The first in-order chunks start downloading while the preview is assembled.
+                while next_submit < min(total_new, lookahead):
+                    if next_submit not in pending:
+                        pending[next_submit] = pool.submit(self._fetch, new_paths[next_submit])
+                    next_submit += 1
+                if preview:
+                    self._show_preview(sub, [(new_paths[i], pending[i]) for i in preview])
                 for index, path in enumerate(new_paths):
                     while next_submit < total_new and next_submit < index + lookahead:
-                        pending[next_submit] = pool.submit(self._fetch, new_paths[next_submit])
+                        if next_submit not in pending:
+                            pending[next_submit] = pool.submit(self._fetch, new_paths[next_submit])
                         next_submit += 1
                     self._append(pending.pop(index), path, sink, manifest)
                     self.saved_any = True
@@ -576,6 +632,37 @@ class ChunkDownload:
         if self.on_commit is not None:
             self.on_commit(entry)
         return entry
+
+    def _show_preview(self, sub: str, fetched: list[tuple[str, Future[Path]]]) -> None:
+        """ART-19/20: the newest chunks' rows, in time order, in one file handed to ``on_preview``.
+
+        The fetched chunk files stay where they are for the rebuild. A chunk that failed or does not
+        gunzip is left out here (the rebuild deals with it); with none readable there is no preview.
+        """
+        assert self._temp is not None and self.on_preview is not None
+        folder = Path(tempfile.mkdtemp(dir=self._temp, prefix="preview-"))
+        try:
+            path = folder / self.stream.filename
+            shown: list[str] = []
+            with path.open("wb") as sink:
+                for name, future in fetched:
+                    try:
+                        local = future.result()
+                    except Exception:
+                        continue
+                    offset = sink.tell()
+                    try:
+                        inflate_into(local, sink)
+                    except (OSError, EOFError, zlib.error):
+                        sink.seek(offset)
+                        sink.truncate(offset)
+                        continue
+                    shown.append(name)
+            if shown:
+                uri = self.store.run_uri
+                self.on_preview(sub, str(path), len(shown), uri + shown[0], uri + shown[-1])
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
 
     @staticmethod
     def _checkpoint(sink: Any, manifest: Manifest, manifest_path: Path) -> None:

@@ -33,6 +33,7 @@ from ct_core.downloads.chunks import (
     RootMemory,
     Stream,
     belongs_to_job,
+    chunk_start_time,
     sub_job_dir,
 )
 from ct_core.downloads.sessions import SessionPool
@@ -101,15 +102,6 @@ def _parse_time(value: Any) -> datetime | None:
     with contextlib.suppress(ValueError):
         moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
         return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-    return None
-
-
-def _chunk_time(path: str) -> datetime | None:
-    parts = path.rsplit("/", 1)[-1].split(".")
-    if len(parts) < 4:
-        return None
-    with contextlib.suppress(ValueError):
-        return datetime.strptime(parts[1], "%Y%m%d-%H%M%S").replace(tzinfo=UTC)
     return None
 
 
@@ -258,7 +250,7 @@ def download_chunked(
                         server_now,
                         stream.label,
                         sub,
-                        _chunk_time(grouped[sub].paths[-1]),
+                        chunk_start_time(grouped[sub].paths[-1]),
                         stale_after_seconds,
                     ),
                     _late_chunk_warning(job, stream.label, sub),
@@ -313,7 +305,7 @@ def _missing_metrics_entries(
                 "uploaded, or ended before its first metrics upload"
             )
         else:
-            first = _chunk_time(console[sub].paths[0])
+            first = chunk_start_time(console[sub].paths[0])
             since = max((t for t in (first, changed) if t is not None), default=None)
             if since is None or (now - since).total_seconds() < MISSING_METRICS_AFTER_S:
                 continue
