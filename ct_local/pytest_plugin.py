@@ -10,6 +10,11 @@ does it for the repository; plugin packages do the same). Fixtures:
 - ``ct_home``: HOME, XDG dirs and the Snowflake config dir pointed at a temp folder, and every
   ``CORTEX_TRAINING_*`` / ``CT_*`` / ``SNOWFLAKE_*`` variable cleared.
 
+Helpers for test suites that drive the CLI: ``run_ct`` runs the installed ``ct`` console script
+with only the plugins asked for and returns a ``CtResult``; ``ct_runner(plugins)`` binds those;
+``load_when_collected_alone`` is a ``pytest_configure`` for plugin test folders, which need these
+fixtures also when pytest collects them on their own.
+
 Servers run as subprocesses (``python -m ct_local serve --port 0 --ready-file ...``), so tests
 talk real HTTP over loopback and a restart really is a new process on the same state dir.
 """
@@ -279,3 +284,67 @@ def ct_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
     monkeypatch.setenv("SNOWFLAKE_HOME", str(home / ".snowflake"))
     return home
+
+
+# --- running the `ct` console script ----------------------------------------------------------------
+
+CT_SCRIPT = str(Path(sys.executable).with_name("ct"))
+
+
+class CtResult:
+    """A finished `ct` run: exit code, stdout, stderr, and stdout parsed as JSON on demand."""
+
+    def __init__(self, completed: subprocess.CompletedProcess[str]) -> None:
+        self.returncode = completed.returncode
+        self.stdout = completed.stdout
+        self.stderr = completed.stderr
+        self.args = completed.args
+
+    @property
+    def json(self) -> Any:
+        return json.loads(self.stdout)
+
+    def __repr__(self) -> str:
+        return (
+            f"CtResult(rc={self.returncode}, args={self.args!r}, stdout={self.stdout[-1500:]!r}, "
+            f"stderr={self.stderr[-2000:]!r})"
+        )
+
+
+def run_ct(
+    *args: str,
+    input: str | None = None,
+    env: Mapping[str, str] | None = None,
+    plugins: str = "",
+    columns: str = "120",
+    timeout: float = 120,
+) -> CtResult:
+    """Run ``ct ARGS...`` in a subprocess with only ``plugins`` (a CT_PLUGINS value) loaded."""
+    environment = {**os.environ, "COLUMNS": columns, "CT_PLUGINS": plugins, **(env or {})}
+    completed = subprocess.run(
+        [CT_SCRIPT, *args],
+        input=input,
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=timeout,
+        check=False,
+    )
+    return CtResult(completed)
+
+
+def ct_runner(plugins: str, *, timeout: float = 120) -> Callable[..., CtResult]:
+    """``run_ct`` with a plugin selection bound: the `run_ct` fixture of a plugin's own tests."""
+
+    def run(*args: str, input: str | None = None, plugins: str = plugins) -> CtResult:
+        return run_ct(*args, input=input, plugins=plugins, timeout=timeout)
+
+    return run
+
+
+def load_when_collected_alone(config: pytest.Config) -> None:
+    """``pytest_configure`` for a plugin's tests folder: register these fixtures when the
+    repository's conftest has not (pytest refuses ``pytest_plugins`` below the root conftest)."""
+    plugin = __name__
+    if not config.pluginmanager.has_plugin(plugin):
+        config.pluginmanager.import_plugin(plugin)

@@ -8,37 +8,18 @@ ones a test asks for (`CT_PLUGINS` is empty unless the test sets it).
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-CT_SCRIPT = str(Path(sys.executable).with_name("ct"))
+from ct_local.pytest_plugin import CtResult
+from ct_local.pytest_plugin import run_ct as _run_ct
+
 DATABASE = "CT_CLI_DB"
 #: Width the help golden file is rendered at (rich wraps to $COLUMNS).
 HELP_COLUMNS = "100"
-
-
-class CtResult:
-    """A finished `ct` run: exit code, stdout, stderr, and stdout parsed as JSON on demand."""
-
-    def __init__(self, completed: subprocess.CompletedProcess[str]) -> None:
-        self.returncode = completed.returncode
-        self.stdout = completed.stdout
-        self.stderr = completed.stderr
-        self.args = completed.args
-
-    @property
-    def json(self) -> Any:
-        return json.loads(self.stdout)
-
-    def __repr__(self) -> str:
-        return f"CtResult(rc={self.returncode}, args={self.args!r}, stderr={self.stderr[-2000:]!r})"
-
 
 CtRunner = Callable[..., CtResult]
 
@@ -46,18 +27,8 @@ CtRunner = Callable[..., CtResult]
 def run_ct(
     *args: str, input: str | None = None, env: dict[str, str] | None = None, timeout: float = 120
 ) -> CtResult:
-    environment = {**os.environ, "COLUMNS": HELP_COLUMNS, "CT_PLUGINS": ""}
-    environment.update(env or {})
-    completed = subprocess.run(
-        [CT_SCRIPT, *args],
-        input=input,
-        capture_output=True,
-        text=True,
-        env=environment,
-        timeout=timeout,
-        check=False,
-    )
-    return CtResult(completed)
+    """The installed `ct`, no plugins unless ``env`` sets CT_PLUGINS, at the golden file's width."""
+    return _run_ct(*args, input=input, env=env, columns=HELP_COLUMNS, timeout=timeout)
 
 
 @pytest.fixture

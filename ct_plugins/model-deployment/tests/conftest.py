@@ -7,10 +7,6 @@ enables it too when only this folder is collected.
 from __future__ import annotations
 
 import copy
-import json
-import os
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -18,8 +14,8 @@ from typing import Any
 
 import pytest
 
-CT_SCRIPT = str(Path(sys.executable).with_name("ct"))
-SHARED_FIXTURES = "ct_local.pytest_plugin"
+from ct_local.pytest_plugin import CtResult, ct_runner, load_when_collected_alone
+
 DB = "DEP_DB"
 SCHEMA = "PUBLIC"
 MODEL = "Qwen/Qwen3-0.6B"
@@ -30,9 +26,7 @@ BASE_SPEC: dict[str, Any] = {
 }
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    if not config.pluginmanager.has_plugin(SHARED_FIXTURES):
-        config.pluginmanager.import_plugin(SHARED_FIXTURES)
+pytest_configure = load_when_collected_alone
 
 
 @pytest.fixture
@@ -41,43 +35,10 @@ def spec() -> dict[str, Any]:
     return copy.deepcopy(BASE_SPEC)
 
 
-class CtRun:
-    """One finished `ct` process."""
-
-    def __init__(self, completed: subprocess.CompletedProcess[str]) -> None:
-        self.returncode = completed.returncode
-        self.stdout = completed.stdout
-        self.stderr = completed.stderr
-
-    @property
-    def json(self) -> Any:
-        return json.loads(self.stdout)
-
-    def __repr__(self) -> str:
-        return f"CtRun(rc={self.returncode}, stdout={self.stdout[-1500:]!r}, stderr={self.stderr[-1500:]!r})"
-
-
-def ct_env() -> dict[str, str]:
-    return {**os.environ, "CT_PLUGINS": "model-deployment", "COLUMNS": "120"}
-
-
 @pytest.fixture
-def run_ct(ct_home: Path) -> Callable[..., CtRun]:
+def run_ct(ct_home: Path) -> Callable[..., CtResult]:
     """Run the installed `ct` console script with an isolated home; only this plugin loads."""
-
-    def run(*args: str, input: str | None = None) -> CtRun:
-        completed = subprocess.run(
-            [CT_SCRIPT, *args],
-            input=input,
-            capture_output=True,
-            text=True,
-            env=ct_env(),
-            timeout=180,
-            check=False,
-        )
-        return CtRun(completed)
-
-    return run
+    return ct_runner("model-deployment", timeout=180)
 
 
 def _wait_for_status(client: Any, job_id: str, wanted: str) -> dict[str, Any]:
