@@ -10,6 +10,10 @@ does it for the repository; plugin packages do the same). Fixtures:
 - ``ct_home``: HOME, XDG dirs and the Snowflake config dir pointed at a temp folder, and every
   ``CORTEX_TRAINING_*`` / ``CT_*`` / ``SNOWFLAKE_*`` variable cleared.
 
+Helpers for HTTP tests: ``create_job`` posts a create-job body and returns the id;
+``wait_for_job_status`` polls a job until it reaches one of some statuses (failing the test on a
+terminal one it was not waiting for, or after a time limit).
+
 Helpers for test suites that drive the CLI: ``run_ct`` runs the installed ``ct`` console script
 with only the plugins asked for and returns a ``CtResult``; ``ct_runner(plugins)`` binds those;
 ``load_when_collected_alone`` is a ``pytest_configure`` for plugin test folders, which need these
@@ -284,6 +288,37 @@ def ct_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
     monkeypatch.setenv("SNOWFLAKE_HOME", str(home / ".snowflake"))
     return home
+
+
+# --- jobs over plain HTTP ------------------------------------------------------------------------------
+
+#: Statuses a job never leaves.
+TERMINAL_STATUSES = frozenset({"failed", "cancelled", "terminated", "succeeded", "completed"})
+
+
+def create_job(http: httpx.Client, prefix: str, sub_jobs: Sequence[Mapping[str, Any]], **fields: Any) -> str:
+    """POST a create-job body under ``prefix``; the new job's id (asserts a 200 answer)."""
+    response = http.post(prefix, json={"sub_job_configs": list(sub_jobs), **fields})
+    assert response.status_code == 200, response.text
+    return str(response.json()["job_id"])
+
+
+def wait_for_job_status(
+    http: httpx.Client, url: str, statuses: set[str] | frozenset[str], *, limit_s: float = 120.0
+) -> dict[str, Any]:
+    """Poll ``GET url`` until the job's status is in ``statuses``; the record. Fails the test when
+    the job ends in another status, or after ``limit_s`` (only a hang gets near it)."""
+    deadline = time.monotonic() + limit_s
+    while True:
+        record = http.get(url).raise_for_status().json()
+        status = record["status"]
+        if status in statuses:
+            return dict(record)
+        if status in TERMINAL_STATUSES:
+            pytest.fail(f"job ended {status!r} while waiting for {sorted(statuses)}: {record}")
+        if time.monotonic() > deadline:
+            pytest.fail(f"job stayed {status!r}, expected one of {sorted(statuses)}")
+        time.sleep(0.01)
 
 
 # --- running the `ct` console script ----------------------------------------------------------------

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
+
+from ct_local.pytest_plugin import create_job, wait_for_job_status
 
 # Upper bound on waiting for a lifecycle transition; only a hang should ever reach it.
 WAIT_LIMIT_S = 30.0
@@ -18,22 +19,11 @@ SAMPLING = {"job_type": "sampling", "model_name": "Qwen/Qwen3-1.7B", "inference_
 
 
 def _wait_for(client: httpx.Client, url: str, statuses: set[str]) -> dict[str, Any]:
-    """Poll GET url until the job's status is one of ``statuses``; fail after WAIT_LIMIT_S."""
-    deadline = time.monotonic() + WAIT_LIMIT_S
-    while True:
-        record = client.get(url).raise_for_status().json()
-        if record["status"] in statuses:
-            return record
-        if time.monotonic() > deadline:
-            pytest.fail(f"job stayed {record['status']!r}, expected one of {sorted(statuses)}")
-        time.sleep(0.01)
+    return wait_for_job_status(client, url, statuses, limit_s=WAIT_LIMIT_S)
 
 
 def _create(client: httpx.Client, prefix: str, *sub_jobs: dict[str, Any], **fields: Any) -> str:
-    body = {"sub_job_configs": list(sub_jobs or (TRAINING,)), **fields}
-    response = client.post(prefix, json=body)
-    assert response.status_code == 200, response.text
-    return response.json()["job_id"]
+    return create_job(client, prefix, sub_jobs or (TRAINING,), **fields)
 
 
 @pytest.fixture

@@ -20,6 +20,7 @@ import httpx
 import pytest
 
 from ct_core import wire
+from ct_local.pytest_plugin import create_job, wait_for_job_status
 
 # Results whose DSSST1 frame exceeds this many bytes come back as result_chunk events.
 RESULT_THRESHOLD = 4096
@@ -73,30 +74,12 @@ class Driver:
 
     def create(self, training_config: dict[str, Any] | None = None, **sub_job: Any) -> str:
         config = {"optimizer": {"name": "AdamW", "lr": 1e-2}, "n_gpus": 1, **(training_config or {})}
-        body = {
-            "sub_job_configs": [
-                {
-                    "job_type": "training",
-                    "model_name": "Qwen/Qwen3-0.6B",
-                    "training_config": config,
-                    **sub_job,
-                }
-            ]
-        }
-        response = self.http.post(self.prefix, json=body)
-        assert response.status_code == 200, response.text
-        self.job_id = response.json()["job_id"]
+        sub = {"job_type": "training", "model_name": "Qwen/Qwen3-0.6B", "training_config": config, **sub_job}
+        self.job_id = create_job(self.http, self.prefix, [sub])
         return self.job_id
 
     def wait_running(self) -> dict[str, Any]:
-        deadline = time.monotonic() + POLL_LIMIT_S
-        while True:
-            record = self.http.get(self.url).raise_for_status().json()
-            if record["status"] == "running":
-                return record
-            assert record["status"] in {"pending", "placing", "initializing"}, record
-            assert time.monotonic() < deadline, "job never reached running"
-            time.sleep(0.02)
+        return wait_for_job_status(self.http, self.url, {"running"}, limit_s=POLL_LIMIT_S)
 
     def start(self, training_config: dict[str, Any] | None = None, **sub_job: Any) -> Driver:
         self.create(training_config, **sub_job)

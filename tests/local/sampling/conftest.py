@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from ct_core import wire
+from ct_local.pytest_plugin import create_job, wait_for_job_status
 
 # Upper bound on waiting for a request; only a hang (or a very loaded machine) gets near it.
 POLL_LIMIT_S = 120.0
@@ -45,15 +46,8 @@ class Sampling:
         return f"{self.prefix}/{self.job_id}"
 
     def start(self, *sub_jobs: dict[str, Any]) -> Sampling:
-        body = {"sub_job_configs": list(sub_jobs) or [training_sub_job(), sampling_sub_job()]}
-        response = self.http.post(self.prefix, json=body)
-        assert response.status_code == 200, response.text
-        self.job_id = response.json()["job_id"]
-        deadline = time.monotonic() + POLL_LIMIT_S
-        while (record := self.http.get(self.url).json())["status"] != "running":
-            assert record["status"] not in {"failed", "cancelled", "terminated"}, record
-            assert time.monotonic() < deadline, f"job never reached running: {record}"
-            time.sleep(0.02)
+        self.job_id = create_job(self.http, self.prefix, sub_jobs or [training_sub_job(), sampling_sub_job()])
+        wait_for_job_status(self.http, self.url, {"running"}, limit_s=POLL_LIMIT_S)
         return self
 
     def post(self, action: str, logical: dict[str, Any], **query: Any) -> httpx.Response:
