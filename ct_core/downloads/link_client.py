@@ -26,14 +26,13 @@ import urllib.request
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import httpx
-import urllib3
-from urllib3.exceptions import HTTPError as Urllib3Error
-from urllib3.exceptions import MaxRetryError, ResponseError
-from urllib3.exceptions import SSLError as Urllib3SSLError
+
+if TYPE_CHECKING:
+    import urllib3
 
 #: Size of each read from the socket (and of each write to the file).
 BLOCK_BYTES = 1024 * 1024
@@ -74,8 +73,11 @@ class LinkResponse:
         try:
             while block := read(BLOCK_BYTES, decode_content=False):
                 yield block
-        except Urllib3Error as error:
-            raise _translate(error) from error
+        except Exception as error:
+            translated = _translate(error)
+            if translated is None:
+                raise
+            raise translated from error
 
 
 @functools.lru_cache(maxsize=8)
@@ -92,8 +94,14 @@ def _ssl_context(verify: bool | str) -> ssl.SSLContext:
     return httpx.create_ssl_context(verify=verify)
 
 
-def _translate(error: Urllib3Error) -> LinkTransportError:
-    """One error type for the caller, marked with whether another attempt could succeed."""
+def _translate(error: Exception) -> LinkTransportError | None:
+    """One error type for the caller, marked with whether another attempt could succeed (None for
+    an exception that is not urllib3's, which the caller lets through)."""
+    from urllib3.exceptions import HTTPError, MaxRetryError, ResponseError
+    from urllib3.exceptions import SSLError as Urllib3SSLError
+
+    if not isinstance(error, HTTPError):
+        return None
     cause: BaseException = error
     if isinstance(error, MaxRetryError) and error.reason is not None:
         cause = error.reason
@@ -111,6 +119,10 @@ class LinkClient:
     """Fetches presigned links; one per download, closed when it ends."""
 
     def __init__(self, verify: bool | str = True, timeouts: LinkTimeouts | None = None) -> None:
+        # urllib3 is imported here, not with the module: only a download needs it (CLI start-up).
+        import urllib3
+
+        self._urllib3 = urllib3
         self._verify = verify
         times = timeouts or LinkTimeouts()
         self._timeout = urllib3.Timeout(connect=times.connect, read=times.read)
@@ -133,7 +145,8 @@ class LinkClient:
                     "retries": self._retries,
                     "ssl_context": _ssl_context(self._verify),
                 }
-                manager = urllib3.ProxyManager(proxy, **options) if proxy else urllib3.PoolManager(**options)
+                pools = self._urllib3
+                manager = pools.ProxyManager(proxy, **options) if proxy else pools.PoolManager(**options)
                 self._managers[proxy] = manager
             return manager
 
@@ -149,8 +162,11 @@ class LinkClient:
                 decode_content=False,
                 timeout=self._timeout,
             )
-        except Urllib3Error as error:
-            raise _translate(error) from error
+        except Exception as error:
+            translated = _translate(error)
+            if translated is None:
+                raise
+            raise translated from error
         try:
             yield LinkResponse(raw)
         finally:
