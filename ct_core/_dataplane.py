@@ -574,3 +574,72 @@ class DataPlaneMixin:
             max_interval=max(self.poll_max_interval, interval),
             sleep=getattr(self, "_sleep", time.sleep),
         )
+
+    # --- zone scheduling events (§7.9, §12.6): gated, the service refuses them -----------------
+
+    def tail_events(
+        self,
+        job_id: str,
+        *,
+        cursor: str | None = None,
+        max_events: int | None = None,
+        sub_job_id: str | None = None,
+        sub_job_type: str | None = None,
+    ) -> dict[str, Any]:
+        """One page of zone scheduling events: `{"events": [...], "next_cursor": ..., "eof": ...}`.
+
+        Experimental and unusable today: the service does not accept the `zmd-events` operation, so
+        this raises ExperimentalFeatureError unless CORTEX_TRAINING_EXPERIMENTAL opts into zone_events.
+        """
+        from ct_core._experimental import ZONE_EVENTS, require_experimental
+
+        require_experimental(ZONE_EVENTS, "tail_events()")
+        return self.operation(
+            job_id,
+            ops.OP_ZONE_EVENTS,
+            ops.tail_events_payload(cursor, max_events),
+            sub_job_id=sub_job_id,
+            sub_job_type=sub_job_type,
+        )
+
+    def stream_events(
+        self,
+        job_id: str,
+        *,
+        follow: bool = True,
+        cursor: str | None = None,
+        max_events: int | None = None,
+        poll_interval: float | None = None,
+        sub_job_id: str | None = None,
+        sub_job_type: str | None = None,
+    ) -> Iterator[dict[str, Any]]:
+        """Yield zone scheduling events page after page, like stream_logs (experimental, see tail_events).
+
+        The opt-in is checked when this is called, not on the first iteration.
+        """
+        from ct_core._experimental import ZONE_EVENTS, require_experimental
+
+        require_experimental(ZONE_EVENTS, "stream_events()")
+        interval = self.poll_interval if poll_interval is None else poll_interval
+        if not interval > 0:
+            raise ValueError("poll_interval must be > 0")
+
+        def page(page_cursor: str | None) -> dict[str, Any]:
+            return self.tail_events(
+                job_id,
+                cursor=page_cursor,
+                max_events=max_events,
+                sub_job_id=sub_job_id,
+                sub_job_type=sub_job_type,
+            )
+
+        return stream_entries(
+            page,
+            cursor=cursor,
+            follow=follow,
+            interval=interval,
+            multiplier=self.poll_backoff_multiplier,
+            max_interval=max(self.poll_max_interval, interval),
+            sleep=getattr(self, "_sleep", time.sleep),
+            items_key="events",
+        )

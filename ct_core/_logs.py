@@ -85,8 +85,12 @@ def stream_entries(
     multiplier: float,
     max_interval: float,
     sleep: Callable[[float], None],
+    items_key: str = "entries",
 ) -> Iterator[dict[str, Any]]:
-    """Yield log entries page after page (DP-25). `tail(cursor)` fetches one page."""
+    """Yield the items of page after page (DP-25). `tail(cursor)` fetches one page.
+
+    `items_key` names the list a page carries: "entries" for tail-logs, "events" for zone events.
+    """
     delay = interval
     read_once = False
     while True:
@@ -101,7 +105,7 @@ def stream_entries(
         next_cursor = page.get("next_cursor")
         if next_cursor:
             cursor = str(next_cursor)
-        entries = page.get("entries") or []
+        entries = page.get(items_key) or []
         if entries:
             yield from entries
             delay = interval

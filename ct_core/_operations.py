@@ -26,6 +26,8 @@ OP_ROUTER_REPLAY_DISCARD = "router-replay-discard"
 OP_RESET_PREFIX_CACHE = "reset-prefix-cache"
 OP_CANCEL_REQUEST = "cancel-request"
 OP_TAIL_LOGS = "tail-logs"
+#: Zone scheduling events (§7.9): the service does not accept this type yet, so the SDK gates it.
+OP_ZONE_EVENTS = "zmd-events"
 
 #: Environment variable bounding the JSON body of one byte-payload `forward` POST (§7.1).
 ENV_FORWARD_MAX_JSON_BYTES = "CORTEX_TRAINING_FORWARD_OPERATION_MAX_JSON_BYTES"
@@ -183,3 +185,15 @@ def tail_logs_payload(cursor: str | None, max_lines: int | None) -> dict[str, An
             raise ValueError("max_lines must be a positive integer")
         payload["max_lines"] = max_lines
     return payload
+
+
+def tail_events_payload(cursor: str | None, max_events: int | None) -> dict[str, Any] | None:
+    """`{cursor?, max_events?}` of a zmd-events operation; None when neither is set (§7.9, DP-26)."""
+    payload: dict[str, Any] = {}
+    if cursor:
+        payload["cursor"] = cursor
+    if max_events is not None:
+        if isinstance(max_events, bool) or not isinstance(max_events, int) or max_events <= 0:
+            raise ValueError("max_events must be a positive integer")
+        payload["max_events"] = max_events
+    return payload or None

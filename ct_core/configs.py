@@ -231,6 +231,13 @@ class SubJobConfig:
     source_checkpoint_info: dict[str, Any] | None = None
     """Start from a saved checkpoint or from external weights in a stage (§8.4)."""
 
+    def __post_init__(self) -> None:
+        # Spellings such as "Training ", "JOB_TYPE_SAMPLING" or "log_prob" name a known type (VAL-01);
+        # anything else is kept as given and reported by problems().
+        if not isinstance(self.job_type, JobType):
+            known = {member.value: member for member in JobType}
+            self.job_type = known.get(normalize_job_type(self.job_type), self.job_type)
+
     @classmethod
     def training_job(
         cls,
@@ -318,7 +325,11 @@ class SubJobConfig:
             found.append("sub_job.model_name is required")
         if self.training is not None and self.sampling is not None:
             found.append("sub_job.training and sub_job.sampling are mutually exclusive")
-        kind = JobType(self.job_type)
+        if not isinstance(self.job_type, JobType):
+            allowed = ", ".join(member.value for member in JobType)
+            found.append(f"sub_job.job_type must be one of {allowed}, got {self.job_type!r}")
+            return found + source_checkpoint_problems(self.source_checkpoint_info)
+        kind = self.job_type
         if kind is JobType.TRAINING:
             if self.training is None:
                 found.append("training sub-job requires a `training` block")
@@ -338,7 +349,8 @@ class SubJobConfig:
             raise ValidationError(found)
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"job_type": JobType(self.job_type).value, "model_name": self.model_name}
+        kind = self.job_type.value if isinstance(self.job_type, JobType) else self.job_type
+        out: dict[str, Any] = {"job_type": kind, "model_name": self.model_name}
         for key in ("global_batch_size", "dtype", "seed"):
             value = getattr(self, key)
             if value is not None:

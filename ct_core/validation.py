@@ -249,7 +249,7 @@ def build_create_body(
         if not isinstance(sub_job, SubJobConfig):
             problems.append(f"sub_jobs[{index}] must be a SubJobConfig, got {type(sub_job).__name__}")
             continue
-        if normalize_job_type(JobType(sub_job.job_type).value) == JobType.LOG_PROBABILITY.value:
+        if normalize_job_type(sub_job.job_type) == JobType.LOG_PROBABILITY.value:
             problems.append(f"sub_jobs[{index}].job_type: {LOG_PROBABILITY_REFUSAL}")
             continue
         problems.extend(f"sub_jobs[{index}]: {problem}" for problem in sub_job.problems())

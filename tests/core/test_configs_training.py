@@ -102,3 +102,22 @@ def test_source_checkpoint_info_on_sub_jobs() -> None:
     )
     with pytest.raises(ValidationError, match="external_stage_path cannot be combined"):
         bad.validate()
+
+
+def test_job_type_spellings_on_the_typed_path() -> None:
+    """VAL-01: case, whitespace and a job_type_ prefix do not matter; log_prob is log_probability."""
+    base = _training()
+    for spelling in ("Training ", "TRAINING", "job_type_training"):
+        sub = SubJobConfig(spelling, "m", training=base.training)  # type: ignore[arg-type]
+        assert sub.problems() == []
+        assert sub.to_wire()["job_type"] == "training"
+    for spelling in ("log_prob", " JOB_TYPE_LOG_PROBABILITY"):
+        sub = SubJobConfig(spelling, "m", training=base.training)  # type: ignore[arg-type]
+        with pytest.raises(ValidationError, match=r"sub_jobs\[0\].job_type: log_probability sub-jobs"):
+            build_create_body([sub])
+    bogus = SubJobConfig("rl", "m", training=base.training)  # type: ignore[arg-type]
+    assert bogus.problems() == [
+        "sub_job.job_type must be one of training, sampling, log_probability, got 'rl'"
+    ]
+    with pytest.raises(ValidationError, match=r"sub_job\.job_type must be one of"):
+        build_create_body([bogus])

@@ -372,3 +372,81 @@ def test_stream_logs_can_be_closed(dp_client: Any, dataplane: Any) -> None:
     stream.close()
     with pytest.raises(StopIteration):
         next(stream)
+
+
+# --- zone events: gated behind CORTEX_TRAINING_EXPERIMENTAL (DP-26, CFG-28) -------------------------
+
+
+def test_zone_events_are_refused_without_the_opt_in(
+    dp_client: Any, dataplane: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ct_core.errors import ExperimentalFeatureError
+
+    _, service = dataplane
+    for value in (None, "", "tail_logs,custom_code"):
+        if value is None:
+            monkeypatch.delenv("CORTEX_TRAINING_EXPERIMENTAL", raising=False)
+        else:
+            monkeypatch.setenv("CORTEX_TRAINING_EXPERIMENTAL", value)
+        with pytest.raises(ExperimentalFeatureError) as info:
+            dp_client.tail_events("job")
+        assert info.value.feature == "zone_events"
+        assert str(info.value) == (
+            "tail_events() is experimental and not supported. To use it anyway (internal use only), "
+            "set CORTEX_TRAINING_EXPERIMENTAL=zone_events"
+        )
+        # The stream refuses when it is created, before any iteration.
+        with pytest.raises(ExperimentalFeatureError, match=r"^stream_events\(\) is experimental"):
+            dp_client.stream_events("job")
+    assert _ops(service) == []
+
+
+def test_tail_events_with_the_opt_in_sends_zmd_events(
+    dp_client: Any, dataplane: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, service = dataplane
+    page = {"events": [{"type": "placed"}], "next_cursor": "e1", "eof": False}
+    tail = _Tail([], page)
+    service.operation_answers["zmd-events"] = tail
+    for value in ("zone_events", " Other , ZONE_EVENTS ", "all", "*"):
+        monkeypatch.setenv("CORTEX_TRAINING_EXPERIMENTAL", value)
+        assert dp_client.tail_events("job") == page
+    dp_client.tail_events("job", cursor="e1", max_events=5, sub_job_id="job:training:0")
+    assert tail.payloads == [None, None, None, None, {"cursor": "e1", "max_events": 5}]
+    assert _ops(service)[0] == {"operation_type": "zmd-events"}
+    assert _ops(service)[-1]["sub_job_id"] == "job:training:0"
+    for bad in (0, -1, True, "5"):
+        with pytest.raises(ValueError, match="max_events must be a positive integer"):
+            dp_client.tail_events("job", max_events=bad)
+
+
+def test_stream_events_pages_through_cursors(
+    dp_client: Any, dataplane: Any, monkeypatch: pytest.MonkeyPatch, no_sleep: Any
+) -> None:
+    _, service = dataplane
+    monkeypatch.setenv("CORTEX_TRAINING_EXPERIMENTAL", "zone_events")
+    tail = _Tail(
+        [
+            {"events": [{"n": 1}, {"n": 2}], "next_cursor": "e1", "eof": False},
+            {"events": [{"n": 3}], "next_cursor": "", "eof": False},
+        ],
+        {"events": [], "next_cursor": "e9", "eof": False},
+    )
+    service.operation_answers["zmd-events"] = tail
+    assert [event["n"] for event in dp_client.stream_events("job", follow=False, max_events=2)] == [1, 2, 3]
+    assert tail.payloads == [
+        {"max_events": 2},
+        {"cursor": "e1", "max_events": 2},
+        {"cursor": "e1", "max_events": 2},
+    ]
+    assert no_sleep.calls == []
+    with pytest.raises(ValueError, match="poll_interval"):
+        dp_client.stream_events("job", poll_interval=0)
+
+
+def test_experimental_feature_names_are_checked() -> None:
+    from ct_core._experimental import experimental_enabled
+
+    for bad in ("Zone", "all", "*", "9x", ""):
+        with pytest.raises(ValueError, match="lower_snake_case"):
+            experimental_enabled(bad)
