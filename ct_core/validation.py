@@ -40,6 +40,58 @@ logger = logging.getLogger("ct_core.validation")
 _PROVIDER_REWRITES = {"arctic": "prime_rl"}
 
 
+#: The sampling opt-out of the prefix-cache clear on weight sync (§7.2, §8.3); the service ignores a
+#: misspelled key, so the client points out near misses (VAL-20).
+CLEAR_CACHE_KEY = "clear_cache_on_weight_sync"
+#: How close (difflib ratio) a vllm_config key must be to CLEAR_CACHE_KEY to be called a misspelling.
+CLEAR_CACHE_NEAR_MISS_RATIO = 0.8
+
+
+def _squashed(key: str) -> str:
+    return "".join(char for char in key.lower() if char.isalnum())
+
+
+def clear_cache_warnings(inference_config: Any, location: str) -> list[str]:
+    """Warnings for a sampling config whose clear_cache_on_weight_sync would be ignored (VAL-20).
+
+    Nothing is refused: the service does not validate the key. A near-miss spelling inside
+    `vllm_config` (another case, dashes, a typo), a value that is not a boolean, or the key placed
+    directly in the inference config instead of its `vllm_config` is reported, since in each case
+    the sync keeps clearing the cache.
+    """
+    import difflib
+
+    if not isinstance(inference_config, dict):
+        return []
+    found: list[str] = []
+    if CLEAR_CACHE_KEY in inference_config:
+        found.append(
+            f"{location}.{CLEAR_CACHE_KEY} is not read there; put it in {location}.vllm_config "
+            f'(extra_sampling={{"vllm_config": {{"{CLEAR_CACHE_KEY}": false}}}})'
+        )
+    vllm_config = inference_config.get("vllm_config")
+    if not isinstance(vllm_config, dict):
+        return found
+    where = f"{location}.vllm_config"
+    if CLEAR_CACHE_KEY in vllm_config and not isinstance(vllm_config[CLEAR_CACHE_KEY], bool):
+        found.append(
+            f"{where}.{CLEAR_CACHE_KEY} should be true or false, got {vllm_config[CLEAR_CACHE_KEY]!r}"
+        )
+    target = _squashed(CLEAR_CACHE_KEY)
+    for key in vllm_config:
+        if not isinstance(key, str) or key == CLEAR_CACHE_KEY:
+            continue
+        squashed = _squashed(key)
+        if squashed == target or difflib.SequenceMatcher(None, squashed, target).ratio() >= (
+            CLEAR_CACHE_NEAR_MISS_RATIO
+        ):
+            found.append(
+                f"{where}.{key} looks like a misspelling of {CLEAR_CACHE_KEY}; the service ignores "
+                "unknown keys, so weight syncs would keep clearing the prefix cache"
+            )
+    return found
+
+
 def debug_options_enabled() -> bool:
     """True when CORTEX_TRAINING_ENABLE_DEBUG_OPTIONS is set to a truthy value (read at each call)."""
     return os.environ.get(ENV_ENABLE_DEBUG_OPTIONS, "").strip().lower() in TRUTHY_ENV_VALUES
@@ -191,6 +243,9 @@ def validate_create_body(body: Any) -> dict[str, Any]:
                 multiplex_job_id_problems(sub_config.get("multiplex_job_id"), f"{location}.{config_key}")
             )
         if kind != JobType.TRAINING.value:
+            if isinstance(sub_config, dict):
+                for warning in clear_cache_warnings(sub_config, f"{location}.{config_key}"):
+                    logger.warning("%s", warning)
             continue
         training_count += 1
         training_config = sub_job.get("training_config")

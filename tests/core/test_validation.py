@@ -248,3 +248,73 @@ def test_plugin_validators_run_on_every_create_path(monkeypatch):
     assert validate_create_body({"sub_job_configs": [sampling()]})["sub_job_configs"][0]["seed"] == 7
     found = problems_of({"sub_job_configs": [sampling(model_name="bad")], "comment": "bold"})
     assert found == ["sub_job_configs[0]: plugin says no", "body too bold"]
+
+
+class _Records(list):
+    """Collects the records of one logger directly (the CLI may stop ct_core records from propagating)."""
+
+    def __enter__(self):
+        import logging
+
+        self.handler = logging.Handler(level=logging.WARNING)
+        self.handler.emit = self.append
+        self.logger = logging.getLogger("ct_core.validation")
+        self.logger.addHandler(self.handler)
+        return self
+
+    def __exit__(self, *exc):
+        self.logger.removeHandler(self.handler)
+
+    def messages(self):
+        return [record.getMessage() for record in self]
+
+
+def test_clear_cache_on_weight_sync_near_misses_warn_on_every_path() -> None:
+    """VAL-20: a misspelled opt-out is silently ignored by the service, so the client says so."""
+    key = "clear_cache_on_weight_sync"
+    typo = {"vllm_config": {"clear-cache-on-weight-sync": False, "gpu_memory_utilization": 0.8}}
+    raw = {"sub_job_configs": [sampling(inference_config={"max_seq_len": 8, "n_gpus": 1, **typo})]}
+    with _Records() as records:
+        assert (
+            validate_create_body(raw)["sub_job_configs"][0]["inference_config"]["vllm_config"]
+            == (typo["vllm_config"])
+        )  # forwarded untouched: only a warning
+    assert records.messages() == [
+        "sub_job_configs[0].inference_config.vllm_config.clear-cache-on-weight-sync looks like a "
+        f"misspelling of {key}; the service ignores unknown keys, so weight syncs would keep clearing "
+        "the prefix cache"
+    ]
+
+    typed = SubJobConfig.sampling_job(
+        "m", max_seq_len=8, n_gpus=1, extra_sampling={"vllm_config": {"clear_cache_on_weights_sync": False}}
+    )
+    with _Records() as records:
+        validate_create_body(build_create_body([typed]))
+    assert [m.split(" looks like")[0] for m in records.messages()] == [
+        "sub_job_configs[0].inference_config.vllm_config.clear_cache_on_weights_sync"
+    ]
+
+    misplaced = SubJobConfig.sampling_job("m", max_seq_len=8, n_gpus=1, extra_sampling={key: False})
+    not_bool = SubJobConfig.sampling_job(
+        "m", max_seq_len=8, n_gpus=1, extra_sampling={"vllm_config": {key: "false"}}
+    )
+    with _Records() as records:
+        validate_create_body(build_create_body([misplaced]))
+        validate_create_body(build_create_body([not_bool]))
+    assert records.messages()[0].startswith(
+        f"sub_job_configs[0].inference_config.{key} is not read there; put it in "
+        "sub_job_configs[0].inference_config.vllm_config"
+    )
+    assert records.messages()[1] == (
+        f"sub_job_configs[0].inference_config.vllm_config.{key} should be true or false, got 'false'"
+    )
+
+    fine = SubJobConfig.sampling_job(
+        "m",
+        max_seq_len=8,
+        n_gpus=1,
+        extra_sampling={"vllm_config": {key: False, "enable_prefix_caching": True, "speculative_config": {}}},
+    )
+    with _Records() as records:
+        validate_create_body(build_create_body([fine]))
+    assert records.messages() == []
