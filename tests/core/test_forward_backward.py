@@ -194,3 +194,67 @@ def test_frame_over_60_mib_uses_two_chunks(dp_client: Any, dataplane: Any) -> No
     descs = _fwd_bwd_descs(service)
     assert [d["chunk_idx"] for d in descs] == [0, 1]
     assert service.frames[0] == frame
+
+
+# --- the same chunk-group rules on the other chunked routes (TRN-08, BUG-10) -------------------------
+
+
+def test_chunk_group_answers_are_never_retried_on_forward_and_generate(
+    dp_client: Any, dataplane: Any, act: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A chunk-group 409 is an answer about the group: forward and generate chunks raise it at once."""
+    from ct_core import _generate
+
+    server, _service = dataplane
+    conflict = {"code": "chunk_group_conflict", "message": "group reused with other bytes"}
+    monkeypatch.setenv("CORTEX_TRAINING_FORWARD_OPERATION_MAX_JSON_BYTES", str(16 * 1024))
+    server.script(act(409, conflict))
+    with pytest.raises(ChunkGroupConflictError, match="group reused"):
+        dp_client.forward("job1", _frame(8_000))
+    assert len(server.requests) == 1
+
+    monkeypatch.setattr(_generate, "MAX_REQUEST_CHUNK_BYTES", SMALL_CHUNK)
+    server.script(act(409, conflict))
+    with pytest.raises(ChunkGroupConflictError, match="group reused"):
+        dp_client.generate("job1", ["x" * 60_000])
+    assert len(server.requests) == 2
+    first_generate_chunk = wire.read_byte_chunk_metadata(server.requests[1].body)
+    assert first_generate_chunk is not None and first_generate_chunk["operation"] == "generate"
+
+
+def test_forward_chunks_replay_once_after_a_lost_group(
+    dp_client: Any, dataplane: Any, act: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import base64
+
+    _server, service = dataplane
+    lost = act(409, {"code": "chunk_group_restart_required", "message": "unknown group"})
+    seen: list[dict[str, Any]] = []
+    lose_at: list[int] = [1]
+
+    def forward_chunk(body: dict[str, Any]) -> Any:
+        desc = wire.read_byte_chunk_metadata(base64.b64decode(body["payload"]["payload_b64"]))
+        assert desc is not None
+        seen.append(desc)
+        if lose_at and desc["chunk_idx"] == lose_at[0]:
+            lose_at.pop(0)
+            return lost
+        if desc["chunk_idx"] < desc["total_chunks"] - 1:
+            return {"accepted": desc["chunk_idx"]}
+        return {"request_id": "req-forward-final", "job_id": "job1"}
+
+    service.operation_answers["forward"] = forward_chunk
+    monkeypatch.setenv("CORTEX_TRAINING_FORWARD_OPERATION_MAX_JSON_BYTES", str(16 * 1024))
+    frame = _frame(8_000)
+    assert dp_client.forward("job1", frame)["request_id"] == "req-forward-final"
+    total = seen[0]["total_chunks"]
+    assert total > 2
+    # 0, 1 (lost), then the whole group again from chunk 0 under the same id.
+    assert [d["chunk_idx"] for d in seen] == [0, 1, *range(total)]
+    assert len({d["chunk_group_id"] for d in seen}) == 1
+    # A second loss of the same group raises instead of looping.
+    seen.clear()
+    lose_at[:] = [1, 1]
+    with pytest.raises(ChunkGroupRestartError):
+        dp_client.forward("job1", frame)
+    assert [d["chunk_idx"] for d in seen] == [0, 1, 0, 1]
