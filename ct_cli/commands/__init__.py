@@ -80,9 +80,30 @@ CORE_COMMANDS: tuple[tuple[str, str, str], ...] = (
 )
 
 
+#: Commands that act on the running job named by the global --job: their usage line shows where
+#: it goes, and their help ends with the reminder (CLI-18). Values are the arguments after the name.
+JOB_COMMAND_USAGE: dict[str, str] = {
+    "fwd-bwd": "FILE",
+    "step": "[--lr LR]",
+    "save": "[--type TYPE] [--no-poll]",
+    "load": "CHECKPOINT_ID [OPTIONS]",
+    "weight-sync": "[OPTIONS]",
+    "generate": "FILE [OPTIONS]",
+    "logs": "[OPTIONS]",
+}
+JOB_EPILOG = "Required global option: --job JOB_ID (alias: --job-id JOB_ID). Place it before the subcommand."
+
+
 @hookimpl(tryfirst=True)
 def ct_register_commands(app: cyclopts.App) -> None:
     # tryfirst: core commands claim their names before any plugin, so a plugin that reuses
     # one fails (and is reported) instead of silently replacing a core command.
+    prog = app.name[0] if app.name else "ct"  # ct or cortex-training, as the user typed it
     for sort_key, (name, import_path, help_text) in enumerate(CORE_COMMANDS):
-        app.command(import_path, name=name, help=help_text, sort_key=sort_key)
+        extra: dict[str, str] = {}
+        if name in JOB_COMMAND_USAGE:
+            extra = {
+                "usage": f"Usage: {prog} [GLOBAL OPTIONS] --job JOB_ID {name} {JOB_COMMAND_USAGE[name]}",
+                "help_epilogue": JOB_EPILOG,
+            }
+        app.command(import_path, name=name, help=help_text, sort_key=sort_key, **extra)

@@ -10,9 +10,6 @@ from typing import Any
 
 from ct_cli import context, output
 
-#: Data-plane commands act on the global --job; their help says so (CLI-18).
-JOB_EPILOG = "Required global option: --job JOB_ID (alias: --job-id JOB_ID). Place it before the subcommand."
-
 
 def wait_for_request(job_id: str, request_id: str, what: str) -> Any:
     """Poll `request_id` until it finishes and return its result (errors propagate)."""

@@ -150,3 +150,23 @@ def test_logs(ct_inproc: Callable[..., Result], running_job: tuple[str, str]) ->
     assert as_json.code == 0 and as_json.json["entries"]
     unknown = ct_inproc(*_globals(running_job), "logs", "--sub-job", f"{job_id}:training:7")
     assert unknown.code == 1 and "error:" in unknown.stderr
+
+
+@pytest.mark.parametrize("command", ["fwd-bwd", "step", "save", "load", "weight-sync", "generate", "logs"])
+def test_data_plane_help_shows_where_the_job_goes(ct_inproc: Callable[..., Result], command: str) -> None:
+    """CLI-18: the usage line puts --job before the command, and the help ends with the reminder."""
+    result = ct_inproc(command, "--help")
+    assert result.code == 0
+    first = result.stdout.splitlines()[0]
+    assert first.startswith("Usage: ") and f"[GLOBAL OPTIONS] --job JOB_ID {command}" in first
+    tail = " ".join(result.stdout.split()[-20:])
+    assert tail.endswith(
+        "Required global option: --job JOB_ID (alias: --job-id JOB_ID). Place it before the subcommand."
+    )
+
+
+def test_other_commands_keep_their_own_usage(ct_inproc: Callable[..., Result]) -> None:
+    result = ct_inproc("checkpoints", "--help")
+    assert result.code == 0
+    assert "--job JOB_ID" not in result.stdout.splitlines()[0]
+    assert "Required global option" not in result.stdout
