@@ -99,8 +99,12 @@ class TrainingPipeline:
     def save(self, checkpoint_type: str | None = None) -> RequestHandle:
         return self._track(self.client.save(self.job_id, checkpoint_type=checkpoint_type))
 
-    def load(self, checkpoint_id: str, source_job_id: str | None = None) -> RequestHandle:
-        return self._track(self.client.load(self.job_id, checkpoint_id, source_job_id))
+    def load(
+        self, checkpoint_id: str, source_job_id: str | None = None, *, target_sub_job_id: str | None = None
+    ) -> RequestHandle:
+        return self._track(
+            self.client.load(self.job_id, checkpoint_id, source_job_id, target_sub_job_id=target_sub_job_id)
+        )
 
     @property
     def pending(self) -> int:

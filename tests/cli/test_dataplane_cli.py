@@ -81,6 +81,8 @@ def test_fwd_bwd_from_stdin_and_step(ct_inproc: Callable[..., Result], running_j
     assert step.json["learning_rate"] == 0.001 and step.json["result"]["last_lr"] == pytest.approx(0.001)
     plain = ct_inproc(*args, "step")
     assert plain.json["learning_rate"] is None
+    # No --lr sends no learning rate (BUG-26): the job's optimizer lr (1e-2) applies, not a 1e-4 default.
+    assert plain.json["result"]["last_lr"] == pytest.approx(1e-2)
 
 
 def test_fwd_bwd_without_polling(

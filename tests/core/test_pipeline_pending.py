@@ -51,3 +51,24 @@ def test_wait_pending_rejects_a_bad_limit(counting_server, limit):
         with pytest.raises(ValueError, match="limit"):
             pipe.wait_pending(limit)
         pipe.close()
+
+
+def test_pipeline_calls_send_what_the_client_methods_send(counting_server):
+    """The pipeline's save/load take the same options as the client's (load's target sub-job too)."""
+    with (
+        CortexTrainingClient(base_url=counting_server.base_url, database="DB", schema="S") as client,
+        client.pipeline("job") as pipe,
+    ):
+        pipe.save("Weights-Only")
+        pipe.load("cp_1", "other", target_sub_job_id="job:training:0")
+        pipe.step(learning_rate=0.5)
+    posts = [
+        (seen.path.rsplit("/", 1)[-1], json.loads(seen.body))
+        for seen in counting_server.requests
+        if seen.method == "POST"
+    ]
+    assert posts == [
+        ("save", {"checkpoint_type": "weights-only"}),
+        ("load", {"checkpoint_id": "cp_1", "source_job_id": "other", "target_sub_job_id": "job:training:0"}),
+        ("step", {"learning_rate": 0.5}),
+    ]
