@@ -450,3 +450,27 @@ def test_experimental_feature_names_are_checked() -> None:
     for bad in ("Zone", "all", "*", "9x", ""):
         with pytest.raises(ValueError, match="lower_snake_case"):
             experimental_enabled(bad)
+
+
+def test_no_operation_prints_anything(
+    dp_client: Any, dataplane: Any, capfd: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    """BUG-01: the reference printed every operation body to stdout; ours log at DEBUG without payloads."""
+    _, service = dataplane
+    service.operation_answers["tail-logs"] = {"entries": [], "next_cursor": "", "eof": True}
+    secret_frame = wire.dumps({"secret": "do-not-log-me"})
+    with caplog.at_level("DEBUG", logger="ct_core"):
+        dp_client.forward("job", secret_frame)
+        dp_client.weight_sync("job", "job:training:0", ["job:sampling:0"])
+        dp_client.bootstrap_router_replay("job", "job:sampling:0", "job:training:0")
+        dp_client.router_replay_discard("job", ["s"])
+        dp_client.reset_prefix_cache("job")
+        dp_client.cancel_request("job", "r1")
+        dp_client.tail_logs("job")
+        list(dp_client.stream_logs("job", follow=False))
+        dp_client.step("job")
+        dp_client.forward_backward("job", secret_frame)
+    captured = capfd.readouterr()
+    assert captured.out == "" and captured.err == ""
+    assert base64.b64encode(secret_frame).decode() not in caplog.text
+    assert "do-not-log-me" not in caplog.text
