@@ -255,6 +255,12 @@ def training_row(
     }
 
 
+def saves_training_metrics(sub_job: dict[str, Any]) -> bool:
+    """§12.5: a training sub-job uploads its rows unless training_config.save_training_metrics is false."""
+    config = sub_job.get("training_config")
+    return not (isinstance(config, dict) and config.get("save_training_metrics") is False)
+
+
 def record_training_call(state_dir: Path, row: Any, result: dict[str, Any]) -> None:
     """Called when a training request finishes: stage its §12.5 row for the next upload.
 
@@ -314,13 +320,15 @@ class ArtifactUploader:
         for job in [*active.values(), *(j for j in finishing if j is not None)]:
             running = job.job_id in active
             for sub in job.sub_jobs:
-                self._upload_sub_job(job, str(sub["sub_job_id"]), sample=running)
+                self._upload_sub_job(
+                    job, str(sub["sub_job_id"]), sample=running, training_rows=saves_training_metrics(sub)
+                )
         self._active = set(active)
 
     def _offsets_path(self, job_id: str) -> Path:
         return self.state.settings.state_dir / "jobs" / job_id / "artifact-offsets.json"
 
-    def _upload_sub_job(self, job: Any, sub_job_id: str, *, sample: bool) -> None:
+    def _upload_sub_job(self, job: Any, sub_job_id: str, *, sample: bool, training_rows: bool = True) -> None:
         from ct_local import sublogs
 
         state_dir: Path = self.state.settings.state_dir
@@ -338,6 +346,9 @@ class ArtifactUploader:
         if changed:
             self._write_execution_log(console, root, sub_job_id)
         training = staging_path(state_dir, job.job_id, sub_job_id)
+        if not training_rows:
+            # §12.5 opt-out: the rows staged for this sub-job are dropped, never uploaded.
+            training.unlink(missing_ok=True)
         changed |= self._ship_new_bytes(
             training, offsets, f"training:{sub_job_id}", root, f"_metrics/{sub_job_id}", "training", raw=False
         )

@@ -19,9 +19,16 @@ Resume = Annotated[
 SubJobs = Annotated[
     list[str] | None,
     Parameter(
-        name="--sub-job",
+        name=["--sub-job-id", "--sub-job"],
         help="Only this sub-job, e.g. JOB:training:0 (repeat for several).",
         consume_multiple=False,
+    ),
+]
+Strict = Annotated[
+    bool,
+    Parameter(
+        negative=(),
+        help="Fail on the first damaged or vanished chunk instead of skipping it (chunked files only).",
     ),
 ]
 
@@ -65,6 +72,7 @@ def download_log(
     output_dir: OutputDir = None,
     resume: Resume = False,
     sub_job: SubJobs = None,
+    strict: Strict = False,
 ) -> None:
     """Download a job's logs into <output-dir>/<sub_job_id>/.
 
@@ -74,7 +82,7 @@ def download_log(
     status = StatusLine()
     if log_type == "stdout":
         logs = client.download_stdout_logs(
-            job_id, _folder(output_dir), resume=resume, sub_job_ids=sub_job, progress=status
+            job_id, _folder(output_dir), resume=resume, sub_job_ids=sub_job, progress=status, strict=strict
         )
     else:
         logs = client.download_execution_logs(
@@ -90,6 +98,7 @@ def download_metrics(
     output_dir: OutputDir = None,
     resume: Resume = False,
     sub_job: SubJobs = None,
+    strict: Strict = False,
 ) -> None:
     """Download a job's GPU/system metrics (gpu.jsonl) and training metrics (training.jsonl).
 
@@ -98,8 +107,7 @@ def download_metrics(
     client = context.client()
     status = StatusLine()
     folder = _folder(output_dir)
-    metrics = client.download_metrics(job_id, folder, resume=resume, sub_job_ids=sub_job, progress=status)
-    training = client.download_training_metrics(
-        job_id, folder, resume=resume, sub_job_ids=sub_job, progress=status
-    )
+    options = {"resume": resume, "sub_job_ids": sub_job, "progress": status, "strict": strict}
+    metrics = client.download_metrics(job_id, folder, **options)
+    training = client.download_training_metrics(job_id, folder, **options)
     output.emit({"job_id": job_id, "metrics": metrics, "training_metrics": training})

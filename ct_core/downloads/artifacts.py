@@ -31,6 +31,18 @@ class ArtifactError(CTError):
     """An artifact listing or fetch broke one of the rules of ART-01..03."""
 
 
+class ArtifactMissing(ArtifactError):
+    """A GET found no object at a listed path: it was removed after the listing (ART-10)."""
+
+
+class ArtifactUnavailable(ArtifactError):
+    """A store failure another attempt may fix: the network, a busy service, an expired session.
+
+    Stores raise it for what the retry policy of §12.3 covers; anything else (missing privileges, a
+    refused storage read, a bad path, other statement errors) propagates as it is and fails at once.
+    """
+
+
 @dataclass(frozen=True, order=True)
 class ArtifactEntry:
     """One staged object: its run-relative path, size and checksum as the listing reported them."""

@@ -31,15 +31,15 @@ import threading
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import httpx
 
-from ct_core.downloads.artifacts import ArtifactEntry, ArtifactStore
+from ct_core.downloads.artifacts import ArtifactEntry, ArtifactMissing, ArtifactStore, ArtifactUnavailable
 from ct_core.errors import APIError, CTConnectionError, DownloadCancelled, NoChunksError
 
 #: The logger §12.3 names for download warnings (retries, skipped chunks, notices).
@@ -63,6 +63,8 @@ STALE_TEMP_S = 3600.0
 MANIFEST_VERSION = 1
 #: ART-08: a single sub-job id with only these characters is listed by its own folder.
 _LISTABLE_ID = re.compile(r"[A-Za-z0-9_.:-]+")
+#: §12.7: after one root's listing failed, how long the other one is waited for (seconds).
+LISTING_GRACE_S = 10.0
 #: ART-08: how long a sub-job's single root is remembered (seconds).
 ROOT_MEMORY_S = 600.0
 #: Width of the text progress bar (§12.3 example: 20 cells).
@@ -143,13 +145,15 @@ def belongs_to_job(sub_job_id: str, job_id: str) -> bool:
 
 
 def _transient(error: BaseException) -> bool:
+    if isinstance(error, ArtifactUnavailable):
+        return True
     if isinstance(error, APIError):
         return error.status_code in (408, 409, 429) or (error.status_code or 0) >= 500
     return isinstance(error, CTConnectionError | httpx.TransportError | TimeoutError | ConnectionError)
 
 
 def _vanished(error: BaseException) -> bool:
-    return isinstance(error, APIError) and error.status_code == 404
+    return isinstance(error, ArtifactMissing) or (isinstance(error, APIError) and error.status_code == 404)
 
 
 class _Abandoned(TimeoutError):
@@ -263,7 +267,7 @@ def _remove_stale_temp_dirs() -> None:
                 shutil.rmtree(folder, ignore_errors=True)
 
 
-def _bar(done: int, total: int) -> str:
+def progress_bar(done: int, total: int) -> str:
     filled = BAR_CELLS if total <= 0 else round(BAR_CELLS * done / total)
     return "[" + "#" * filled + "-" * (BAR_CELLS - filled) + "]"
 
@@ -421,6 +425,8 @@ class ChunkDownload:
         self.cancelled = threading.Event()
         self.retrier = Retrier(self.cancelled, transfer_timeout_seconds)
         self.saved_any = False
+        # §12.7: a listing still running when the download gave up keeps its session from being kept.
+        self.listing_left_running = False
         self.root_memory = root_memory
         self.preview_seconds, self.on_preview = preview_seconds, on_preview
         self._temp: Path | None = None
@@ -441,13 +447,23 @@ class ChunkDownload:
                 f"LIST {folders[only_rank]}/", functools.partial(listing, folders[only_rank])
             )
             return (found, []) if only_rank == 0 else ([], found)
-        # §12.7: the two roots are listed at the same time.
-        with ThreadPoolExecutor(2, thread_name_prefix="ct-list") as pool:
-            futures = [
-                pool.submit(self.retrier.run, f"LIST {folder}/", functools.partial(listing, folder))
-                for folder in folders
-            ]
-            return futures[0].result(), futures[1].result()
+        # §12.7: the two roots are listed at the same time, each on its own cursor.
+        pool = ThreadPoolExecutor(2, thread_name_prefix="ct-list")
+        futures = [
+            pool.submit(self.retrier.run, f"LIST {folder}/", functools.partial(listing, folder))
+            for folder in folders
+        ]
+        pool.shutdown(wait=False)
+        _, running = wait(futures, return_when=FIRST_EXCEPTION)
+        if running:
+            # One listing failed first: the other gets a bounded wait before the caller closes the
+            # session; one still running after it finishes on a closed session, never a kept one.
+            _, running = wait(futures, timeout=LISTING_GRACE_S)
+            self.listing_left_running = bool(running)
+        for future in futures:
+            if future.done() and future.exception() is not None:
+                raise cast(BaseException, future.exception())
+        return futures[0].result(), futures[1].result()
 
     def _list_narrow(self, sub: str) -> dict[str, SubJobChunks]:
         """One sub-job: its remembered root alone when that root still holds its chunks (ART-08)."""
@@ -555,8 +571,6 @@ class ChunkDownload:
         folder = sub_job_dir(self.output_dir, sub)
         dest = folder / self.stream.filename
         dest_manifest = folder / f".{self.stream.filename}.manifest.json"
-        folder.mkdir(parents=True, exist_ok=True)
-        self._remove_stale_leftovers(folder)
         target, manifest_path, manifest = self._choose_target(folder, names)
         new_paths = names[len(manifest.names) :]
         for warning in group.warnings:
@@ -569,8 +583,11 @@ class ChunkDownload:
                 self.on_commit(entry)
             return entry
         total_new = len(new_paths)
-        self._say(f"{self.stream.label}: {_bar(0, total_new)} 0/{total_new} {sub}")
+        self._say(f"{self.stream.label}: {progress_bar(0, total_new)} 0/{total_new} {sub}")
         self._counts(sub, len(manifest.names), len(names), manifest.bytes)
+        # ART-17: the first progress line comes before anything in the output folder changes.
+        folder.mkdir(parents=True, exist_ok=True)
+        self._remove_stale_leftovers(folder)
         mode = "r+b" if target.exists() and manifest.names else "wb"
         lookahead = self.max_workers * LOOKAHEAD_PER_WORKER
         pending: dict[int, Future[Path]] = {}
@@ -608,7 +625,8 @@ class ChunkDownload:
                         self._checkpoint(sink, manifest, manifest_path)
                         last_checkpoint, since_checkpoint = time.monotonic(), 0
                     done = index + 1
-                    self._say(f"{self.stream.label}: {_bar(done, total_new)} {done}/{total_new} {sub}")
+                    bar = progress_bar(done, total_new)
+                    self._say(f"{self.stream.label}: {bar} {done}/{total_new} {sub}")
                     if len(manifest.names) < len(names):
                         self._counts(sub, len(manifest.names), len(names), manifest.bytes)
             except BaseException:

@@ -34,6 +34,7 @@ from ct_core.downloads.chunks import (
     Stream,
     belongs_to_job,
     chunk_start_time,
+    progress_bar,
     sub_job_dir,
 )
 from ct_core.downloads.sessions import SessionPool
@@ -173,11 +174,12 @@ def stall_warning(
     )
 
 
-def _late_chunk_warning(job: dict[str, Any], label: str, sub: str) -> str | None:
-    """ART-16: while the job runs, or shortly after it ended, the newest chunks may be missing."""
+def _late_chunk_warning(job: dict[str, Any], now: datetime, label: str, sub: str) -> str | None:
+    """ART-16: while the job runs, or shortly after it ended, the newest chunks may be missing.
+
+    ``now`` is the server's clock (the Date header of the job lookup), like the stall check's."""
     status = str(job.get("status", "")).lower()
     changed = _parse_time(job.get("state_changed_at"))
-    now = datetime.now(UTC)
     recent_end = (
         status in _ENDED and changed is not None and (now - changed).total_seconds() < LATE_CHUNK_WINDOW_S
     )
@@ -235,12 +237,12 @@ def download_chunked(
         # Listed before any GET, so a sub-job named by mistake fails before anything is written.
         console = _console_listing(download, store, grouped, options.get("sub_job_ids"))
         results = download.run(grouped)
-        kept = not download.retrier.abandoned
+        kept = not download.retrier.abandoned and not download.listing_left_running
         known = lookup.answer(STATUS_LOOKUP_GRACE_S) if lookup is not None else None
         if known is None:
             return results
         job, server_now = known
-        extra = _missing_metrics_entries(job, grouped, console) if stream is GPU_METRICS else []
+        extra = _missing_metrics_entries(job, server_now, grouped, console) if stream is GPU_METRICS else []
         if stale_after_seconds is not None and stream is not TRAINING_METRICS:
             for entry in results:
                 sub = entry["sub_job_id"]
@@ -253,7 +255,7 @@ def download_chunked(
                         chunk_start_time(grouped[sub].paths[-1]),
                         stale_after_seconds,
                     ),
-                    _late_chunk_warning(job, stream.label, sub),
+                    _late_chunk_warning(job, server_now, stream.label, sub),
                 ]
                 for notice in filter(None, notices):
                     logger.warning("%s", notice)
@@ -283,7 +285,13 @@ def _console_listing(
     named = list(sub_job_ids) if sub_job_ids is not None else []
     unknown = [s for s in named if s not in grouped and s not in console]
     if unknown:
-        available = sorted(set(grouped) | set(console))
+        found = set(grouped) | set(console)
+        if len(named) == 1:
+            # Only that sub-job's folders were listed: list the roots whole to say which have some.
+            for stream in (GPU_METRICS, STDOUT):
+                whole = ChunkDownload(store, download.job_id, download.output_dir, stream, missing_ok=True)
+                found |= set(whole.list_chunks())
+        available = sorted(found - set(unknown))
         raise NoChunksError(
             f"no metrics or stdout chunks for {', '.join(unknown)}", sub_job_ids=unknown, available=available
         )
@@ -291,12 +299,13 @@ def _console_listing(
 
 
 def _missing_metrics_entries(
-    job: dict[str, Any], grouped: dict[str, Any], console: dict[str, Any]
+    job: dict[str, Any], now: datetime, grouped: dict[str, Any], console: dict[str, Any]
 ) -> list[dict[str, Any]]:
-    """§12.4: sub-jobs with stdout but no metrics get an entry with a warning instead of nothing."""
+    """§12.4: sub-jobs with stdout but no metrics get an entry with a warning instead of nothing.
+
+    Ages are judged with ``now``, the server's clock."""
     status = str(job.get("status", "")).lower()
     changed = _parse_time(job.get("state_changed_at"))
-    now = datetime.now(UTC)
     entries = []
     for sub in sorted(set(console) - set(grouped)):
         if status in _ENDED:
@@ -374,13 +383,14 @@ def download_execution_logs(
     """ART-06: every execution-log file to ``<output_dir>/<sub_job_id>/<filename>``, streamed."""
     store = artifact_store(client, job_id)
     cancelled = threading.Event()
-    kept = False
+    listing = Retrier(cancelled, transfer_timeout_seconds)
+    fetches: list[Retrier] = []
+    kept = saved_any = False
     try:
-        files = _execution_files(store, job_id, sub_job_ids, Retrier(cancelled, transfer_timeout_seconds))
+        files = _execution_files(store, job_id, sub_job_ids, listing)
         results = []
         for index, ((sub, filename), entry) in enumerate(files.items(), start=1):
             dest = sub_job_dir(Path(output_dir), sub) / filename
-            dest.parent.mkdir(parents=True, exist_ok=True)
             meta_path = dest.with_name(f".{dest.name}.artifact.json")
             listed = {"size": entry.size, "md5": entry.md5}
             unchanged = False
@@ -388,12 +398,16 @@ def download_execution_logs(
                 with contextlib.suppress(OSError, ValueError):
                     unchanged = json.loads(meta_path.read_text(encoding="utf-8")) == listed
             if not unchanged:
-                _fetch_whole(
-                    store, entry, dest, _attempt_timeout(transfer_timeout_seconds, entry.size), cancelled
-                )
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                retrier = Retrier(cancelled, _attempt_timeout(transfer_timeout_seconds, entry.size))
+                fetches.append(retrier)
+                _fetch_whole(store, entry, dest, retrier)
                 meta_path.write_text(json.dumps(listed), encoding="utf-8")
+                saved_any = True
             if progress is not None:
-                progress(f"execution logs: {index}/{len(files)} {sub} {filename}\n")
+                # ART-06: one finished line per file, in the form of the chunked downloads' lines.
+                bar = progress_bar(index, len(files))
+                progress(f"execution logs: {bar} {index}/{len(files)} {sub}/{filename}\n")
             results.append(
                 {
                     "sub_job_id": sub,
@@ -404,24 +418,27 @@ def download_execution_logs(
                     "unchanged": unchanged,
                 }
             )
-        kept = True
+        # §12.7: a session that had an attempt abandoned past its time limit is never kept.
+        kept = not listing.abandoned and not any(r.abandoned for r in fetches)
         return results
+    except BaseException as error:
+        if saved_any:
+            with contextlib.suppress(AttributeError):
+                error.download_progress_saved = True  # type: ignore[attr-defined]
+        raise
     finally:
         store.close(keep=kept)
 
 
-def _fetch_whole(
-    store: ArtifactStore, entry: ArtifactEntry, dest: Path, timeout: float | None, cancelled: threading.Event
-) -> None:
+def _fetch_whole(store: ArtifactStore, entry: ArtifactEntry, dest: Path, retrier: Retrier) -> None:
     """GET into a hidden owner-only directory beside ``dest``, then move into place (the old copy
     stays as it was if anything fails)."""
-    retrier = Retrier(cancelled, timeout)
     stages: list[Path] = []
 
     def attempt() -> Path:
         stage = Path(tempfile.mkdtemp(prefix=".execution-log-", suffix=".tmp", dir=dest.parent))
         stages.append(stage)
-        return store.get(entry.path, stage, timeout=timeout)
+        return store.get(entry.path, stage, timeout=retrier.timeout)
 
     try:
         local = retrier.run(f"GET {entry.path}", attempt)

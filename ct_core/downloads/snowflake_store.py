@@ -21,9 +21,21 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ct_core.downloads.artifacts import ArtifactError, checked_listing, run_uri, safe_relative
+from ct_core.downloads.artifacts import (
+    ArtifactError,
+    ArtifactMissing,
+    ArtifactUnavailable,
+    checked_listing,
+    run_uri,
+    safe_relative,
+)
 from ct_core.downloads.sessions import SessionPool
 
+#: Connector error numbers of an expired session or token (§12.3: the session is opened again).
+SESSION_EXPIRED_ERRNOS = frozenset({390111, 390112, 390114})
+#: Connector error numbers another attempt cannot fix even when raised as an OperationalError:
+#: missing privileges, an object that does not exist, a refused storage read, a bad local path.
+PERMANENT_ERRNOS = frozenset({2003, 3001, 2043, 253006, 253007, 390189})
 #: §12.7: skip the Connector's cloud-metadata probes at login (Connector 3.17.2 and later).
 PAT_PLATFORM_DETECTION_TIMEOUT_S = 0
 PAT_AUTHENTICATOR = "PROGRAMMATIC_ACCESS_TOKEN"
@@ -32,6 +44,32 @@ PAT_AUTHENTICATOR = "PROGRAMMATIC_ACCESS_TOKEN"
 def sql_literal(text: str) -> str:
     """A single-quoted SQL string literal (quotes doubled, ART-02)."""
     return "'" + text.replace("'", "''") + "'"
+
+
+class SessionExpired(ArtifactUnavailable):
+    """The Connector session or its token expired; the next attempt opens a new session."""
+
+
+def classify(error: BaseException) -> BaseException:
+    """Map a Connector error onto the retry policy of §12.3.
+
+    Returns `ArtifactUnavailable` (retried with backoff) for an expired session or token and for the
+    network-level errors (`OperationalError`, `InterfaceError`) the Connector raises when it could not
+    reach the service; returns ``error`` itself for everything else (a `ProgrammingError` is a
+    statement error: missing privileges, a bad stage path), which then fails at once. The Connector
+    is matched by module name so that it is never imported just to classify an error.
+    """
+    if not type(error).__module__.startswith("snowflake.connector"):
+        return error
+    errno = getattr(error, "errno", None)
+    names = {cls.__name__ for cls in type(error).__mro__}
+    if errno in SESSION_EXPIRED_ERRNOS or "ReauthenticationRequest" in names:
+        return SessionExpired(f"the artifact session expired: {error}")
+    if errno in PERMANENT_ERRNOS or "ProgrammingError" in names:
+        return error
+    if names & {"OperationalError", "InterfaceError"}:
+        return ArtifactUnavailable(f"artifact store unavailable: {error}")
+    return error
 
 
 def pat_connect_kwargs(
@@ -93,14 +131,32 @@ class SnowflakeArtifactStore:
             failed.close()
         return True
 
+    def _drop(self, failed: Any) -> None:
+        """Forget ``failed`` (an expired session) so the next attempt logs in afresh."""
+        with self._lock:
+            if self._connection is not failed:
+                return
+            self._connection = None
+        with contextlib.suppress(Exception):
+            failed.close()
+
     def _run_sql(self, statement: str) -> list[Any]:
         session = self._session()
         try:
-            rows = self._execute(session, statement)
-        except Exception:
-            if not self._replace_unproven(session):
+            try:
+                rows = self._execute(session, statement)
+            except Exception:
+                if not self._replace_unproven(session):
+                    raise
+                session = self._session()
+                rows = self._execute(session, statement)
+        except Exception as error:
+            mapped = classify(error)
+            if mapped is error:
                 raise
-            rows = self._execute(self._session(), statement)
+            if isinstance(mapped, SessionExpired):
+                self._drop(session)
+            raise mapped from error
         self._proven = True
         return rows
 
@@ -135,7 +191,8 @@ class SnowflakeArtifactStore:
         self._run_sql(f"GET {sql_literal(self.run_uri + path)} {sql_literal(target_uri)}")
         downloaded = directory / path.rsplit("/", 1)[-1]
         if not downloaded.is_file():
-            raise ArtifactError(f"Snowflake GET did not create expected artifact {path}")
+            # GET of a path that is gone answers no rows rather than an error (removed after LIST).
+            raise ArtifactMissing(f"Snowflake GET did not create expected artifact {path}")
         return downloaded
 
     def close(self, *, keep: bool = False) -> None:

@@ -117,6 +117,23 @@ def test_download_log_and_metrics(ct, local_server, tmp_path) -> None:
     assert missing.returncode == 1 and "error:" in missing.stderr and sub in missing.stderr
 
 
+def test_download_log_strict_and_sub_job_id(ct, local_server, tmp_path) -> None:
+    args = ["--base-url", local_server.base_url, "--database", "CT_CLI_STRICT", "--schema", "ARTIFACTS"]
+    job_id, root = _stage_run(local_server, "CT_CLI_STRICT")
+    sub = f"{job_id}:training:9"
+    (root / "_stdout" / sub / "console.20260101-000005.bad.gz").write_bytes(b"not gzip at all")
+    command = ["download-log", job_id, "--log-type", "stdout", "--sub-job-id", sub]
+    # Without --strict the damaged chunk is skipped and listed; with it the command fails.
+    lenient = ct(*args, *command, "--output-dir", str(tmp_path / "lenient"))
+    assert lenient.returncode == 0, lenient
+    [entry] = lenient.json["logs"]
+    assert Path(entry["saved_path"]).read_text() == "hello\nworld\n"
+    assert [uri.rsplit("/", 1)[-1] for uri in entry["skipped_chunks"]] == ["console.20260101-000005.bad.gz"]
+    strict = ct(*args, *command, "--strict", "--output-dir", str(tmp_path / "strict"))
+    assert strict.returncode == 1 and strict.stdout == ""
+    assert "error:" in strict.stderr and "could not be read" in strict.stderr
+
+
 def test_plot_writes_a_png_from_the_downloaded_metrics(ct, local_server, tmp_path) -> None:
     import gzip
 

@@ -170,6 +170,12 @@ class FakeCursor:
         try:
             if connection.latency_s:
                 time.sleep(connection.latency_s)
+            with connection.lock:
+                planned = next((f for f in connection.failures if statement.startswith(f[0])), None)
+                if planned is not None:
+                    connection.failures.remove(planned)
+            if planned is not None:
+                raise planned[1]
             literals = [m.replace("''", "'") for m in re.findall(r"'((?:[^']|'')*)'", statement)]
             prefix = f"snow://experiment/{connection.experiment}/versions/{connection.run}/"
             if statement.startswith("LIST "):
@@ -220,6 +226,8 @@ class FakeConnection:
     cursors_closed: int = 0
     closed: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
+    #: (statement prefix, error): the next statement starting with the prefix raises the error.
+    failures: list[tuple[str, BaseException]] = field(default_factory=list)
 
     def cursor(self) -> FakeCursor:
         assert not self.closed, "cursor() on a closed session"

@@ -117,3 +117,84 @@ def test_a_sub_jobs_single_root_is_remembered(fake_connection: Any, tmp_path: Pa
     ChunkDownload(store, JOB, tmp_path / "c", STDOUT, sub_job_ids=[sub], root_memory=memory).run()
     assert len(lists()) == 6
     store.close()
+
+
+# --- §12.3 retry policy over the Connector's errors ------------------------------------------------
+
+
+def _connector_error(kind: str, errno: int, message: str) -> BaseException:
+    from snowflake.connector import errors
+
+    return getattr(errors, kind)(msg=message, errno=errno)
+
+
+def test_network_errors_are_retried_and_statement_errors_fail_at_once(
+    fake_connection: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ct_core.downloads import chunks
+
+    monkeypatch.setattr(chunks, "RETRY_FIRST_WAIT_S", 0.0)
+    sub = f"{JOB}:training:0"
+    texts = _stage_console(fake_connection.tree, sub, 3)
+    fake_connection.failures.append(
+        ("GET ", _connector_error("OperationalError", 250001, "could not connect"))
+    )
+    store = SnowflakeArtifactStore(lambda: fake_connection, RUN)
+    [entry] = ChunkDownload(store, JOB, tmp_path / "a", STDOUT, max_workers=1).run()
+    assert Path(entry["saved_path"]).read_text() == "".join(texts)
+    store.close()
+
+    # Missing privileges: one LIST attempt, and the Connector's own error reaches the caller.
+    fake_connection.closed = False
+    before = len(fake_connection.statements)
+    denied = _connector_error("ProgrammingError", 3001, "Insufficient privileges to operate on stage")
+    fake_connection.failures.append(("LIST ", denied))
+    store = SnowflakeArtifactStore(lambda: fake_connection, RUN)
+    with pytest.raises(type(denied), match="Insufficient privileges"):
+        ChunkDownload(store, JOB, tmp_path / "b", STDOUT, sub_job_ids=[sub]).list_chunks()
+    store.close()
+    assert len([s for s in fake_connection.statements[before:] if s.startswith("LIST ")]) == 2
+
+
+def test_an_expired_session_is_opened_again(fake_connection: Any, tmp_path: Path, monkeypatch) -> None:
+    from ct_core.downloads import chunks
+
+    monkeypatch.setattr(chunks, "RETRY_FIRST_WAIT_S", 0.0)
+    sub = f"{JOB}:training:0"
+    texts = _stage_console(fake_connection.tree, sub, 2)
+    logins: list[int] = []
+
+    def connect() -> Any:
+        logins.append(1)
+        fake_connection.closed = False
+        return fake_connection
+
+    expired = _connector_error("ProgrammingError", 390112, "Your session has expired. Please login again.")
+    fake_connection.failures.append(("GET ", expired))
+    store = SnowflakeArtifactStore(connect, RUN)
+    [entry] = ChunkDownload(store, JOB, tmp_path, STDOUT, max_workers=1).run()
+    store.close()
+    assert Path(entry["saved_path"]).read_text() == "".join(texts)
+    assert len(logins) == 2
+
+
+def test_a_chunk_gone_after_the_listing_is_skipped(fake_connection: Any, tmp_path: Path) -> None:
+    from ct_core.downloads import ChunkDamaged
+
+    sub = f"{JOB}:training:0"
+    texts = _stage_console(fake_connection.tree, sub, 3)
+    store = SnowflakeArtifactStore(lambda: fake_connection, RUN)
+    download = ChunkDownload(store, JOB, tmp_path / "a", STDOUT, max_workers=1)
+    grouped = download.list_chunks()
+    gone = sorted((fake_connection.tree / "_stdout" / sub).iterdir())[1]
+    gone.unlink()
+    [entry] = download.run(grouped)
+    assert Path(entry["saved_path"]).read_text() == texts[0] + texts[2]
+    assert entry["skipped_chunks"] == [RUN_URI + f"_stdout/{sub}/{gone.name}"]
+    strict = ChunkDownload(store, JOB, tmp_path / "b", STDOUT, max_workers=1, strict=True)
+    with pytest.raises(ChunkDamaged):
+        strict.run(grouped)
+    store.close()
+
+
+RUN_URI = "snow://experiment/DB.SCHEMA.EXP/versions/RUN_1/"

@@ -31,7 +31,10 @@ def test_execution_logs_prefer_logs_root_and_are_private(tree, tmp_path) -> None
     assert stat.S_IMODE(saved.stat().st_mode) == 0o600
     assert by_name["execution.jsonl"]["artifact_uri"].endswith(f"/_logs/{sub}/execution.jsonl")
     assert by_name["execution.jsonl"]["bytes"] == saved.stat().st_size
-    assert all(line.endswith("\n") for line in progress) and len(progress) == 2
+    assert progress == [
+        f"execution logs: [##########----------] 1/2 {sub}/execution.jsonl\n",
+        f"execution logs: [####################] 2/2 {sub}/extra.log\n",
+    ]
     assert not list((tmp_path / sub).glob(".execution-log-*"))
 
     again = tree.client.download_execution_logs(tree.job_id, tmp_path, resume=True)
@@ -42,6 +45,26 @@ def test_execution_logs_prefer_logs_root_and_are_private(tree, tmp_path) -> None
     }
     assert changed["execution.jsonl"]["unchanged"] is False and changed["extra.log"]["unchanged"] is True
     assert saved.read_text().endswith('"more"}\n')
+
+
+def test_execution_log_failure_after_a_saved_file_says_progress_was_saved(tree, tmp_path) -> None:
+    from ct_core.errors import APIError
+
+    tree.put("_logs", tree.sub(), "a.jsonl", b"first\n", raw=True)
+    tree.put("_logs", tree.sub(), "b.jsonl", b"second\n", raw=True)
+    tree.server.set_faults(
+        {"path": "/_artifacts/.*/b\\.jsonl$", "action": "respond", "status": 403, "count": None}
+    )
+    with pytest.raises(APIError) as caught:
+        tree.client.download_execution_logs(tree.job_id, tmp_path)
+    assert caught.value.download_progress_saved is True  # type: ignore[attr-defined]
+    assert (tmp_path / tree.sub() / "a.jsonl").read_text() == "first\n"
+    assert not (tmp_path / tree.sub() / "b.jsonl").exists()
+    # When the first file already fails, nothing was saved and the error makes no such claim.
+    tree.server.set_faults({"path": "/_artifacts/.*/a\\.jsonl$", "action": "respond", "status": 403})
+    with pytest.raises(APIError) as again:
+        tree.client.download_execution_logs(tree.job_id, tmp_path / "other")
+    assert not getattr(again.value, "download_progress_saved", False)
 
 
 def test_fetch_execution_logs_decodes_with_replacement(tree) -> None:
@@ -75,8 +98,11 @@ def test_metrics_note_sub_jobs_with_stdout_but_no_metrics(tree, tmp_path) -> Non
     # A sub-job with stdout only may be named without an error; one with neither may not.
     named = tree.client.download_metrics(tree.job_id, tmp_path, sub_job_ids=[tree.sub()])
     assert [e["sub_job_id"] for e in named] == [tree.sub()]
-    with pytest.raises(NoChunksError):
+    with pytest.raises(NoChunksError) as caught:
         tree.client.download_metrics(tree.job_id, tmp_path, sub_job_ids=[tree.sub("sampling:7")])
+    # Only that sub-job's folders were listed; the roots are then listed whole to name the others.
+    assert caught.value.sub_job_ids == [tree.sub("sampling:7")]
+    assert caught.value.available == sorted([tree.sub(), tree.sub("sampling:0")])
 
 
 def test_training_metrics_have_their_own_file(tree, tmp_path) -> None:

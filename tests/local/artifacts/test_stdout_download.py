@@ -257,15 +257,30 @@ def test_sigkill_midway_then_resume_is_byte_identical(tree, tmp_path, monkeypatc
     assert not (out / sub / ".stdout.log.partial").exists()
 
 
+def _wait_for_server_clock(tree: Any, *, seconds_in_state: float) -> None:
+    from ct_core.downloads.logs import _parse_time, job_and_server_now
+
+    deadline = time.monotonic() + 60
+    while True:
+        job, now = job_and_server_now(tree.client, tree.job_id)
+        changed = _parse_time(job["state_changed_at"])
+        assert changed is not None
+        if (now - changed).total_seconds() >= seconds_in_state:
+            return
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+
+
 def test_old_newest_chunk_of_a_running_job_warns_of_a_stall(tree, tmp_path) -> None:
     # The staged chunk is named 2026-01-01 00:00:01; the job has been running for a moment only.
     _stage(tree, tree.sub(), ["a\n"], first=1)
     [fresh_job] = tree.client.download_stdout_logs(tree.job_id, tmp_path, stale_after_seconds=600)
     assert not any("stalled" in w for w in fresh_job.get("warnings", []))
-    # Once the job has been in its state longer than the threshold, the old chunk is a stall. (The
-    # server's Date header counts whole seconds, so wait past two.)
+    # Once the job has been in its state longer than the threshold, the old chunk is a stall. Ages
+    # are judged by the server's Date header (whole seconds, refreshed about once a second by the
+    # server's loop), so wait until that clock itself is past the threshold.
     tree.client.wait_for_job(tree.job_id)
-    time.sleep(2.2)
+    _wait_for_server_clock(tree, seconds_in_state=2)
     [entry] = tree.client.download_stdout_logs(tree.job_id, tmp_path, stale_after_seconds=1)
     [stall] = [w for w in entry["warnings"] if "stalled" in w]
     assert stall.startswith(f"newest saved stdout output for {tree.sub()} is from 2026-01-01 00:00:01 UTC (")
@@ -322,3 +337,15 @@ def test_a_failed_status_lookup_costs_only_the_notices(tree, tmp_path) -> None:
     [entry] = tree.client.download_stdout_logs(tree.job_id, tmp_path)
     assert Path(entry["saved_path"]).read_text() == "a\n"
     assert "warnings" not in entry
+
+
+def test_first_progress_line_comes_before_the_folder_changes(tree, tmp_path) -> None:
+    _stage(tree, tree.sub(), ["a\n", "b\n"])
+
+    def stop(text: str) -> None:
+        raise DownloadCancelled("seen the first line")
+
+    with pytest.raises(DownloadCancelled):
+        tree.client.download_stdout_logs(tree.job_id, tmp_path, progress=stop, stale_after_seconds=None)
+    # Stopped at the first line: the sub-job's folder was never created, nothing was saved.
+    assert not (tmp_path / tree.sub()).exists()

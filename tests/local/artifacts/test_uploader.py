@@ -1,0 +1,64 @@
+"""The local server's uploader (§12.5): training rows go out unless the sub-job opted out."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from ct_local.artifacts import ArtifactUploader, run_root, saves_training_metrics, staging_path
+
+
+class _Jobs:
+    """The two store reads the uploader makes, over a fixed list of running jobs."""
+
+    def __init__(self, jobs: list[Any]) -> None:
+        self.jobs = jobs
+
+    def jobs_with_status(self, statuses: Any) -> list[Any]:
+        return [job for job in self.jobs if job.status in statuses]
+
+    def get_job(self, job_id: str) -> Any:
+        return next((job for job in self.jobs if job.job_id == job_id), None)
+
+
+def _job(job_id: str, training_config: dict[str, Any]) -> Any:
+    sub = {"sub_job_id": f"{job_id}:training:0", "job_type": "training", "training_config": training_config}
+    return SimpleNamespace(
+        job_id=job_id,
+        status="running",
+        experiment_name="DB.S.EXP",
+        experiment_run_name=f"RUN_{job_id}",
+        sub_jobs=[sub],
+    )
+
+
+def test_training_rows_are_uploaded_unless_the_sub_job_opted_out(tmp_path: Path) -> None:
+    keeps, opts_out = _job("keeps", {"n_gpus": 1}), _job("optsout", {"save_training_metrics": False})
+    row = {"kind": "training", "record_version": 2, "op": "step", "step": 1, "metrics": {}}
+    for job in (keeps, opts_out):
+        staged = staging_path(tmp_path, job.job_id, job.sub_jobs[0]["sub_job_id"])
+        staged.parent.mkdir(parents=True, exist_ok=True)
+        staged.write_text(json.dumps(row) + "\n")
+    state = SimpleNamespace(store=_Jobs([keeps, opts_out]), settings=SimpleNamespace(state_dir=tmp_path))
+    ArtifactUploader(state, interval_s=60).upload_once()
+
+    def training_chunks(job: Any) -> list[Path]:
+        folder = run_root(tmp_path, job.experiment_name, job.experiment_run_name) / "_metrics"
+        return sorted(folder.glob("*/training.*.gz"))
+
+    [chunk] = training_chunks(keeps)
+    assert json.loads(gzip.decompress(chunk.read_bytes())) == row
+    assert training_chunks(opts_out) == []
+    # System rows are still sampled for the sub-job that opted out of training rows.
+    metrics = run_root(tmp_path, opts_out.experiment_name, opts_out.experiment_run_name) / "_metrics"
+    assert list(metrics.glob("*/gpu.*.gz"))
+
+
+def test_only_an_explicit_false_opts_out() -> None:
+    assert saves_training_metrics({"training_config": {}})
+    assert saves_training_metrics({"job_type": "sampling"})
+    assert saves_training_metrics({"training_config": {"save_training_metrics": True}})
+    assert not saves_training_metrics({"training_config": {"save_training_metrics": False}})
