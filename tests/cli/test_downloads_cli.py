@@ -182,3 +182,41 @@ def test_read_series_means_each_steps_calls(tmp_path) -> None:
     )
     series = read_series([training], [])
     assert (series.steps, series.loss, series.lr) == ([5], [3.0], [0.1])
+
+
+class _Terminal:
+    """A stderr that says it is a terminal and keeps what was written."""
+
+    def __init__(self, tty: bool) -> None:
+        self.tty = tty
+        self.text = ""
+
+    def isatty(self) -> bool:
+        return self.tty
+
+    def write(self, text: str) -> int:
+        self.text += text
+        return len(text)
+
+    def flush(self) -> None:
+        return None
+
+
+def test_status_line_redraws_on_a_terminal_and_writes_final_lines_otherwise() -> None:
+    from ct_cli import output
+    from ct_cli.commands.download_logs import StatusLine
+
+    calls = ["stdout: [----] 0/2 S", "stdout: [##--] 1/2 S", "stdout: [####] 2/2 S", "\n"]
+    calls += ["stdout: no new chunks for T\n"]
+    for tty in (True, False):
+        stream = _Terminal(tty)
+        with output.using(output.Streams(stderr=stream)):  # type: ignore[arg-type]
+            status = StatusLine()
+            for text in calls:
+                status(text)
+        if tty:
+            # One line redrawn in place (carriage return + clear), ended once per sub-job.
+            assert stream.text.count("\n") == 2 and stream.text.count("\r\x1b[2K") == 5
+            assert stream.text.endswith("\r\x1b[2Kstdout: no new chunks for T\n")
+        else:
+            assert stream.text == "stdout: [####] 2/2 S\nstdout: no new chunks for T\n"

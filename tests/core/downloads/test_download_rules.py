@@ -1,0 +1,154 @@
+"""Chunked-download rules checked with an in-process store over a real folder (§12.3, §12.7, ART-09..25)."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import tempfile
+import threading
+import time
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from ct_core.downloads import chunks, logs
+from ct_core.downloads.artifacts import ArtifactEntry
+from ct_core.downloads.chunks import LOOKAHEAD_PER_WORKER, STDOUT, TEMP_PREFIX, ChunkDownload, sub_job_dir
+
+JOB = "job-1"
+SUB = f"{JOB}:training:0"
+
+
+class _FolderStore:
+    """A run's ``_stdout`` chunks in a folder; counts GETs and can hold the first one back."""
+
+    run_uri = "snow://experiment/DB.SCHEMA.EXP/versions/RUN_1/"
+
+    def __init__(self, count: int) -> None:
+        self.chunks = {
+            f"_stdout/{SUB}/console.20260101-{i // 60:04d}{i % 60:02d}.c{i}.gz": f"line {i}\n".encode()
+            for i in range(count)
+        }
+        self.gets = 0
+        self.hold_first: threading.Event | None = None
+        self.lock = threading.Lock()
+
+    def list(self, root: str) -> list[ArtifactEntry]:
+        return [ArtifactEntry(p, len(d)) for p, d in sorted(self.chunks.items()) if p.startswith(root + "/")]
+
+    def get(self, path: str, directory: Path, *, timeout: float | None = None) -> Path:
+        with self.lock:
+            self.gets += 1
+            first = self.gets == 1
+        if first and self.hold_first is not None:
+            self.hold_first.wait(30)
+        target = directory / path.rsplit("/", 1)[-1]
+        target.write_bytes(gzip.compress(self.chunks[path]))
+        return target
+
+    def close(self, *, keep: bool = False) -> None:
+        return None
+
+    def text(self) -> str:
+        return "".join(data.decode() for _, data in sorted(self.chunks.items()))
+
+
+def test_fetches_run_at_most_four_chunks_per_worker_ahead_of_the_append(tmp_path: Path) -> None:
+    store = _FolderStore(60)
+    workers = 2
+    ahead: list[int] = []
+
+    def on_chunk(sub: str, done: int, total: int, size: int) -> None:
+        ahead.append(store.gets - done)
+
+    [entry] = ChunkDownload(store, JOB, tmp_path, STDOUT, max_workers=workers, on_chunk=on_chunk).run()
+    assert Path(entry["saved_path"]).read_text() == store.text()
+    assert max(ahead) <= workers * LOOKAHEAD_PER_WORKER
+    assert store.gets == 60
+
+
+def test_an_attempt_past_the_transfer_timeout_is_abandoned_and_retried(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(chunks, "RETRY_FIRST_WAIT_S", 0.0)
+    store = _FolderStore(3)
+    store.hold_first = threading.Event()
+    download = ChunkDownload(store, JOB, tmp_path, STDOUT, max_workers=1, transfer_timeout_seconds=0.2)
+    try:
+        [entry] = download.run()
+    finally:
+        store.hold_first.set()
+    assert Path(entry["saved_path"]).read_text() == store.text()
+    # The late attempt wrote only into its own folder; the session of such a download is not kept.
+    assert download.retrier.abandoned and store.gets == 4
+
+
+def test_temp_folders_of_killed_downloads_are_removed_after_an_hour(tmp_path: Path) -> None:
+    old = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX))
+    fresh = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX))
+    two_hours_ago = time.time() - 7200
+    os.utime(old, (two_hours_ago, two_hours_ago))
+    download = ChunkDownload(_FolderStore(1), JOB, tmp_path, STDOUT)
+    try:
+        download.run()
+        assert not old.exists() and fresh.exists()
+    finally:
+        fresh.rmdir()
+    # The download's own temporary folder is gone once it returns.
+    assert download._temp is not None and not download._temp.exists()
+
+
+def test_sub_job_folders_are_portable_to_windows(monkeypatch) -> None:
+    assert sub_job_dir(Path("out"), SUB) == Path("out") / SUB
+    # Only the module's view of the platform changes (pytest itself must keep using POSIX paths).
+    monkeypatch.setattr(chunks, "os", SimpleNamespace(name="nt"))
+    assert sub_job_dir(Path("out"), SUB) == Path("out") / "job-1_training_0"
+
+
+def test_a_large_execution_log_gets_a_longer_attempt() -> None:
+    assert logs._attempt_timeout(300.0, 1000) == 300.0
+    assert logs._attempt_timeout(300.0, 1024 * 1024 * 1024) == pytest.approx(2048.0)
+    assert logs._attempt_timeout(None, 1 << 40) is None
+
+
+class _Client:
+    """The parts of a client warm_artifact_session reads."""
+
+    database, schema = "DB", "SCHEMA"
+    _experiment_runs: Any = None
+
+
+def test_warm_artifact_session_logs_in_once_while_sessions_are_kept(
+    fake_connection: Any, monkeypatch
+) -> None:
+    from ct_core.downloads.snowflake_store import SnowflakeArtifactStore
+
+    client = _Client()
+    client._experiment_runs = _Client()  # any weak-referencable key: its own download state
+    pool = logs.shared_state(client).sessions
+    logins: list[Any] = []
+    fail = {"now": False}
+
+    def login() -> Any:
+        if fail["now"]:
+            raise ConnectionRefusedError("login refused")
+        logins.append(fake_connection)
+        return fake_connection
+
+    run = {"experiment_name": "DB.SCHEMA.EXP", "experiment_run_name": "RUN_1"}
+    monkeypatch.setattr(
+        logs,
+        "artifact_store",
+        lambda c, job: SnowflakeArtifactStore(login, run, pool=pool, location=("DB", "SCHEMA")),
+    )
+    logs.warm_artifact_session(client, JOB)
+    assert logins == []  # sessions are not kept: nothing to prepare
+    pool.keep = True
+    logs.warm_artifact_session(client, JOB)
+    logs.warm_artifact_session(client, JOB)
+    assert len(logins) == 1 and pool.has(("DB", "SCHEMA"))
+    pool.close_all()
+    fail["now"] = True
+    with pytest.raises(ConnectionRefusedError):
+        logs.warm_artifact_session(client, JOB)
+    assert not pool.has(("DB", "SCHEMA"))
