@@ -185,6 +185,26 @@ def test_short_body_is_never_promoted(link_server: Any, tmp_path) -> None:
     assert not (tmp_path / "w.bin").exists()
 
 
+def test_unsatisfiable_range_restarts_a_partial_that_is_not_complete(link_server: Any, tmp_path) -> None:
+    # The partial holds every byte the link serves, yet fewer than the export announced: the 416
+    # answer leads to a size check, and the file is started over instead of being promoted.
+    link_server.blobs["w.bin"] = b"0123456789"
+    (tmp_path / "w.bin.partial").write_bytes(b"0123456789")
+
+    def export() -> dict[str, Any]:
+        answer = link_server.export()
+        answer["files"][0]["size_bytes"] = 20
+        return answer
+
+    downloader = CheckpointDownloader(export, tmp_path, sleep=_no_sleep)
+    with pytest.raises(CheckpointDownloadError):
+        downloader.run()
+    downloader.close()
+    ranges = [r["range"] for r in link_server.requests]
+    assert ranges[:2] == ["bytes=10-", None]
+    assert not (tmp_path / "w.bin").exists()
+
+
 def test_larger_body_than_announced_is_refused(link_server: Any, tmp_path) -> None:
     link_server.blobs["w.bin"] = b"0123456789"
 
