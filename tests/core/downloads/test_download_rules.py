@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import tempfile
 import threading
@@ -83,6 +84,42 @@ def test_an_attempt_past_the_transfer_timeout_is_abandoned_and_retried(tmp_path:
     assert download.retrier.abandoned and store.gets == 4
 
 
+class _FlakyStore(_FolderStore):
+    """Every GET after the first fails with a transient error."""
+
+    def get(self, path: str, directory: Path, *, timeout: float | None = None) -> Path:
+        if self.gets >= 1:
+            with self.lock:
+                self.gets += 1
+            raise ConnectionResetError("connection reset")
+        return super().get(path, directory, timeout=timeout)
+
+
+@pytest.mark.timeout(60)
+def test_cancel_stops_a_worker_waiting_out_a_retry_backoff(tmp_path: Path, monkeypatch) -> None:
+    from ct_core.errors import DownloadCancelled
+
+    # A backoff far longer than the test's timeout: only the cancel can end the wait.
+    monkeypatch.setattr(chunks, "RETRY_FIRST_WAIT_S", 3600.0)
+    monkeypatch.setattr(chunks, "RETRY_MAX_WAIT_S", 3600.0)
+    store = _FlakyStore(2)
+
+    def on_chunk(sub: str, done: int, total: int, size: int) -> None:
+        if done == 1:
+            # The second chunk's GET has failed once and its worker is asleep in the backoff.
+            while store.gets < 2:
+                time.sleep(0.01)
+            raise DownloadCancelled("stop")
+
+    download = ChunkDownload(store, JOB, tmp_path, STDOUT, max_workers=1, on_chunk=on_chunk)
+    with pytest.raises(DownloadCancelled) as caught:
+        download.run()
+    assert caught.value.download_progress_saved is True  # type: ignore[attr-defined]
+    assert store.gets == 2
+    manifest = json.loads((tmp_path / SUB / ".stdout.log.partial.manifest.json").read_text())
+    assert len(manifest["names"]) == 1
+
+
 def test_temp_folders_of_killed_downloads_are_removed_after_an_hour(tmp_path: Path) -> None:
     old = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX))
     fresh = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX))
@@ -152,3 +189,40 @@ def test_warm_artifact_session_logs_in_once_while_sessions_are_kept(
     with pytest.raises(ConnectionRefusedError):
         logs.warm_artifact_session(client, JOB)
     assert not pool.has(("DB", "SCHEMA"))
+
+
+# --- §12.4 notices, judged with the server's clock -------------------------------------------------
+
+
+def _grouped(*paths: str) -> Any:
+    return chunks.SubJobChunks(SUB, list(paths))
+
+
+def test_missing_metrics_entries_follow_the_job_state() -> None:
+    from datetime import UTC, datetime
+
+    console = {SUB: _grouped(f"_stdout/{SUB}/console.20260101-120000.a.gz")}
+    server_now = datetime(2026, 1, 1, 12, 5, tzinfo=UTC)
+    running = {"status": "running", "state_changed_at": "2026-01-01T11:00:00Z"}
+    [entry] = logs._missing_metrics_entries(running, server_now, {}, console)
+    assert entry["chunk_count"] == 0 and entry["saved_path"] is None
+    assert "metric uploads may be stalled" in entry["warnings"][0]
+    # Console output younger than two minutes (by the server's clock): not yet a stall.
+    early = datetime(2026, 1, 1, 12, 1, tzinfo=UTC)
+    assert logs._missing_metrics_entries(running, early, {}, console) == []
+    ended = {"status": "failed", "state_changed_at": "2026-01-01T12:01:00Z"}
+    [entry] = logs._missing_metrics_entries(ended, early, {}, console)
+    assert "no GPU metrics were saved" in entry["warnings"][0]
+    # A sub-job that has metrics is never listed as missing them.
+    assert logs._missing_metrics_entries(ended, early, {SUB: _grouped()}, console) == []
+
+
+def test_late_chunk_window_is_two_minutes_after_the_end_on_the_server_clock() -> None:
+    from datetime import UTC, datetime
+
+    ended = {"status": "succeeded", "state_changed_at": "2026-01-01T12:00:00Z"}
+    inside = datetime(2026, 1, 1, 12, 1, 59, tzinfo=UTC)
+    after = datetime(2026, 1, 1, 12, 2, 1, tzinfo=UTC)
+    assert logs._late_chunk_warning(ended, inside, "metrics", SUB) is not None
+    assert logs._late_chunk_warning(ended, after, "metrics", SUB) is None
+    assert "resume=True" in str(logs._late_chunk_warning({"status": "running"}, after, "stdout", SUB))
