@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -34,6 +35,8 @@ _TRUTHY = frozenset({"1", "true", "yes", "on"})
 MAX_STREAM_FRAME_BYTES = MAX_REQUEST_CHUNK_BYTES
 #: Events asked for per poll by `iter_generate_events` (§6.8: server default 16, cap 512).
 DEFAULT_STREAM_MAX_EVENTS = 64
+#: DP-27 / BUG-17: sampling windows remembered per client (least recently used ones are dropped).
+MAX_CACHED_WINDOWS = 256
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 #: Response options of the reference client: DSSST1 results, chunked when large (§9.4).
 _RESPONSE_OPTIONS = {"response_options": {"format": "dssst1", "delivery": "chunked"}}
@@ -187,10 +190,12 @@ class GenerateMixin:
 
     # --- max_seq_len cache (per client, per job and sub-job) ------------------------------------------
 
-    def _max_seq_len_cache(self) -> tuple[threading.Lock, dict[tuple[str, str | None], int | None]]:
+    def _max_seq_len_cache(
+        self,
+    ) -> tuple[threading.Lock, OrderedDict[tuple[str, str | None], int | None]]:
         cache = self.__dict__.get("_ct_seq_len_cache")
         if cache is None:
-            cache = self.__dict__.setdefault("_ct_seq_len_cache", (threading.Lock(), {}))
+            cache = self.__dict__.setdefault("_ct_seq_len_cache", (threading.Lock(), OrderedDict()))
         return cache  # type: ignore[no-any-return]
 
     def _sampling_window(self, job_id: str, sub_job_id: str | None) -> int | None:
@@ -198,6 +203,7 @@ class GenerateMixin:
         key = (job_id, sub_job_id)
         with lock:
             if key in cache:
+                cache.move_to_end(key)
                 return cache[key]
         try:
             job = self.get_job(job_id)
@@ -207,6 +213,9 @@ class GenerateMixin:
         value = sampling_max_seq_len(job, sub_job_id)
         with lock:
             cache[key] = value
+            # A long-lived client that samples from many jobs keeps only the recent windows.
+            while len(cache) > MAX_CACHED_WINDOWS:
+                cache.popitem(last=False)
         return value
 
     def _check_lengths(self, what: str, job_id: str, prompts: list[Any], sub_job_id: str | None) -> None:

@@ -87,3 +87,23 @@ def test_window_comes_from_the_sampling_sub_job() -> None:
     assert sampling_max_seq_len(job, "j:sampling:1") == 16
     assert sampling_max_seq_len(job, "j:other") is None
     assert sampling_max_seq_len({"sub_jobs": []}, None) is None
+
+
+def test_remembered_windows_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    # DP-27 / BUG-17: a client that samples from many jobs keeps only the most recent windows.
+    from ct_core import CortexTrainingClient, _generate
+
+    monkeypatch.setattr(_generate, "MAX_CACHED_WINDOWS", 2)
+    client = CortexTrainingClient(base_url="http://127.0.0.1:9", database="D", schema="S")
+    looked_up: list[str] = []
+
+    def get_job(job_id: str) -> dict[str, object]:
+        looked_up.append(job_id)
+        return {"sub_jobs": [{"job_type": "sampling", "inference_config": {"max_seq_len": 32}}]}
+
+    client.get_job = get_job  # type: ignore[method-assign]
+    for job_id in ("a", "b", "a", "c", "a", "b"):
+        assert client._sampling_window(job_id, None) == 32
+    # "a" stays (used again before "c" arrived); "b" was the least recent one when "c" came in.
+    assert looked_up == ["a", "b", "c", "b"]
+    client.close()
