@@ -55,11 +55,16 @@ def test_execution_log_failure_after_a_saved_file_says_progress_was_saved(tree, 
     tree.server.set_faults(
         {"path": "/_artifacts/.*/b\\.jsonl$", "action": "respond", "status": 403, "count": None}
     )
+    earlier = tmp_path / tree.sub() / "b.jsonl"
+    earlier.parent.mkdir(parents=True)
+    earlier.write_text("earlier copy\n")
     with pytest.raises(APIError) as caught:
         tree.client.download_execution_logs(tree.job_id, tmp_path)
     assert caught.value.download_progress_saved is True  # type: ignore[attr-defined]
     assert (tmp_path / tree.sub() / "a.jsonl").read_text() == "first\n"
-    assert not (tmp_path / tree.sub() / "b.jsonl").exists()
+    # The failed file left the earlier copy as it was, and no staging folder behind.
+    assert earlier.read_text() == "earlier copy\n"
+    assert not list(earlier.parent.glob(".execution-log-*"))
     # When the first file already fails, nothing was saved and the error makes no such claim.
     tree.server.set_faults({"path": "/_artifacts/.*/a\\.jsonl$", "action": "respond", "status": 403})
     with pytest.raises(APIError) as again:
