@@ -581,10 +581,10 @@ class DataPlaneMixin:
         self,
         job_id: str,
         *,
-        cursor: str | None = None,
-        max_events: int | None = None,
         sub_job_id: str | None = None,
         sub_job_type: str | None = None,
+        cursor: str | None = None,
+        max_events: int | None = None,
     ) -> dict[str, Any]:
         """One page of zone scheduling events: `{"events": [...], "next_cursor": ..., "eof": ...}`.
 
