@@ -552,9 +552,6 @@ class DataPlaneMixin:
         backoff. Both stop at an empty page with eof: true, and end quietly when the job ends
         after lines were read.
         """
-        interval = self.poll_interval if poll_interval is None else poll_interval
-        if not interval > 0:
-            raise ValueError("poll_interval must be > 0")
 
         def tail(page_cursor: str | None) -> dict[str, Any]:
             return self.tail_logs(
@@ -565,14 +562,29 @@ class DataPlaneMixin:
                 sub_job_type=sub_job_type,
             )
 
+        return self._follow_pages(tail, cursor, follow, poll_interval, "entries")
+
+    def _follow_pages(
+        self,
+        page: Callable[[str | None], dict[str, Any]],
+        cursor: str | None,
+        follow: bool,
+        poll_interval: float | None,
+        items_key: str,
+    ) -> Iterator[dict[str, Any]]:
+        """Pages of a cursor feed (logs or events) as one stream, polled with the client's backoff."""
+        interval = self.poll_interval if poll_interval is None else poll_interval
+        if not interval > 0:
+            raise ValueError("poll_interval must be > 0")
         return stream_entries(
-            tail,
+            page,
             cursor=cursor,
             follow=follow,
             interval=interval,
             multiplier=self.poll_backoff_multiplier,
             max_interval=max(self.poll_max_interval, interval),
             sleep=getattr(self, "_sleep", time.sleep),
+            items_key=items_key,
         )
 
     # --- zone scheduling events (§7.9, §12.6): gated, the service refuses them -----------------
@@ -620,9 +632,6 @@ class DataPlaneMixin:
         from ct_core._experimental import ZONE_EVENTS, require_experimental
 
         require_experimental(ZONE_EVENTS, "stream_events()")
-        interval = self.poll_interval if poll_interval is None else poll_interval
-        if not interval > 0:
-            raise ValueError("poll_interval must be > 0")
 
         def page(page_cursor: str | None) -> dict[str, Any]:
             return self.tail_events(
@@ -633,13 +642,4 @@ class DataPlaneMixin:
                 sub_job_type=sub_job_type,
             )
 
-        return stream_entries(
-            page,
-            cursor=cursor,
-            follow=follow,
-            interval=interval,
-            multiplier=self.poll_backoff_multiplier,
-            max_interval=max(self.poll_max_interval, interval),
-            sleep=getattr(self, "_sleep", time.sleep),
-            items_key="events",
-        )
+        return self._follow_pages(page, cursor, follow, poll_interval, "events")
