@@ -129,3 +129,42 @@ def _only_checkpoint(listing: Any) -> str:
     rows = listing.get("checkpoints") if isinstance(listing, dict) else listing
     assert rows and len(rows) == 1, listing
     return str(rows[0]["checkpoint_id"])
+
+
+def test_samplers_start_from_a_lora_jobs_weights_only_checkpoint(
+    sp, training_sub_job, sampling_sub_job, sampling_driver
+) -> None:
+    _lora_job(sp, training_sub_job, sampling_sub_job)
+    _train(sp, 4)
+    _sync(sp, "lora")
+    at_save = sp.generate(PROMPT, **GREEDY)[0]["token_ids"]
+    for checkpoint_type in ("weights-only", "resumable"):
+        sp.result(
+            sp.http.post(f"{sp.url}/save", json={"checkpoint_type": checkpoint_type}).json()["request_id"]
+        )
+    listing = sp.http.get(f"{sp.url}/checkpoints").json()
+    rows = listing.get("checkpoints") if isinstance(listing, dict) else listing
+    by_type = {row["checkpoint_type"]: row["checkpoint_id"] for row in rows}
+
+    def from_checkpoint(checkpoint_type: str, **inference: Any) -> dict[str, Any]:
+        sub = sampling_sub_job(**inference)
+        sub["source_checkpoint_info"] = {
+            "source_job_id": sp.job_id,
+            "checkpoint_id": by_type[checkpoint_type],
+        }
+        return sub
+
+    # A weights-only save of a LoRA trainer holds the merged weights: a plain sampler and a LoRA
+    # sampler (whose fresh adapter is a no-op) both generate what the trained job generated.
+    plain = sampling_driver(sp.http, sp.prefix).start(training_sub_job(), from_checkpoint("weights-only"))
+    assert plain.generate(PROMPT, **GREEDY)[0]["token_ids"] == at_save
+    adapted = sampling_driver(sp.http, sp.prefix).start(
+        training_sub_job(), from_checkpoint("weights-only", peft_config=dict(PEFT))
+    )
+    assert adapted.generate(PROMPT, **GREEDY)[0]["token_ids"] == at_save
+    # §6.5: sampling starts only from weights-only checkpoints; a resumable one is refused at create.
+    response = sp.http.post(
+        sp.prefix, json={"sub_job_configs": [training_sub_job(), from_checkpoint("resumable")]}
+    )
+    assert response.status_code == 400 and response.json()["code"] == "517602"
+    assert "weights-only" in response.json()["message"]
