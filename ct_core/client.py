@@ -275,6 +275,17 @@ class CortexTrainingClient(GenerateMixin, DataPlaneMixin, DownloadsMixin):
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
+    def create_snowpark_session(self) -> Any:
+        """A Snowpark Session signed in with this client's credentials (CFG-29).
+
+        A profile client opens an independent session from its profile; a PAT client signs in
+        with its token as its own user and role. The session uses this client's database and
+        schema, and belongs to the caller (close it). Needs the ``snowpark`` extra.
+        """
+        from ct_core._snowpark import snowpark_session
+
+        return snowpark_session(self)
+
     @property
     def _prefix(self) -> str:
         return f"{self.base_url}/api/v2/databases/{self.database}/schemas/{self.schema}/{self.endpoint}"

@@ -166,3 +166,66 @@ def test_other_connector_failures_pass_through(fake_connector: ModuleType, profi
     fake_connector.FAILURES[:] = [fake_connector.OperationalError(msg="Could not connect", errno=250001)]
     with pytest.raises(fake_connector.OperationalError, match="Could not connect"):
         CortexTrainingClient.from_configs(connection=profile)
+
+
+# --- CFG-29: a Snowpark Session on the client's credentials ------------------------------------------
+
+
+def test_snowpark_session_from_a_profile_client(fake_connector: ModuleType, profile: str) -> None:
+    fake_connector.SESSIONS[:] = [SESSION_1, SESSION_2]
+    with CortexTrainingClient.from_configs(connection=profile, max_retries=0) as client:
+        session = client.create_snowpark_session()
+        own, wrapped = fake_connector.CONNECTIONS
+        # An independent login on the same profile, at the client's database and schema.
+        assert session.connection is wrapped and wrapped is not own
+        assert fake_connector.CALLS[-1] == {
+            "connection_name": "training",
+            "database": DATABASE,
+            "schema": "PUBLIC",
+        }
+        session.close()
+        assert wrapped.is_closed() and not own.is_closed()
+        assert client.list_jobs() == []  # the client's own session is untouched
+
+
+def test_snowpark_session_from_a_pat_client(
+    fake_connector: ModuleType, tls_server: Any, act: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server, cert = tls_server
+    monkeypatch.setenv("CT_FAKE_SNOWFLAKE_SERVER_URL", server.base_url)
+    identity = {
+        "resultSetMetaData": {
+            "numRows": 1,
+            "rowType": [{"name": "CURRENT_USER()"}, {"name": "CURRENT_ROLE()"}],
+            "partitionInfo": [{"rowCount": 1}],
+        },
+        "data": [["ALICE", "TRAINER"]],
+        "statementHandle": "h-1",
+    }
+    server.script(act(200, identity))
+    fake_connector.SESSIONS[:] = ["pat-session"]
+    host = server.base_url.removeprefix("https://")
+    client = CortexTrainingClient.from_pat(host, "the-pat", "DB", "SC", verify_ssl=str(cert))  # type: ignore[arg-type]
+    try:
+        session = client.create_snowpark_session()
+    finally:
+        client.close()
+    [call] = fake_connector.CALLS
+    assert call["authenticator"] == "PROGRAMMATIC_ACCESS_TOKEN" and call["token"] == "the-pat"
+    assert (call["user"], call["role"], call["database"], call["schema"]) == ("ALICE", "TRAINER", "DB", "SC")
+    assert session.connection is fake_connector.CONNECTIONS[0]
+    [statement] = server.requests
+    assert statement.path.startswith("/api/v2/statements")
+    session.close()
+
+
+def test_snowpark_session_needs_credentials_and_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    local = CortexTrainingClient(base_url="http://127.0.0.1:9", database="DB", schema="SC")
+    with local, pytest.raises(errors.ConfigError, match="PAT or connection-profile client"):
+        local.create_snowpark_session()
+    # With credentials but without snowflake-snowpark-python, the error says how to get it.
+    monkeypatch.setitem(sys.modules, "snowflake.snowpark", None)
+    pat_client = CortexTrainingClient.from_pat("acct.snowflakecomputing.com", "the-pat", "DB", "SC")
+    with pytest.raises(errors.ConfigError, match=r"pip install 'ct\[snowpark\]'"):
+        pat_client.create_snowpark_session()
+    pat_client.close()

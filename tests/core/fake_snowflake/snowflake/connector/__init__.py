@@ -48,8 +48,9 @@ class SnowflakeRestful:
 
 
 class SnowflakeConnection:
-    def __init__(self, token: str, server_url: str, **kwargs: Any) -> None:
-        self._token = token
+    def __init__(self, session_token: str, server_url: str, **kwargs: Any) -> None:
+        # `kwargs` are connect()'s arguments as given (a PAT login passes its own `token`).
+        self._token = session_token
         self._server_url = server_url
         self._closed = False
         self.kwargs = kwargs
