@@ -20,7 +20,7 @@ import os
 import re
 import sys
 import traceback
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +30,8 @@ from ct_core import hookspecs
 
 if TYPE_CHECKING:
     from importlib import metadata
+
+    from pluggy import HookImpl
 
 __all__ = [
     "ALLOW_ENV_VAR",
@@ -105,8 +107,23 @@ class PluginEntryPoint:
         return metadata.Distribution.at(self.dist_path)
 
 
+#: The validator hooks whose implementations run one by one, so one that raises spares the others.
+VALIDATOR_HOOKS = frozenset({"ct_validate_sub_job", "ct_validate_create_body"})
+
+
 class CTPluginManager(pluggy.PluginManager):
-    """A pluggy manager for project `ct` that also remembers where each plugin came from."""
+    """A pluggy manager for project `ct` that also remembers where each plugin came from.
+
+    The validator hooks (`VALIDATOR_HOOKS`) are called differently from pluggy's default, whichever
+    code calls them (`pm.hook.ct_validate_sub_job(...)` or `run_sub_job_validators`): pluggy stops
+    at the first implementation that raises, which would drop every other plugin's problems (and
+    normalizations) and surface a bare traceback without the culprit's name. Here each
+    implementation runs on its own, and a raise becomes one more problem in the result:
+    a `ValueError` reads as the plugin's own problem sentence (prefixed with the sub-job's
+    location), anything else as `plugin 'NAME' failed in HOOK: Type: message`, also recorded in
+    `load_errors` with its traceback. A failed validator thus still refuses the body; it is
+    never silently skipped, since it may have been the one that normalizes it.
+    """
 
     def __init__(self) -> None:
         super().__init__(hookspecs.PROJECT_NAME)
@@ -116,6 +133,52 @@ class CTPluginManager(pluggy.PluginManager):
         self.sources: dict[str, PluginEntryPoint] = {}
         self.builtin_names: set[str] = set()
         self.entry_points_loaded = False
+
+    def _hookexec(
+        self,
+        hook_name: str,
+        methods: Sequence[HookImpl],
+        kwargs: Mapping[str, object],
+        firstresult: bool,
+    ) -> object | list[object]:
+        # Every HookCaller of this manager calls back here (pluggy binds it at registration), so this
+        # is the one place that sees each implementation of a validator hook separately.
+        if hook_name not in VALIDATOR_HOOKS or firstresult or any(_is_wrapper(impl) for impl in methods):
+            return super()._hookexec(hook_name, methods, kwargs, firstresult)
+        results: list[object] = []
+        # pluggy's own order: the last registered (or tryfirst) implementation runs first.
+        for impl in reversed(methods):
+            try:
+                result = impl.function(*[kwargs[name] for name in impl.argnames])
+            except ValueError as exc:
+                results.append([_located(kwargs, str(exc))])
+                continue
+            except Exception as exc:
+                failure = PluginLoadError(
+                    name=impl.plugin_name,
+                    error=f"failed in {hook_name}: {_describe(exc)}",
+                    traceback="".join(traceback.format_exception(exc)),
+                )
+                self.load_errors.append(failure)
+                # DEBUG only: the problem below already names the plugin in the command's error.
+                logger.debug("plugin %r %s", impl.plugin_name, failure.error, exc_info=exc)
+                results.append([_located(kwargs, f"plugin {impl.plugin_name!r} {failure.error}")])
+                continue
+            if result is not None:
+                results.append(result)
+        return results
+
+
+def _is_wrapper(impl: HookImpl) -> bool:
+    return bool(getattr(impl, "hookwrapper", False) or getattr(impl, "wrapper", False))
+
+
+def _located(kwargs: Mapping[str, object], problem: str) -> str:
+    """Prefix a sub-job validator's problem with the sub-job's location, as its own problems are."""
+    location = kwargs.get("location")
+    if isinstance(location, str) and location and not problem.startswith(location):
+        return f"{location}: {problem}"
+    return problem
 
 
 def _entry_points_section(text: str, group: str) -> list[tuple[str, str]]:

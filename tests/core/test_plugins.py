@@ -220,6 +220,87 @@ def test_hook_ct_validate_create_body() -> None:
     assert body["touched"] is True
 
 
+class _Raises:
+    """A buggy validator plugin: a KeyError in one hook, a ValueError (a problem, raised) in the other."""
+
+    @hookspecs.hookimpl
+    def ct_validate_sub_job(self, sub_job: dict[str, Any], location: str) -> list[str]:
+        return [sub_job["missing"]]
+
+    @hookspecs.hookimpl
+    def ct_validate_create_body(self, body: dict[str, Any]) -> list[str]:
+        raise ValueError("body: comment must be polite")
+
+
+def test_a_raising_validator_is_named_and_spares_the_other_plugins() -> None:
+    pm = plugins.new_plugin_manager()
+    pm.register(_Normalizer(), name="normalizer")
+    pm.register(_Raises(), name="ct-buggy")
+    pm.register(_Second(), name="second")
+    sub_job = {"peft_config": {"r": 8}, "n_gpus": -1}
+    problems = plugins.run_sub_job_validators(sub_job, "sub_job_configs[0]", pm)
+    # The plugins registered before and after the buggy one still ran (and normalized).
+    assert sorted(problems) == [
+        "sub_job_configs[0].n_gpus: must be positive",
+        "sub_job_configs[0]: plugin 'ct-buggy' failed in ct_validate_sub_job: KeyError: 'missing'",
+        "sub_job_configs[0]: second plugin always complains",
+    ]
+    assert sub_job["peft_config"] == {"r": 8, "normalized": True}
+    (failure,) = pm.load_errors
+    assert failure.name == "ct-buggy"
+    assert failure.error == "failed in ct_validate_sub_job: KeyError: 'missing'"
+    assert "KeyError" in failure.traceback
+    # A ValueError is the plugin's own problem sentence, not a failure of the plugin.
+    body: dict[str, Any] = {"sub_job_configs": []}
+    assert sorted(plugins.run_create_body_validators(body, pm)) == [
+        "body: comment must be polite",
+        "body: second plugin complains",
+        "body: twice",
+    ]
+    assert body["touched"] is True and len(pm.load_errors) == 1
+
+
+def test_a_raising_validator_refuses_the_body_on_the_sdk_create_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ct_core import validation
+    from ct_core.errors import ValidationError
+
+    pm = plugins.new_plugin_manager()
+    pm.register(_Raises(), name="ct-buggy")
+    pm.register(_Second(), name="second")
+    monkeypatch.setattr(validation, "_plugin_manager", lambda: pm)
+    body = {
+        "sub_job_configs": [{"job_type": "sampling", "model_name": "m", "inference_config": {"n_gpus": 1}}]
+    }
+    with pytest.raises(ValidationError) as caught:
+        validation.validate_create_body(body)
+    message = str(caught.value)
+    assert (
+        "sub_job_configs[0]: plugin 'ct-buggy' failed in ct_validate_sub_job: KeyError: 'missing'" in message
+    )
+    assert "sub_job_configs[0]: second plugin always complains" in message
+    assert "body: comment must be polite" in message and "body: second plugin complains" in message
+
+
+def test_a_raising_validator_on_submit_dry_run_is_an_error_naming_it(tmp_path: Path) -> None:
+    root = tmp_path / "site"
+    body = (
+        "from ct_core.hookspecs import hookimpl\n\n"
+        "@hookimpl\n"
+        "def ct_validate_sub_job(sub_job, location):\n"
+        "    return [location + ': ' + sub_job['no_such_key']]\n"
+    )
+    write_plugin_dist(root, "ct_crashy_plugin", body=body)
+    job = tmp_path / "job.json"
+    job.write_text(
+        json.dumps({"sub_job_configs": [{"job_type": "sampling", "model_name": "m", "inference_config": {}}]})
+    )
+    run = _run_ct(["submit", str(job), "--dry-run"], root, CT_PLUGINS="ct_crashy_plugin")
+    assert run.returncode == 1
+    assert "plugin 'ct_crashy_plugin' failed in ct_validate_sub_job: KeyError: 'no_such_key'" in run.stderr
+    assert "Traceback" not in run.stderr
+    assert run.stdout == ""
+
+
 def test_hook_ct_register_commands() -> None:
     from cyclopts import App
 
