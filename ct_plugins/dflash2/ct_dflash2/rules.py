@@ -205,8 +205,14 @@ def speculative_problems(sub_job: Mapping[str, Any], config: Mapping[str, Any], 
             f"{field}.from_source_checkpoint needs a checkpoint saved by Cortex Training; "
             f"{location}.external_stage_path cannot be the draft"
         )
-    elif not source.get("checkpoint_id"):
-        problems.append(f"{field}.from_source_checkpoint needs {location}.checkpoint_id")
+    else:
+        # The checkpoint always belongs to another job (the one that trained the draft), and a
+        # checkpoint of another job is named by both ids (§8.4, §8.6).
+        problems.extend(
+            f"{field}.from_source_checkpoint needs {location}.{key}"
+            for key in ("checkpoint_id", "source_job_id")
+            if not source.get(key)
+        )
     return problems
 
 

@@ -272,6 +272,14 @@ def test_from_source_checkpoint_refusals() -> None:
     assert check(sampling({"from_source_checkpoint": True}, {"source_job_id": "job-1"})) == [
         f"{SPEC}.from_source_checkpoint needs sub_job_configs[0].source_checkpoint_info.checkpoint_id"
     ]
+    # The draft's checkpoint is another job's, so both ids are needed (§8.4).
+    assert check(sampling({"from_source_checkpoint": True}, {"checkpoint_id": "ckpt-1"})) == [
+        f"{SPEC}.from_source_checkpoint needs sub_job_configs[0].source_checkpoint_info.source_job_id"
+    ]
+    assert check(sampling({"from_source_checkpoint": True}, {"checkpoint_id": "", "source_job_id": ""})) == [
+        f"{SPEC}.from_source_checkpoint needs sub_job_configs[0].source_checkpoint_info.checkpoint_id",
+        f"{SPEC}.from_source_checkpoint needs sub_job_configs[0].source_checkpoint_info.source_job_id",
+    ]
     assert check(sampling({"from_source_checkpoint": "yes"}, CHECKPOINT)) == [
         f"{SPEC}.from_source_checkpoint must be true or false, got 'yes'"
     ]
