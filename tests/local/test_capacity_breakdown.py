@@ -187,3 +187,38 @@ def test_stored_log_prob_and_untyped_sub_jobs_are_grouped() -> None:
         ("UNSPECIFIED", 0, 1, 1),
         ("UNKNOWN", 1, 0, 1),
     ]
+
+
+def test_multiplexed_sub_jobs_add_no_gpus_but_are_counted() -> None:
+    # §5.5: a sub-job that sets multiplex_job_id shares another job's GPUs, so it adds none of its own.
+    shared = {"job_type": "sampling", "model_name": "m", "inference_config": {"n_gpus": 4}}
+    shared["inference_config"]["multiplex_job_id"] = "other-job:sampling:0"
+    trainer = _sub(2)
+    trainer["training_config"]["multiplex_job_id"] = "other-job:training:0"
+    jobs = [
+        _row("a", "running", [_sub(2), shared], 1.0),
+        _row("b", "pending", [trainer, _sub(1, "sampling")], 2.0),
+    ]
+    answer = capacity.capacity_answer(
+        jobs,
+        HardwareCapacity(max_total_gpus=16),
+        dimensions=(["job_type", "submitted_by"], []),
+        caller_role="ROLE_A",
+        caller_user="ALICE",
+        settings=ServerSettings(models=()),
+    )
+    assert (answer["in_use_gpus"], answer["pending_gpus"]) == (2, 1)
+    breakdown = answer["breakdown"]
+    groups = [
+        (g["job_type"], g["in_use_gpus"], g["pending_gpus"], g["sub_job_count"])
+        for g in breakdown["by_job_type"]["groups"]
+    ]
+    assert groups == [("TRAINING", 2, 0, 2), ("SAMPLING", 0, 1, 2), ("LOG_PROBABILITY", 0, 0, 0)]
+    (alice, *_rest) = breakdown["by_submitted_by"]["groups"]
+    assert (alice["submitted_by"], alice["in_use_gpus"], alice["pending_gpus"], alice["job_count"]) == (
+        "ALICE",
+        2,
+        1,
+        2,
+    )
+    assert breakdown["job_count"] == 2
