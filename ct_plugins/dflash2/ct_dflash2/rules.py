@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ct_core.configs import normalize_job_type
+
 PROVIDER = "dflash2"
 #: Providers a training sub-job may name (§8.2, §8.6). "arctic" is what users write; the SDK
 #: sends it as "prime_rl" before plugins run, so both spellings are accepted here.
@@ -186,7 +188,7 @@ def speculative_problems(sub_job: Mapping[str, Any], config: Mapping[str, Any], 
     if flag is not True:
         return [f"{field}.from_source_checkpoint must be true or false, got {flag!r}"]
     problems: list[str] = []
-    job_type = str(sub_job.get("job_type", "")).strip().lower()
+    job_type = normalize_job_type(sub_job.get("job_type"))
     if job_type != "sampling":
         problems.append(
             f"{field}.from_source_checkpoint is only accepted on a sampling sub-job, not {job_type!r}"
@@ -219,7 +221,8 @@ def speculative_problems(sub_job: Mapping[str, Any], config: Mapping[str, Any], 
 def check_sub_job(sub_job: Mapping[str, Any], location: str) -> list[str]:
     """All §8.6 problems of one create-body sub-job."""
     problems: list[str] = []
-    job_type = str(sub_job.get("job_type", "")).strip().lower()
+    # Every spelling the core accepts ("TRAINING", "job_type_training", ...) counts as its type (VAL-01).
+    job_type = normalize_job_type(sub_job.get("job_type"))
     training = sub_job.get("training_config")
     if job_type == "training" and isinstance(training, Mapping):
         problems.extend(training_problems(training, f"{location}.training_config"))

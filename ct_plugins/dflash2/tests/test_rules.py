@@ -297,6 +297,24 @@ def test_from_source_checkpoint_on_a_training_sub_job() -> None:
     ]
 
 
+@pytest.mark.parametrize("spelling", ["TRAINING", "job_type_training", " Training "])
+def test_every_training_spelling_is_checked(spelling: str) -> None:
+    # The core accepts these spellings (VAL-01), so the rules must not let them slip past.
+    sub_job = training(activation_checkpointing=True)
+    sub_job["job_type"] = spelling
+    assert check(sub_job) == [
+        f"{W}.activation_checkpointing must be false for model_provider 'dflash2' "
+        "(the draft recomputes its own forward), got True"
+    ]
+
+
+@pytest.mark.parametrize("spelling", ["SAMPLING", "JOB_TYPE_SAMPLING"])
+def test_every_sampling_spelling_may_serve_a_draft(spelling: str) -> None:
+    sub_job = sampling({"from_source_checkpoint": True}, CHECKPOINT)
+    sub_job["job_type"] = spelling
+    assert check(sub_job) == []
+
+
 # --- through the create paths -----------------------------------------------------------------
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ct_core.configs import normalize_job_type
 from ct_core.hookspecs import hookimpl
 from ct_lora.config import adapter_mismatches, check_peft_config
 
@@ -43,7 +44,8 @@ def ct_validate_sub_job(sub_job: dict[str, Any], location: str) -> list[str]:
 
 
 def _kind(sub_job: dict[str, Any]) -> str:
-    return str(sub_job.get("job_type", "")).strip().lower()
+    # Every spelling the core accepts ("TRAINING", "job_type_sampling", ...) counts as its type (VAL-01).
+    return normalize_job_type(sub_job.get("job_type"))
 
 
 @hookimpl

@@ -111,6 +111,19 @@ def test_defaults_count_when_matching() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("training_type", "sampling_type"),
+    [("TRAINING", " Sampling "), ("job_type_training", "JOB_TYPE_SAMPLING")],
+)
+def test_the_cross_check_knows_every_job_type_spelling(training_type: str, sampling_type: str) -> None:
+    # The core accepts these spellings (VAL-01), so the cross-check must not let them slip past it.
+    raw = body(ADAPTER, {**ADAPTER, "r": 8})
+    raw["sub_job_configs"][0]["job_type"] = training_type
+    raw["sub_job_configs"][1]["job_type"] = sampling_type
+    (found,) = problems(raw)
+    assert found.startswith("sub_job_configs[1].inference_config.peft_config.r is 8 but")
+
+
 def test_only_one_side_with_an_adapter_is_accepted() -> None:
     # Training LoRA while sampling the base model is a valid job; only a lora sync would need both.
     assert validate_create_body(body(ADAPTER, None))["sub_job_configs"][0]["training_config"]["peft_config"]

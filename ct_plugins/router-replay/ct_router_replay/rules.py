@@ -10,6 +10,8 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
+from ct_core.configs import normalize_job_type
+
 MODE_STRICT = "strict"
 MODE_BEST_EFFORT = "best_effort"
 #: The modes §8.2 accepts; strict is the default.
@@ -67,7 +69,8 @@ def check_router_replay(block: Any, location: str, *, job_type: str) -> list[str
 
 def check_sub_job(sub_job: dict[str, Any], location: str) -> list[str]:
     """The router_replay problems of one create-body sub-job (nothing when it has no block)."""
-    job_type = str(sub_job.get("job_type", "")).strip().lower()
+    # Every spelling the core accepts ("TRAINING", "job_type_sampling", ...) counts as its type (VAL-01).
+    job_type = normalize_job_type(sub_job.get("job_type"))
     key = _CONFIG_KEY_BY_TYPE.get(job_type)
     if key is None:
         return []

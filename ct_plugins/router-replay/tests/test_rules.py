@@ -137,6 +137,21 @@ def test_create_body_names_the_sub_job_and_field() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("training_type", "sampling_type"),
+    [("TRAINING", " Sampling "), ("job_type_training", "JOB_TYPE_SAMPLING")],
+)
+def test_every_job_type_spelling_is_checked(training_type: str, sampling_type: str) -> None:
+    # The core accepts these spellings (VAL-01), so the rules must not let them slip past.
+    raw = body({"mode": "fast"}, {"mode": "best_effort"})
+    raw["sub_job_configs"][0]["job_type"] = training_type
+    raw["sub_job_configs"][1]["job_type"] = sampling_type
+    assert problems(raw) == [
+        f"{T}.mode must be 'strict' or 'best_effort', got 'fast'",
+        f"{S}.mode 'best_effort' applies to the training sub-job only; a sampling sub-job must use 'strict'",
+    ]
+
+
 def test_typed_sampling_path_through_extra_sampling() -> None:
     from ct_core.configs import SubJobConfig
     from ct_core.validation import build_create_body
