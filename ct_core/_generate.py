@@ -38,6 +38,7 @@ DEFAULT_STREAM_MAX_EVENTS = 64
 #: DP-27 / BUG-17: sampling windows remembered per client (least recently used ones are dropped).
 MAX_CACHED_WINDOWS = 256
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+_MIB = 1024 * 1024
 #: Response options of the reference client: DSSST1 results, chunked when large (§9.4).
 _RESPONSE_OPTIONS = {"response_options": {"format": "dssst1", "delivery": "chunked"}}
 
@@ -147,6 +148,15 @@ def build_logical_request(
     return body
 
 
+def oversized_stream_message(size: int) -> str:
+    """DP-13's exact text for a streaming frame over the limit (sizes in MiB, written "MB" as there)."""
+    return (
+        f"generate_stream payload is {size / _MIB:.1f} MB, which exceeds the maximum allowed size of "
+        f"{MAX_STREAM_FRAME_BYTES / _MIB:.0f} MB. Reduce the number of prompts or shorten each prompt to "
+        "bring the serialized request under the limit."
+    )
+
+
 def sampling_max_seq_len(job: dict[str, Any], sub_job_id: str | None) -> int | None:
     """BUG-19: the window of the sampling sub-job the request goes to (the named one, else the first)."""
     for sub in job.get("sub_jobs") or []:
@@ -226,10 +236,13 @@ class GenerateMixin:
             return
         for i, prompt in enumerate(prompts):
             if not isinstance(prompt, str) and len(prompt) >= window:
+                # DP-11 fixes this text word for word (the service's own wording of the vLLM rule).
                 raise ValueError(
-                    f"{what} prompt {i} has {len(prompt)} tokens but the sampling sub-job's max_seq_len is "
-                    f"{window}: a prompt needs at least one position left for output, so keep it to "
-                    f"{window - 1} tokens or create the job with a larger max_seq_len"
+                    f"{what} prompt at index {i} has {len(prompt)} tokens, which does not fit the sampling "
+                    f"job's max_seq_len of {window}: a prompt must be shorter than max_seq_len to leave "
+                    "room for at least one generated token (vLLM rejects len(prompt) >= max_model_len). "
+                    f"Shorten the prompt to at most {window - 1} tokens, or recreate the job with a "
+                    "larger max_seq_len."
                 )
 
     def _generate_frame(
@@ -306,13 +319,10 @@ class GenerateMixin:
         events with `iter_generate_events` (or `get_request_status(..., max_events=...)`).
         """
         frame = self._generate_frame(
-            "generate-stream", job_id, prompts, sampling_params, routing_key, strict, sub_job_id
+            "generate_stream", job_id, prompts, sampling_params, routing_key, strict, sub_job_id
         )
         if len(frame) > MAX_STREAM_FRAME_BYTES:
-            raise ValueError(
-                f"the generate-stream frame is {len(frame)} bytes; a streaming request is one POST of at "
-                f"most {MAX_STREAM_FRAME_BYTES} bytes (60 MiB). Split the prompts, or use generate()"
-            )
+            raise ValueError(oversized_stream_message(len(frame)))
         url = self._generate_url(job_id, "generate-stream", sub_job_id)
         answer = self._post_bytes(url, ChunkBody((frame,)), predicate=self._nothing_ran(job_id))
         if not isinstance(answer, dict) or not answer.get("request_id"):

@@ -2,7 +2,8 @@
 
 The file holds the fields of the reference CLI's generate JSON: ``prompts`` (strings and/or token-id
 lists), optional ``sampling_params`` (one object or one per prompt), ``routing_key``, ``strict``, and
-``poll`` (false: print the request id without waiting), optionally nested under ``payload``.
+``poll`` (false: print the request id without waiting), optionally nested under ``payload``. A
+``sub_job_id`` next to the prompts picks the sampling sub-job like ``--sub-job`` does.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from ct_cli import context, output
 from ct_cli.commands._waiting import wait_for_request
 
 
-def _request_fields(spec: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+def _request_fields(spec: dict[str, Any]) -> tuple[dict[str, Any], bool, str | None]:
+    """The generate fields, `poll`, and the sub-job named in the file (CLI-16's checks and texts)."""
     payload = spec.get("payload", spec)
     if not isinstance(payload, dict):
         raise ValueError("generate payload must be an object")
@@ -23,26 +25,45 @@ def _request_fields(spec: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     if not isinstance(poll, bool):
         raise ValueError("generate poll must be a boolean")
     prompts = payload.get("prompts")
-    if not isinstance(prompts, list) or not prompts:
-        raise ValueError("generate JSON needs a non-empty prompts list")
+    if not (isinstance(prompts, list) and len(prompts) > 0):
+        raise ValueError("generate JSON must contain a non-empty prompts list")
     params = payload.get("sampling_params")
     if isinstance(params, list):
         if len(params) != len(prompts):
-            raise ValueError("generate sampling_params must have one entry per prompt")
+            raise ValueError("generate sampling_params list length must match prompts length")
         if any(p is not None and not isinstance(p, dict) for p in params):
-            raise ValueError("generate sampling_params entries must be objects or null")
+            raise ValueError("generate sampling_params list items must be objects or null")
     elif params is not None and not isinstance(params, dict):
-        raise ValueError("generate sampling_params must be an object or a list of them")
+        raise ValueError("generate sampling_params must be an object or list")
+    routing_key = payload.get("routing_key")
+    if isinstance(routing_key, list):
+        # Our own addition to the reference's checks: a key list lines up with the prompts too.
+        if len(routing_key) != len(prompts):
+            raise ValueError("generate routing_key list length must match prompts length")
+        if any(k is not None and not isinstance(k, str) for k in routing_key):
+            raise ValueError("generate routing_key list items must be strings or null")
+    elif routing_key is not None and not isinstance(routing_key, str):
+        raise ValueError("generate routing_key must be a string or list")
     strict = payload.get("strict")
     if strict is not None and not isinstance(strict, bool):
         raise ValueError("generate strict must be a boolean")
+    sub_job_id = payload.get("sub_job_id")
+    if sub_job_id is not None and (not isinstance(sub_job_id, str) or not sub_job_id):
+        raise ValueError("generate sub_job_id must be a non-empty string")
     fields = {
         "prompts": prompts,
         "sampling_params": params,
-        "routing_key": payload.get("routing_key"),
+        "routing_key": routing_key,
         "strict": strict,
     }
-    return fields, poll
+    return fields, poll, sub_job_id
+
+
+def _pick_sub_job(flag: str | None, in_file: str | None) -> str | None:
+    """--sub-job and the file's sub_job_id must agree when both are given."""
+    if flag and in_file and flag != in_file:
+        raise ValueError(f"--sub-job {flag} and the file's sub_job_id {in_file} name different sub-jobs")
+    return flag or in_file
 
 
 def _readable(event: dict[str, Any]) -> str:
@@ -82,7 +103,8 @@ def generate(
     from ct_cli.commands.submit import read_json_object
 
     job_id = context.current().require_job("generate")
-    fields, poll = _request_fields(read_json_object(file, what="generate"))
+    fields, poll, file_sub_job = _request_fields(read_json_object(file, what="generate"))
+    sub_job = _pick_sub_job(sub_job, file_sub_job)
     client = context.client()
     if not stream:
         request_id = client.generate(job_id, sub_job_id=sub_job, **fields)

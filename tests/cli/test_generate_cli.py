@@ -91,11 +91,29 @@ def test_generate_needs_a_sub_job_with_several_samplers(ct: Callable[..., Result
 @pytest.mark.parametrize(
     ("request_body", "message"),
     [
-        ({"prompts": []}, "non-empty prompts"),
-        ({"prompts": ["a"], "sampling_params": [{}, {}]}, "one entry per prompt"),
-        ({"prompts": ["a"], "sampling_params": 3}, "must be an object"),
-        ({"prompts": ["a"], "strict": "yes"}, "strict must be a boolean"),
-        ({"prompts": ["a"], "poll": "no"}, "poll must be a boolean"),
+        # CLI-16 fixes these texts.
+        ({"prompts": []}, "generate JSON must contain a non-empty prompts list"),
+        ({"payload": {"prompts": "a"}}, "generate JSON must contain a non-empty prompts list"),
+        (
+            {"prompts": ["a"], "sampling_params": [{}, {}]},
+            "generate sampling_params list length must match prompts length",
+        ),
+        (
+            {"prompts": ["a"], "sampling_params": [3]},
+            "generate sampling_params list items must be objects or null",
+        ),
+        ({"prompts": ["a"], "sampling_params": 3}, "generate sampling_params must be an object or list"),
+        ({"prompts": ["a"], "strict": "yes"}, "generate strict must be a boolean"),
+        ({"prompts": ["a"], "poll": "no"}, "generate poll must be a boolean"),
+        ({"payload": []}, "generate payload must be an object"),
+        # Our own checks: an aligned routing_key list, and a usable sub_job_id.
+        (
+            {"prompts": ["a"], "routing_key": ["k", "l"]},
+            "generate routing_key list length must match prompts",
+        ),
+        ({"prompts": ["a"], "routing_key": [3]}, "routing_key list items must be strings or null"),
+        ({"prompts": ["a"], "routing_key": 3}, "generate routing_key must be a string or list"),
+        ({"prompts": ["a"], "sub_job_id": 3}, "generate sub_job_id must be a non-empty string"),
     ],
 )
 def test_generate_input_errors(
@@ -136,3 +154,35 @@ def test_stream_is_readable_on_a_terminal(ct: Callable[..., Result], job: list[s
 def test_generate_needs_a_job(ct: Callable[..., Result], job: list[str]) -> None:
     result = ct(*job[:-2], "generate", "-", stdin=json.dumps(REQUEST))
     assert result.code == 1 and "--job" in result.stderr
+
+
+def test_the_file_may_name_the_sub_job(ct: Callable[..., Result], job: list[str]) -> None:
+    sub = f"{job[-1]}:sampling:1"
+    body = {"payload": {**REQUEST, "sub_job_id": sub}}
+    result = ct(*job, "generate", "-", stdin=json.dumps(body))
+    assert result.code == 0, result.stderr
+    assert len(json.loads(result.stdout)["result"]["results"]) == 2
+    agreeing = ct(*job, "generate", "-", "--sub-job", sub, stdin=json.dumps(body))
+    assert agreeing.code == 0, agreeing.stderr
+    streamed = ct(*job, "generate", "-", "--stream", stdin=json.dumps(body))
+    assert streamed.code == 0 and json.loads(streamed.stdout.splitlines()[-1])["type"] == "done"
+    clash = ct(*job, "generate", "-", "--sub-job", f"{job[-1]}:sampling:0", stdin=json.dumps(body))
+    assert clash.code == 1 and clash.stdout == ""
+    assert "name different sub-jobs" in clash.stderr
+
+
+def test_routing_keys_and_strict_reach_the_sampler(ct: Callable[..., Result], job: list[str]) -> None:
+    body = {**REQUEST, "routing_key": ["k0", None], "strict": False}
+    result = ct(*job, "generate", "-", "--sub-job", f"{job[-1]}:sampling:0", stdin=json.dumps(body))
+    assert result.code == 0, result.stderr
+    # The local server refuses strict routing for a prompt without a key (a 422 validation answer), so
+    # the fields did arrive.
+    strict = ct(
+        *job,
+        "generate",
+        "-",
+        "--sub-job",
+        f"{job[-1]}:sampling:0",
+        stdin=json.dumps({**body, "strict": True}),
+    )
+    assert strict.code == 1 and "422" in strict.stderr and strict.stdout == ""

@@ -107,3 +107,45 @@ def test_remembered_windows_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None
     # "a" stays (used again before "c" arrived); "b" was the least recent one when "c" came in.
     assert looked_up == ["a", "b", "c", "b"]
     client.close()
+
+
+def test_what_goes_on_the_wire(misbehaving_server, act) -> None:  # type: ignore[no-untyped-def]
+    """DP-08 / DP-13 / BUG-11: both calls post one DSSST1 frame; sub_job_id rides in the query only."""
+    from urllib.parse import parse_qs, urlsplit
+
+    from ct_core import CortexTrainingClient
+
+    server = misbehaving_server
+    sampler = {"sub_job_id": "j:sampling:1", "job_type": "sampling", "inference_config": {"max_seq_len": 8}}
+    server.script(
+        act(200, {"job_id": "j", "status": "running", "sub_jobs": [sampler]}),
+        act(200, {"request_id": "r1", "job_id": "j"}),
+        act(200, {"request_id": "r2", "job_id": "j", "count": 2}),
+    )
+    with CortexTrainingClient(base_url=server.base_url, database="D", schema="S") as client:
+        assert (
+            client.generate("j", [[1, 2]], {"max_tokens": 2}, "key", True, sub_job_id="j:sampling:1") == "r1"
+        )
+        started = client.generate_stream("j", ["a", [3]], sub_job_id="j:sampling:1")
+        assert started == {"request_id": "r2", "job_id": "j", "count": 2}
+        # The cached window (8, from the named sampler) refuses a long prompt without another lookup.
+        with pytest.raises(ValueError, match="max_seq_len of 8"):
+            client.generate("j", [list(range(8))], sub_job_id="j:sampling:1")
+    lookup, plain, stream = server.requests
+    assert lookup.method == "GET" and len(server.requests) == 3
+    for seen, tail in ((plain, "/j/generate"), (stream, "/j/generate-stream")):
+        url = urlsplit(seen.path)
+        assert url.path.endswith(tail)
+        assert parse_qs(url.query) == {"sub_job_id": ["j:sampling:1"]}
+        assert seen.headers["Content-Type"] == "application/octet-stream"
+        assert wire.read_byte_chunk_metadata(seen.body) is None  # small frames travel unwrapped
+        assert wire.read_metadata(seen.body)["response_options"] == {
+            "format": "dssst1",
+            "delivery": "chunked",
+        }
+    logical = wire.loads(plain.body, backend="numpy")
+    assert set(logical) == {"prompts", "sampling_params", "routing_key", "strict"}
+    assert logical["prompts"][0].dtype == np.int32 and logical["routing_key"] == "key"
+    streamed = wire.loads(stream.body, backend="numpy")
+    assert set(streamed) == {"prompts"} and streamed["prompts"][0] == "a"
+    assert streamed["prompts"][1].tolist() == [3]

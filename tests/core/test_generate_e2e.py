@@ -75,10 +75,25 @@ def test_generate_with_logprobs(job: tuple[CortexTrainingClient, str]) -> None:
 
 def test_prompt_length_checked_against_the_sampling_sub_job(job: tuple[CortexTrainingClient, str]) -> None:
     client, job_id = job
-    with pytest.raises(ValueError, match="max_seq_len is 32"):
-        client.generate(job_id, [list(range(32))])
-    with pytest.raises(ValueError, match="max_seq_len is 32"):
+    with pytest.raises(ValueError) as refused_list:
+        client.generate(job_id, [[1], list(range(32))])
+    # DP-11 fixes the whole text; the operation name leads it.
+    assert str(refused_list.value) == (
+        "generate prompt at index 1 has 32 tokens, which does not fit the sampling job's max_seq_len of "
+        "32: a prompt must be shorter than max_seq_len to leave room for at least one generated token "
+        "(vLLM rejects len(prompt) >= max_model_len). Shorten the prompt to at most 31 tokens, or "
+        "recreate the job with a larger max_seq_len."
+    )
+    with pytest.raises(ValueError, match=r"^generate_stream prompt at index 0 has 40 tokens"):
         client.generate_stream(job_id, [list(range(40))])
+    # BUG-19: tuples, numpy arrays and torch tensors are checked like lists, and a bare tensor is one prompt.
+    import torch
+
+    for prompt in (tuple(range(33)), np.arange(32, dtype=np.int64), torch.arange(32)):
+        with pytest.raises(ValueError, match=r"prompt at index 0 has 3[23] tokens"):
+            client.generate(job_id, [prompt])
+    with pytest.raises(ValueError, match="prompt at index 0 has 32 tokens"):
+        client.generate(job_id, torch.arange(32))
     # Strings are left to the server's tokenizer, which refuses them as well.
     from ct_core.errors import APIError
 
@@ -120,6 +135,9 @@ def test_disable_tensor_prompts_keeps_a_frame(monkeypatch: pytest.MonkeyPatch, j
     client, job_id = job
     monkeypatch.setenv(DISABLE_TENSOR_PROMPTS_ENV, "true")
     result = client.poll_request(job_id, client.generate(job_id, [[72, 105]], sampling_params=GREEDY))
+    # DP-11: the length check runs before (and regardless of) the tensor encoding.
+    with pytest.raises(ValueError, match="prompt at index 0 has 32 tokens"):
+        client.generate(job_id, [list(range(32))])
     monkeypatch.delenv(DISABLE_TENSOR_PROMPTS_ENV)
     again = client.poll_request(job_id, client.generate(job_id, [[72, 105]], sampling_params=GREEDY))
     assert result == again
@@ -139,8 +157,14 @@ def test_stream_frame_limit(job: tuple[CortexTrainingClient, str], monkeypatch: 
 
     client, job_id = job
     monkeypatch.setattr(_generate, "MAX_STREAM_FRAME_BYTES", 1024)
-    with pytest.raises(ValueError, match="one POST"):
+    with pytest.raises(ValueError, match=r"^generate_stream payload is 0\.0 MB, which exceeds the maximum"):
         client.generate_stream(job_id, ["x" * 2000])
+    # DP-13's text at the real limit: sizes in MiB, written "MB".
+    monkeypatch.undo()
+    assert _generate.oversized_stream_message(61 * 1024 * 1024 + 1) == (
+        "generate_stream payload is 61.0 MB, which exceeds the maximum allowed size of 60 MB. Reduce the "
+        "number of prompts or shorten each prompt to bring the serialized request under the limit."
+    )
 
 
 def test_stream_of_a_cancelled_request_raises(job: tuple[CortexTrainingClient, str]) -> None:
@@ -177,7 +201,7 @@ def test_routing_with_several_samplers(server: Any) -> None:
 
     with pytest.raises(APIError, match="pass sub_job_id"):
         client.generate(job_id, ["a"])
-    with pytest.raises(ValueError, match="max_seq_len is 16"):
+    with pytest.raises(ValueError, match="max_seq_len of 16"):
         client.generate(job_id, [list(range(20))], sub_job_id=f"{job_id}:sampling:1")
     ok = client.generate(
         job_id, [list(range(20))], sampling_params={"max_tokens": 1}, sub_job_id=f"{job_id}:sampling:0"
@@ -251,6 +275,11 @@ def test_reference_client_generates_against_ct_local(
     results = result["results"]
     assert len(results) == 2 and results[0]["token_ids"] == results[1]["token_ids"]
     assert isinstance(results[0]["token_ids"], list)
+    # BUG-11: the reference's generate_stream posts JSON, which a frame-only service refuses.
+    import requests
+
+    with pytest.raises(requests.HTTPError, match="422"):
+        theirs.generate_stream(job_id, ["Hi"], sampling_params=GREEDY)
 
 
 def test_large_generate_frames_travel_as_request_chunks(

@@ -101,6 +101,24 @@ def test_logprobs_and_prompt_logprobs(sp) -> None:
         assert math.isfinite(entry[str(token)]["logprob"])
 
 
+def test_prompt_logprobs_score_what_generation_produced(sp) -> None:
+    """§6.6: scoring prompt + output with prompt_logprobs gives the log-probabilities seen while sampling."""
+    sp.start()
+    prompt = [72, 101, 108, 108, 111]
+    sampled = sp.generate([prompt], max_tokens=4, temperature=0, ignore_eos=True, logprobs=0)[0]
+    # logprobs: 0 holds only the chosen token at each position.
+    assert [list(entry) for entry in sampled["logprobs"]] == [[str(t)] for t in sampled["token_ids"]]
+    sequence = prompt + sampled["token_ids"]
+    scored = sp.generate([sequence], max_tokens=1, prompt_logprobs=2)[0]["prompt_logprobs"]
+    assert len(scored) == len(sequence) and scored[0] is None
+    for offset, token in enumerate(sampled["token_ids"]):
+        entry = scored[len(prompt) + offset]
+        # k = 2: the token at that position plus the two most likely ones (greedy: it is the first).
+        assert str(token) in entry and len(entry) == 2 and entry[str(token)]["rank"] == 1
+        expected = sampled["logprobs"][offset][str(token)]["logprob"]
+        assert math.isclose(entry[str(token)]["logprob"], expected, abs_tol=1e-4)
+
+
 def test_per_prompt_sampling_params_and_routing_keys(sp) -> None:
     sp.start()
     results = sp.result(

@@ -56,6 +56,31 @@ def test_stream_max_events_bounds(sp) -> None:
     assert sp.http.get(f"{sp.url}/requests/{request_id}", params={"max_events": 0}).status_code in (400, 422)
 
 
+def test_max_events_is_capped_at_512(sp) -> None:
+    """§6.8: a page larger than the cap is cut to 512 events; the rest wait for the next poll."""
+    sp.start()
+    request_id = sp.submit({"prompts": ["a"] * 600, "sampling_params": {"max_tokens": 1}}, "generate-stream")
+    # Polling the stream would drain it, so wait on a request queued behind it on the same worker.
+    assert len(sp.generate(["b"], max_tokens=1)) == 1
+    first = sp.status(request_id, max_events=100000)["events"]
+    assert len(first) == 512 and [e["index"] for e in first] == list(range(512))
+    rest = sp.status(request_id, max_events=100000)["events"]
+    assert len(rest) == 89 and rest[-1] == {"type": "done", "completed": 600, "failed": 0}
+    assert sp.status(request_id, max_events=100000)["events"] == []
+
+
+def test_a_json_body_is_refused(sp) -> None:
+    """BUG-11: generate-stream (and generate) take a DSSST1 frame only, never a UTF-8 JSON body."""
+    sp.start()
+    body = b'{"prompts": ["a"], "sampling_params": {"max_tokens": 1}}'
+    for action in ("generate-stream", "generate"):
+        response = sp.http.post(
+            f"{sp.url}/{action}", content=body, headers={"content-type": "application/octet-stream"}
+        )
+        assert response.status_code == 422, response.text
+        assert "not a valid DSSST1 frame" in response.text
+
+
 def test_stream_refuses_request_chunks(sp) -> None:
     sp.start()
     chunks = wire.encode_byte_chunks(
