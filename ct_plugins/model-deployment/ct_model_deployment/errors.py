@@ -86,3 +86,20 @@ def rewrite_api_error(
     if error.request_id:
         message += f" (snowflake request id: {error.request_id})"
     return ModelDeploymentError(message, **kwargs)
+
+
+def rewrite_connection_error(
+    error: core_errors.CTConnectionError, *, deployment_id: str | None, job_id: str | None
+) -> core_errors.CTConnectionError:
+    """A connection or timeout failure of a deployment method, without the request URL or backing id.
+
+    The class is kept (a timeout stays a CTTimeoutError, a certificate failure a TLSVerificationError),
+    so callers that tell them apart still can; only the wording changes, as for HTTP errors (§14.7).
+    """
+    text = str(error)
+    if error.url:
+        text = text.replace(f" for url: {error.url}", "").replace(error.url, "<url>")
+    if deployment_id and job_id:
+        text = replace_backing_ids(text, job_id, deployment_id)
+    subject = f"model deployment {deployment_id}" if deployment_id else "model deployment"
+    return type(error)(f"{subject} request failed: {text}", url=None, never_sent=error.never_sent)

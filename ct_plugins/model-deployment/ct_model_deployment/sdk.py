@@ -21,14 +21,16 @@ from typing import Any
 
 from ct_core import _retry
 from ct_core._polling import PollSchedule
-from ct_core.errors import APIError, ValidationError
+from ct_core.errors import APIError, CTConnectionError, ValidationError
 from ct_model_deployment import records
 from ct_model_deployment.errors import (
+    ModelDeploymentError,
     ModelDeploymentNotFound,
     ModelDeploymentWaitError,
     ModelDeploymentWaitTimeout,
     replace_backing_ids,
     rewrite_api_error,
+    rewrite_connection_error,
 )
 from ct_model_deployment.spec import check_spec, create_body, deployment_id_of, job_id_of
 
@@ -38,10 +40,14 @@ INFERENCE_PATH = "/inference/v1"
 LOG_TYPES = ("execution", "stdout")
 #: Every downloaded file is readable by its owner only (§14.6).
 FILE_MODE = 0o600
+#: The status of the server's refusal to cancel a failed or terminated job (§5.5).
+CONFLICT_STATUS = 409
 
 
-#: The transport's request log (TRN-12); while a deployment method runs its lines name the deployment.
-TRANSPORT_LOGGER = "ct_core.transport"
+#: Loggers whose lines may name the backing job while a deployment method runs: the request log
+#: (TRN-12), retry notes and the download notices. Each gets the filter below, because a logger's
+#: filter does not see records that only propagate through it (§14.7, DEP-15).
+NAMED_LOGGERS = ("ct_core.transport", "ct_core.retry", "ct_core.downloads", "cortex_training")
 #: (backing job id, deployment id) of the deployment method running in this context, if any.
 _NAMING: contextvars.ContextVar[tuple[str, str] | None] = contextvars.ContextVar(
     "ct_deployment", default=None
@@ -62,7 +68,8 @@ class _DeploymentNaming(logging.Filter):
 
 
 _FILTER = _DeploymentNaming()
-logging.getLogger(TRANSPORT_LOGGER).addFilter(_FILTER)
+for _name in NAMED_LOGGERS:
+    logging.getLogger(_name).addFilter(_FILTER)
 
 
 def load_spec(spec: dict[str, Any] | str | Path) -> Any:
@@ -107,6 +114,8 @@ class ModelDeployments:
                 database=self.client.database,
                 schema=self.client.schema,
             ) from None
+        except CTConnectionError as error:
+            raise rewrite_connection_error(error, deployment_id=deployment, job_id=job_id) from None
         finally:
             _NAMING.reset(token)
 
@@ -199,9 +208,13 @@ class ModelDeployments:
             if status == "READY":
                 return record
             if status in records.FAILURE_STATUSES:
-                code = (record.get("failure") or {}).get("code") or "unknown"
+                failure = record.get("failure") or {}
+                # Code and message both, as describe shows them (§14.3): the code alone rarely says
+                # what to fix.
+                said = f": {failure['message']}" if failure.get("message") else ""
                 raise ModelDeploymentWaitError(
-                    f"model deployment {deployment} is {status} (failure code {code}); see its logs with "
+                    f"model deployment {deployment} is {status} (failure code "
+                    f"{failure.get('code') or 'unknown'}){said}; see its logs with "
                     f"ct model-deployment logs {deployment} (download-log)",
                     deployment=record,
                 )
@@ -236,14 +249,24 @@ class ModelDeployments:
                     params={"job_id": job_id},
                     predicate=_retry.general(final=_retry.conflict_is_final),
                 )
-                after = self._read_job(job_id)
         except ModelDeploymentNotFound:
             return {"deployment": deployment, "dropped": True, "status": "DROPPED"}
-        return {
-            "deployment": deployment,
-            "dropped": True,
-            "status": records.deployment_status(after.get("status")),
-        }
+        except ModelDeploymentError as error:
+            # A 409 means the job left a cancellable status after it was read (it failed, or was
+            # terminated): answer for the status it has now, as if it had been read first.
+            if error.status_code != CONFLICT_STATUS:
+                raise
+            return self._drop_answer(deployment, job_id, cancelled=False)
+        return self._drop_answer(deployment, job_id, cancelled=True)
+
+    def _drop_answer(self, deployment: str, job_id: str, *, cancelled: bool) -> dict[str, Any]:
+        try:
+            with self._errors(deployment, job_id):
+                status = records.deployment_status(self._read_job(job_id).get("status"))
+        except ModelDeploymentNotFound:
+            return {"deployment": deployment, "dropped": True, "status": "DROPPED"}
+        dropped = cancelled or status in records.DROP_STATUSES
+        return {"deployment": deployment, "dropped": dropped, "status": status}
 
     # --- logs and metrics (§14.6, DEP-14) ------------------------------------------------------
 

@@ -15,7 +15,7 @@ from ct_model_deployment import ModelDeploymentWaitError, ModelDeploymentWaitTim
 from ct_model_deployment.errors import ModelDeploymentError, ModelDeploymentNotFound
 
 from ct_core.client import CortexTrainingClient
-from ct_core.errors import ValidationError
+from ct_core.errors import CTConnectionError, ValidationError
 
 DB = "DEP_DB"
 SCHEMA = "PUBLIC"
@@ -137,6 +137,8 @@ def test_failed_deployment_wait_and_drop(
         deployments.wait(deployment, timeout=5)
     text = str(caught.value)
     assert "sub_job_failed" in text and "download-log" in text
+    # §14.3: the wait error carries the failure message too, with the deployment id in it.
+    assert f"sub-job {deployment} ran out of memory" in text and job_id not in text.replace(deployment, "")
     assert caught.value.deployment["failure"] == {
         "code": "sub_job_failed",
         "message": f"sub-job {deployment} ran out of memory",
@@ -292,3 +294,116 @@ def test_reachable_from_the_client_and_logs_name_the_deployment(
     assert len(lines) >= 3
     assert all(job_id not in line.replace(deployment, "") for line in lines)
     assert any(deployment in line for line in lines)
+
+
+def test_drop_sends_no_cancel_while_dropping_and_raises_other_404s(
+    dep_server: Any, client: CortexTrainingClient, spec: dict[str, Any], counter: Counter
+) -> None:
+    deployments = model_deployments(client)
+    deployment = deployments.create(spec)["deployment"]
+    job_id = deployment.removeprefix("sf-ct-")
+    dep_server.force_status(job_id, "cancelling", "cancelled_by_client", "")
+    counter.paths.clear()
+    assert deployments.drop(deployment) == {"deployment": deployment, "dropped": True, "status": "DROPPING"}
+    assert not [path for path in counter.paths if path.startswith("POST")]
+    # Only the job-not-found code means "already gone"; any other 404 may hide a running deployment.
+    client._transport.sleep = lambda _seconds: None
+    dep_server.set_faults(
+        {
+            "path": f"/{job_id}$",
+            "method": "GET",
+            "status": 404,
+            "count": None,
+            "body": {"code": "390400", "message": f"route for {job_id} is not available"},
+        }
+    )
+    try:
+        with pytest.raises(ModelDeploymentError) as caught:
+            deployments.drop(deployment)
+    finally:
+        dep_server.clear_faults()
+    assert not isinstance(caught.value, ModelDeploymentNotFound)
+    assert str(caught.value).startswith(
+        f"model deployment {deployment} request failed with HTTP 404 (390400)"
+    )
+
+
+def test_drop_of_a_deployment_that_failed_after_it_was_read(
+    dep_server: Any, client: CortexTrainingClient, spec: dict[str, Any]
+) -> None:
+    deployments = model_deployments(client)
+    deployment = deployments.wait(deployments.create(spec)["deployment"], timeout=60)["deployment"]
+    job_id = deployment.removeprefix("sf-ct-")
+    ready_record = client.get_job(job_id)
+    dep_server.force_status(job_id, "failed", "sub_job_failed", "boom")
+    # The drop's first read still sees it running; the cancel then gets the server's 409 for a
+    # failed job, and drop answers for the status the job really has.
+    dep_server.set_faults(
+        {"path": f"/{job_id}$", "method": "GET", "status": 200, "count": 1, "body": ready_record}
+    )
+    try:
+        answer = deployments.drop(deployment)
+    finally:
+        dep_server.clear_faults()
+    assert answer == {"deployment": deployment, "dropped": False, "status": "FAILED"}
+
+
+def test_download_errors_name_the_deployment(
+    dep_server: Any, client: CortexTrainingClient, spec: dict[str, Any], tmp_path: Path
+) -> None:
+    deployments = model_deployments(client)
+    deployment = deployments.create(spec)["deployment"]
+    job_id = deployment.removeprefix("sf-ct-")
+    dep_server.set_faults(
+        {
+            "path": f"/{job_id}/experiment-run$",
+            "method": "GET",
+            "status": 403,
+            "count": None,
+            "body": {"code": "390186", "message": f"no access to the run of job {job_id}"},
+        }
+    )
+    try:
+        for call in (
+            lambda: deployments.download_logs(deployment, tmp_path, log_type="stdout"),
+            lambda: deployments.download_metrics(deployment, tmp_path),
+        ):
+            with pytest.raises(ModelDeploymentError) as caught:
+                call()
+            text = str(caught.value)
+            assert text.startswith(f"model deployment {deployment} request failed with HTTP 403 (390186): ")
+            assert f"no access to the run of job {deployment}" in text
+            assert job_id not in text.replace(deployment, "") and "http" not in text
+    finally:
+        dep_server.clear_faults()
+    deployments.drop(deployment)
+
+
+def test_connection_errors_hide_the_url_and_the_job(dep_server: Any) -> None:
+    # Nothing listens on port 9: every attempt fails to connect.
+    with CortexTrainingClient(base_url="http://127.0.0.1:9", database=DB, schema=SCHEMA) as client:
+        client._transport.sleep = lambda _seconds: None
+        deployment = f"sf-ct-{uuid.uuid4()}"
+        with pytest.raises(CTConnectionError) as caught:
+            model_deployments(client).describe(deployment)
+    text = str(caught.value)
+    assert text.startswith(f"model deployment {deployment} request failed: could not connect")
+    assert "127.0.0.1:9" not in text and deployment.removeprefix("sf-ct-") not in text.replace(deployment, "")
+
+
+def test_retry_notes_name_the_deployment(
+    dep_server: Any, client: CortexTrainingClient, spec: dict[str, Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    deployments = model_deployments(client)
+    deployment = deployments.create(spec)["deployment"]
+    job_id = deployment.removeprefix("sf-ct-")
+    client._transport.sleep = lambda _seconds: None
+    dep_server.set_faults({"path": f"/{job_id}$", "method": "GET", "status": 503, "count": 1})
+    try:
+        with caplog.at_level(logging.DEBUG, logger="ct_core.retry"):
+            deployments.describe(deployment)
+    finally:
+        dep_server.clear_faults()
+    notes = [record.getMessage() for record in caplog.records if record.name == "ct_core.retry"]
+    assert notes and all(job_id not in note.replace(deployment, "") for note in notes)
+    deployments.drop(deployment)
