@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from ct_core import _retry
+from ct_core._polling import CANCELLED_REQUEST_STATES, SUCCESS_REQUEST_STATES, normalize_request_status
 from ct_core._results import KIND_GENERATE, RequestFailedError, RequestRegistry, RequestTimeoutError
 from ct_core._upload import MAX_REQUEST_CHUNK_BYTES, ChunkBody, ChunkPlan, chunk_predicate, upload_chunks
 
@@ -334,8 +335,9 @@ class GenerateMixin:
     ) -> Iterator[dict[str, Any]]:
         """Yield the result / error / done events of a streaming generation, ending after `done`.
 
-        Each poll consumes the events it returns (§6.8). Raises RequestFailedError when the request
-        fails or is cancelled without a done event, RequestTimeoutError after poll_timeout.
+        Each poll consumes the events it returns (§6.8). Ends quietly when the request is done and
+        drained even if the done event went to another reader; raises RequestFailedError when the
+        request fails or is cancelled without a done event, RequestTimeoutError after poll_timeout.
         """
         deadline = time.monotonic() + self.poll_timeout
         while True:
@@ -345,11 +347,15 @@ class GenerateMixin:
                 yield event
                 if isinstance(event, dict) and event.get("type") == "done":
                     return
-            state = str(page.get("status", "")).lower()
-            if state in ("failed", "cancelled") and not events:
-                raise RequestFailedError(request_id, state, page.get("error"))
             if events:
                 continue  # more may be waiting already
+            state = normalize_request_status(page.get("status"))
+            if state in SUCCESS_REQUEST_STATES:
+                # Finished and drained, yet no done event here: an earlier poll (ours or another
+                # reader's) took it. Nothing more will come, so waiting on would only hit the deadline.
+                return
+            if state == "failed" or state in CANCELLED_REQUEST_STATES:
+                raise RequestFailedError(request_id, state, page.get("error"))
             if time.monotonic() >= deadline:
                 raise RequestTimeoutError(request_id, self.poll_timeout)
             self._sleep(self.poll_interval)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -109,7 +111,7 @@ def test_remembered_windows_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None
     client.close()
 
 
-def test_what_goes_on_the_wire(misbehaving_server, act) -> None:  # type: ignore[no-untyped-def]
+def test_what_goes_on_the_wire(misbehaving_server: Any, act: Any) -> None:
     """DP-08 / DP-13 / BUG-11: both calls post one DSSST1 frame; sub_job_id rides in the query only."""
     from urllib.parse import parse_qs, urlsplit
 
@@ -149,3 +151,32 @@ def test_what_goes_on_the_wire(misbehaving_server, act) -> None:  # type: ignore
     streamed = wire.loads(stream.body, backend="numpy")
     assert set(streamed) == {"prompts"} and streamed["prompts"][0] == "a"
     assert streamed["prompts"][1].tolist() == [3]
+
+
+def _stream_page(
+    status: str, events: list[dict[str, object]] | None = None, error: str = ""
+) -> dict[str, object]:
+    return {"request_id": "s", "status": status, "events": events or [], "next_cursor": "", "error": error}
+
+
+def test_stream_iterator_ends_on_a_drained_finished_request(dp_client: Any, dataplane: Any) -> None:
+    """An earlier poll took the done event: a finished, empty stream ends instead of waiting 30 min."""
+    _, service = dataplane
+    result = {"type": "result", "index": 0, "result": {"text": "a"}}
+    service.pages["s"] = [_stream_page("running", [result]), _stream_page("REQUEST_STATE_DONE")]
+    assert list(dp_client.iter_generate_events("job", "s")) == [result]
+    # The done event ends the iteration even when the request still reads running.
+    done = {"type": "done", "completed": 1, "failed": 0}
+    service.pages["t"] = [_stream_page("running", [result, done]), _stream_page("running")]
+    assert list(dp_client.iter_generate_events("job", "t")) == [result, done]
+
+
+@pytest.mark.parametrize("state", ["failed", "CANCELED", "REQUEST_STATE_CANCELLED"])
+def test_stream_iterator_raises_for_a_failed_stream(dp_client: Any, dataplane: Any, state: str) -> None:
+    from ct_core._results import RequestFailedError
+
+    _, service = dataplane
+    service.pages["s"] = [_stream_page("pending"), _stream_page(state, error="worker lost")]
+    with pytest.raises(RequestFailedError, match="worker lost") as failed:
+        list(dp_client.iter_generate_events("job", "s"))
+    assert failed.value.state in {"failed", "canceled", "cancelled"}
