@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ct_core.configs import normalize_job_type
 from ct_core.hookspecs import hookimpl
 
 #: Environment variable that sets the team's GPU cap per sub-job.
@@ -32,8 +33,11 @@ def ct_register_commands(app: Any) -> None:
 
 @hookimpl
 def ct_validate_sub_job(sub_job: dict[str, Any], location: str) -> list[str] | None:
-    # The config block depends on the sub-job type; the core checks have already run.
-    key = "training_config" if sub_job.get("job_type") == "training" else "inference_config"
+    # The config block depends on the sub-job type; the core checks have already run. Read the
+    # type with the core's helper: "TRAINING" and "job_type_training" are accepted spellings too.
+    key = (
+        "training_config" if normalize_job_type(sub_job.get("job_type")) == "training" else "inference_config"
+    )
     config = sub_job.get(key)
     if not isinstance(config, dict):
         return None

@@ -69,6 +69,10 @@ def test_validator_allows_the_cap_and_refuses_more(monkeypatch: pytest.MonkeyPat
     assert _problems({"job_type": "training", "training_config": {"n_gpus": 3}}) == [
         "sub_job_configs[0].training_config.n_gpus: ct-hello allows at most 2 GPUs per sub-job, got 3"
     ]
+    # Any spelling of the type the core accepts finds the right config block.
+    assert _problems({"job_type": "JOB_TYPE_TRAINING", "training_config": {"n_gpus": 3}}) == [
+        "sub_job_configs[0].training_config.n_gpus: ct-hello allows at most 2 GPUs per sub-job, got 3"
+    ]
     # Shapes the core checks report are left to them.
     assert _problems({"job_type": "training", "training_config": "oops"}) == []
 
