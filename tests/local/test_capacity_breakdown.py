@@ -8,6 +8,7 @@ which §5.5 leaves out of in_use_gpus.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -222,3 +223,39 @@ def test_multiplexed_sub_jobs_add_no_gpus_but_are_counted() -> None:
         2,
     )
     assert breakdown["job_count"] == 2
+
+
+def test_user_rows_most_gpus_first_then_by_name_then_other_and_unattributed() -> None:
+    def owned(job_id: str, user: str, role: str, n_gpus: int, status: str = "running") -> JobRow:
+        row = _row(job_id, status, [_sub(n_gpus)], float(len(job_id)))
+        return dataclasses.replace(row, submitted_by=user, owner_role=role)
+
+    jobs = [
+        owned("a", "ZOE", "ROLE_A", 2),
+        owned("bb", "ALICE", "ROLE_A", 1, "pending"),
+        owned("ccc", "BEN", "ROLE_A", 1),
+        owned("dddd", "MAX", "ROLE_A", 4),
+        owned("eeeee", "", "ROLE_A", 1),  # no known submitter
+        owned("ffffff", "EVE", "ROLE_B", 8),  # not visible to the caller's role
+    ]
+    answer = capacity.capacity_answer(
+        jobs,
+        HardwareCapacity(max_total_gpus=64),
+        dimensions=(["submitted_by"], []),
+        caller_role="ROLE_A",
+        caller_user="BEN",
+        settings=ServerSettings(models=()),
+    )
+    rows = [
+        (g["kind"], g.get("submitted_by"), g.get("is_caller"), g["in_use_gpus"] + g["pending_gpus"])
+        for g in answer["breakdown"]["by_submitted_by"]["groups"]
+    ]
+    # In-use and pending GPUs together decide the order; a tie goes by name (ALICE before BEN).
+    assert rows == [
+        ("USER", "MAX", False, 4),
+        ("USER", "ZOE", False, 2),
+        ("USER", "ALICE", False, 1),
+        ("USER", "BEN", True, 1),
+        ("OTHER", None, None, 8),
+        ("UNATTRIBUTED", None, None, 1),
+    ]
