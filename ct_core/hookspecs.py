@@ -7,7 +7,10 @@ CLI can read it on every start.
 
 Call semantics (pluggy): every implementation of a hook is called, the most recently
 registered first, and the non-None results are collected into a list. Validators therefore
-return a list of problems instead of raising, so one error message can name them all.
+return a list of problems instead of raising, so one error message can name them all. The two
+validator hooks are each called one implementation at a time (see `ct_core.plugins`): a
+`ValueError` a validator raises counts as its problem, any other exception as a problem naming
+the plugin, and in both cases the other plugins' validators still run.
 """
 
 from __future__ import annotations
