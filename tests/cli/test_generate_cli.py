@@ -186,3 +186,12 @@ def test_routing_keys_and_strict_reach_the_sampler(ct: Callable[..., Result], jo
         stdin=json.dumps({**body, "strict": True}),
     )
     assert strict.code == 1 and "422" in strict.stderr and strict.stdout == ""
+
+
+def test_stream_without_polling_prints_the_start(ct: Callable[..., Result], job: list[str]) -> None:
+    body = {"payload": {**REQUEST, "sub_job_id": f"{job[-1]}:sampling:0"}, "poll": False}
+    result = ct(*job, "generate", "-", "--stream", stdin=json.dumps(body))
+    assert result.code == 0, result.stderr
+    started = json.loads(result.stdout)
+    assert started["count"] == 2 and started["job_id"] == job[-1] and started["request_id"]
+    assert "generate-stream: request" in result.stderr
