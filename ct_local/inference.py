@@ -205,15 +205,38 @@ def parse_chat(body: Any) -> ChatRequest:
 # --- deployment lookup -------------------------------------------------------------------------
 
 
-def _deployment_class(job: JobRow) -> str | None:
-    if len(job.sub_jobs) != 1:
-        return None
-    sub_job = job.sub_jobs[0]
+def _sub_job_class(sub_job: dict[str, Any]) -> str | None:
     config = sub_job.get("inference_config")
     if str(sub_job.get("job_type", "")).lower() != "sampling" or not isinstance(config, dict):
         return None
     value = config.get("deployment_class")
     return value if isinstance(value, str) and value else None
+
+
+def _deployment_class(job: JobRow) -> str | None:
+    return _sub_job_class(job.sub_jobs[0]) if len(job.sub_jobs) == 1 else None
+
+
+def source_model_problem(sub_job: dict[str, Any], source: JobRow) -> str | None:
+    """Why a deployment cannot start from `source`'s checkpoint, or None when it can (§14.2).
+
+    The service knows the source job's model and refuses a deployment that names another; ct reads
+    the name from the source job for exactly that reason. Other sampling sub-jobs are left alone.
+    """
+    if _sub_job_class(sub_job) is None:
+        return None
+    trained = [
+        str(sub.get("model_name"))
+        for sub in source.sub_jobs
+        if str(sub.get("job_type", "")).lower() == "training" and sub.get("model_name")
+    ]
+    name = sub_job.get("model_name")
+    if not trained or name in trained:
+        return None
+    return (
+        f"model_name {name!r} does not match the model of source job {source.job_id} "
+        f"({', '.join(trained)}); a deployment from a checkpoint serves the model it was trained from"
+    )
 
 
 def _find_deployment(request: Request, model: Any) -> JobRow:

@@ -165,6 +165,9 @@ def _check_sources(request: Request, identity: Identity, job: JobRow) -> None:
                 "Source job was not found or is not authorized for the active roles",
                 errors.CODE_JOB_NOT_FOUND,
             )
+        problem = inference.source_model_problem(sub, source)
+        if problem is not None:
+            raise errors.invalid_request(problem)
         row = resolve_checkpoint(store, source.job_id, str(info["checkpoint_id"]))
         if row is None or not row.path:
             raise errors.invalid_request(
