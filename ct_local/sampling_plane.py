@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections import deque
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +43,8 @@ WEIGHT_FORMATS = ("vllm", "hf", "lora")
 DEFAULT_WEIGHT_FORMAT = "vllm"
 # §7.3: what must agree between the training and sampling peft_config for an adapter sync.
 LORA_MATCH_KEYS = ("r", "lora_alpha", "target_modules")
+# Streams whose events the board keeps at most (see EventBoard); only finished or empty ones go.
+MAX_STREAM_QUEUES = 1024
 # §7.6 client defaults, echoed when the payload leaves them out.
 DEFAULT_RESET_TIMEOUT_S = 60.0
 GENERATE_KINDS = ("generate", "generate-stream")
@@ -68,19 +70,40 @@ SAMPLING_KEYS = frozenset(
 
 
 class EventBoard:
-    """Undelivered streaming-generation events per request; a poll takes (and removes) a page."""
+    """Undelivered streaming-generation events per request; a poll takes (and removes) a page.
 
-    def __init__(self) -> None:
+    Streams nobody reads to the end would pile up in a long-running server, so past ``limit`` queues
+    the oldest ones that can go are dropped: a finished stream (its last event is ``done``) and an
+    empty queue (``push`` opens it again if that request still runs). A running stream's events stay.
+    """
+
+    def __init__(self, limit: int = MAX_STREAM_QUEUES) -> None:
         self._lock = threading.Lock()
-        self._queues: dict[str, deque[dict[str, Any]]] = {}
+        self._limit = limit
+        self._queues: OrderedDict[str, deque[dict[str, Any]]] = OrderedDict()
 
     def open(self, request_id: str) -> None:
         with self._lock:
             self._queues.setdefault(request_id, deque())
+            self._trim()
 
     def push(self, request_id: str, event: dict[str, Any]) -> None:
         with self._lock:
             self._queues.setdefault(request_id, deque()).append(event)
+            self._trim()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._queues)
+
+    def _trim(self) -> None:
+        excess = len(self._queues) - self._limit
+        if excess <= 0:
+            return
+        for request_id in [
+            rid for rid, queue in self._queues.items() if not queue or queue[-1].get("type") == "done"
+        ][:excess]:
+            del self._queues[request_id]
 
     def drain(self, request_id: str, max_events: int) -> list[dict[str, Any]]:
         with self._lock:

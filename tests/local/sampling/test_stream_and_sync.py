@@ -233,3 +233,23 @@ def test_synced_weights_survive_a_graceful_restart(local_server_factory, samplin
         with server.http() as http:
             sp.http = http
             assert sp.generate([list(b"abcab")], **greedy)[0]["token_ids"] == synced
+
+
+def test_the_event_board_keeps_running_streams_and_drops_old_finished_ones() -> None:
+    from ct_local.sampling_plane import EventBoard
+
+    board = EventBoard(limit=2)
+    board.open("running")
+    board.push("running", {"type": "result", "index": 0})
+    board.open("finished")
+    board.push("finished", {"type": "done", "completed": 1, "failed": 0})
+    board.open("idle")  # a third queue: the oldest finished one ("finished") goes, the running one stays
+    assert len(board) == 2
+    assert board.drain("finished", 16) == []
+    assert board.drain("running", 16) == [{"type": "result", "index": 0}]
+    # An empty queue may go as well; a later push opens it again, so nothing is lost.
+    board.open("fourth")
+    board.open("fifth")
+    assert len(board) <= 3
+    board.push("idle", {"type": "done", "completed": 0, "failed": 0})
+    assert board.drain("idle", 16) == [{"type": "done", "completed": 0, "failed": 0}]
