@@ -180,3 +180,24 @@ def test_stream_iterator_raises_for_a_failed_stream(dp_client: Any, dataplane: A
     with pytest.raises(RequestFailedError, match="worker lost") as failed:
         list(dp_client.iter_generate_events("job", "s"))
     assert failed.value.state in {"failed", "canceled", "cancelled"}
+
+
+@pytest.mark.parametrize("call", ["generate", "generate_stream"])
+def test_a_generate_post_is_resent_only_when_it_surely_did_not_run(
+    dp_client: Any, dataplane: Any, act: Any, call: str
+) -> None:
+    """TRN-19 / BUG-38: a 503 proves nothing ran and is retried; a 502 may have run and is raised."""
+    from ct_core.errors import APIError
+
+    server, _ = dataplane
+    server.script(act(503), act(200, {"request_id": "r1", "job_id": "job", "count": 1}))
+    answer = getattr(dp_client, call)("job", ["a"])
+    assert answer in ("r1", {"request_id": "r1", "job_id": "job", "count": 1})
+    sent = [seen for seen in server.requests if seen.method == "POST"]
+    assert len(sent) == 2 and sent[0].body == sent[1].body
+    server.requests.clear()
+    server.script(act(502), act(200, {"request_id": "r2", "job_id": "job", "count": 1}))
+    with pytest.raises(APIError) as refused:
+        getattr(dp_client, call)("job", ["a"])
+    assert refused.value.status_code == 502
+    assert len([seen for seen in server.requests if seen.method == "POST"]) == 1
