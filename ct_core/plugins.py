@@ -20,7 +20,7 @@ import os
 import re
 import sys
 import traceback
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -114,15 +114,8 @@ VALIDATOR_HOOKS = frozenset({"ct_validate_sub_job", "ct_validate_create_body"})
 class CTPluginManager(pluggy.PluginManager):
     """A pluggy manager for project `ct` that also remembers where each plugin came from.
 
-    The validator hooks (`VALIDATOR_HOOKS`) are called differently from pluggy's default, whichever
-    code calls them (`pm.hook.ct_validate_sub_job(...)` or `run_sub_job_validators`): pluggy stops
-    at the first implementation that raises, which would drop every other plugin's problems (and
-    normalizations) and surface a bare traceback without the culprit's name. Here each
-    implementation runs on its own, and a raise becomes one more problem in the result:
-    a `ValueError` reads as the plugin's own problem sentence (prefixed with the sub-job's
-    location), anything else as `plugin 'NAME' failed in HOOK: Type: message`, also recorded in
-    `load_errors` with its traceback. A failed validator thus still refuses the body; it is
-    never silently skipped, since it may have been the one that normalizes it.
+    The validator hooks (`VALIDATOR_HOOKS`) are run through `run_sub_job_validators` and
+    `run_create_body_validators`, which call each implementation on its own (see there).
     """
 
     def __init__(self) -> None:
@@ -133,40 +126,6 @@ class CTPluginManager(pluggy.PluginManager):
         self.sources: dict[str, PluginEntryPoint] = {}
         self.builtin_names: set[str] = set()
         self.entry_points_loaded = False
-
-    def _hookexec(
-        self,
-        hook_name: str,
-        methods: Sequence[HookImpl],
-        kwargs: Mapping[str, object],
-        firstresult: bool,
-    ) -> object | list[object]:
-        # Every HookCaller of this manager calls back here (pluggy binds it at registration), so this
-        # is the one place that sees each implementation of a validator hook separately.
-        if hook_name not in VALIDATOR_HOOKS or firstresult or any(_is_wrapper(impl) for impl in methods):
-            return super()._hookexec(hook_name, methods, kwargs, firstresult)
-        results: list[object] = []
-        # pluggy's own order: the last registered (or tryfirst) implementation runs first.
-        for impl in reversed(methods):
-            try:
-                result = impl.function(*[kwargs[name] for name in impl.argnames])
-            except ValueError as exc:
-                results.append([_located(kwargs, str(exc))])
-                continue
-            except Exception as exc:
-                failure = PluginLoadError(
-                    name=impl.plugin_name,
-                    error=f"failed in {hook_name}: {_describe(exc)}",
-                    traceback="".join(traceback.format_exception(exc)),
-                )
-                self.load_errors.append(failure)
-                # DEBUG only: the problem below already names the plugin in the command's error.
-                logger.debug("plugin %r %s", impl.plugin_name, failure.error, exc_info=exc)
-                results.append([_located(kwargs, f"plugin {impl.plugin_name!r} {failure.error}")])
-                continue
-            if result is not None:
-                results.append(result)
-        return results
 
 
 def _is_wrapper(impl: HookImpl) -> bool:
@@ -423,18 +382,58 @@ def _flatten_problems(results: Iterable[Any]) -> list[str]:
     return problems
 
 
+def _run_validators(manager: CTPluginManager, hook_name: str, kwargs: dict[str, Any]) -> list[object]:
+    """Each implementation of a validator hook on its own, so one that raises spares the others.
+
+    pluggy's own call stops at the first implementation that raises, which would drop every other
+    plugin's problems (and normalizations) and surface a bare traceback without the culprit's name.
+    Here a raise becomes one more problem: a `ValueError` reads as the plugin's own problem sentence
+    (prefixed with the sub-job's location), anything else as `plugin 'NAME' failed in HOOK: Type:
+    message`, also recorded in `load_errors` with its traceback. A failed validator thus still
+    refuses the body; it is never silently skipped, since it may have been the one that normalizes it.
+    """
+    caller = getattr(manager.hook, hook_name)
+    implementations = caller.get_hookimpls()
+    if any(_is_wrapper(impl) for impl in implementations):
+        # A wrapper needs pluggy's call protocol; such a plugin gets pluggy's semantics.
+        return list(caller(**kwargs))
+    results: list[object] = []
+    # pluggy's own order: the last registered (or tryfirst) implementation runs first.
+    for impl in reversed(implementations):
+        try:
+            result = impl.function(*[kwargs[name] for name in impl.argnames])
+        except ValueError as exc:
+            results.append([_located(kwargs, str(exc))])
+            continue
+        except Exception as exc:
+            failure = PluginLoadError(
+                name=impl.plugin_name,
+                error=f"failed in {hook_name}: {_describe(exc)}",
+                traceback="".join(traceback.format_exception(exc)),
+            )
+            manager.load_errors.append(failure)
+            # DEBUG only: the problem below already names the plugin in the command's error.
+            logger.debug("plugin %r %s", impl.plugin_name, failure.error, exc_info=exc)
+            results.append([_located(kwargs, f"plugin {impl.plugin_name!r} {failure.error}")])
+            continue
+        if result is not None:
+            results.append(result)
+    return results
+
+
 def run_sub_job_validators(
     sub_job: dict[str, Any], location: str, pm: CTPluginManager | None = None
 ) -> list[str]:
     """Run every plugin's `ct_validate_sub_job` on one sub-job and return all their problems."""
     manager = get_plugin_manager() if pm is None else pm
-    return _flatten_problems(manager.hook.ct_validate_sub_job(sub_job=sub_job, location=location))
+    kwargs = {"sub_job": sub_job, "location": location}
+    return _flatten_problems(_run_validators(manager, "ct_validate_sub_job", kwargs))
 
 
 def run_create_body_validators(body: dict[str, Any], pm: CTPluginManager | None = None) -> list[str]:
     """Run every plugin's `ct_validate_create_body` on a body and return all their problems."""
     manager = get_plugin_manager() if pm is None else pm
-    return _flatten_problems(manager.hook.ct_validate_create_body(body=body))
+    return _flatten_problems(_run_validators(manager, "ct_validate_create_body", {"body": body}))
 
 
 def _distribution(pm: CTPluginManager, name: str) -> metadata.Distribution | None:

@@ -168,33 +168,17 @@ def _plugin_manager() -> Any:
     return get_plugin_manager()
 
 
-def _flatten(results: Any) -> list[str]:
-    found: list[str] = []
-    for result in results or []:
-        if isinstance(result, str):
-            found.append(result)
-        elif result:
-            found.extend(str(item) for item in result)
-    return found
-
-
 def _run_plugin_hooks(body: dict[str, Any], sub_jobs: list[Any]) -> list[str]:
     pm = _plugin_manager()
     if pm is None:
         return []
+    from ct_core.plugins import run_create_body_validators, run_sub_job_validators
+
     found: list[str] = []
     for index, sub_job in enumerate(sub_jobs):
-        if not isinstance(sub_job, dict):
-            continue
-        location = f"sub_job_configs[{index}]"
-        try:
-            found.extend(_flatten(pm.hook.ct_validate_sub_job(sub_job=sub_job, location=location)))
-        except ValueError as error:
-            found.append(f"{location}: {error}")
-    try:
-        found.extend(_flatten(pm.hook.ct_validate_create_body(body=body)))
-    except ValueError as error:
-        found.append(str(error))
+        if isinstance(sub_job, dict):
+            found.extend(run_sub_job_validators(sub_job, f"sub_job_configs[{index}]", pm))
+    found.extend(run_create_body_validators(body, pm))
     return found
 
 
