@@ -128,7 +128,9 @@ def wait_command(
     from ct_model_deployment.spec import job_id_of
 
     job_id_of(deployment)
-    return _wait_and_print(_deployments(), deployment, timeout)
+    return _wait_and_print(
+        _deployments(), deployment, timeout, announce=f"waiting for {deployment} to be READY"
+    )
 
 
 @app.command

@@ -64,5 +64,11 @@ def dep_server(module_local_server_factory: Any) -> Iterator[Any]:
 
 @pytest.fixture(scope="module")
 def slow_server(module_local_server_factory: Any) -> Iterator[Any]:
-    """A server whose jobs stay PENDING for an hour: for waits that time out or are interrupted."""
-    yield module_local_server_factory(settings={"pending_delay_s": 3600})
+    """A server whose jobs stay PENDING for an hour: for waits that time out or are interrupted.
+
+    A job moved on by hand (force_status) stays placing or initializing just as long.
+    """
+    hour = 3600
+    yield module_local_server_factory(
+        settings={"pending_delay_s": hour, "placing_delay_s": hour, "initializing_delay_s": hour}
+    )

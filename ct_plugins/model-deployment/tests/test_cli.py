@@ -135,9 +135,22 @@ def test_wait_timeout_says_it_still_holds_gpus(run_ct: Any, slow_server: Any, sp
     assert "still running and holding GPUs" in created.stderr
 
 
-def test_ctrl_c_during_create_wait(ct_home: Path, slow_server: Any, spec_file: Path) -> None:
+def test_wait_defaults_to_the_global_poll_timeout(run_ct: Any, slow_server: Any, spec_file: Path) -> None:
+    args = base_args(slow_server)
+    deployment = run_ct(*args, "model-deployment", "create", str(spec_file)).json["deployment"]
+    waited = run_ct(*args, "--poll-timeout", "0.3", "model-deployment", "wait", deployment)
+    assert waited.returncode == 1 and waited.json == {
+        "deployment": deployment,
+        "status": "PENDING",
+        "base_url": waited.json["base_url"],
+    }
+    assert "still running and holding GPUs" in waited.stderr
+    assert run_ct(*args, "model-deployment", "drop", deployment).returncode == 0
+
+
+def _interrupt(command: list[str], first_line_start: str) -> tuple[str, str, str, int]:
+    """Run `ct`, send SIGINT once its first stderr line shows the wait began; (line, out, err, code)."""
     env = {**os.environ, "CT_PLUGINS": "model-deployment"}
-    command = [CT_SCRIPT, *base_args(slow_server), "model-deployment", "create", str(spec_file), "--wait"]
     process = subprocess.Popen(
         command,
         stdout=subprocess.PIPE,
@@ -149,11 +162,17 @@ def test_ctrl_c_during_create_wait(ct_home: Path, slow_server: Any, spec_file: P
     )
     assert process.stderr is not None
     first_line = process.stderr.readline()  # written once the deployment exists and the wait begins
-    assert first_line.startswith("created sf-ct-"), first_line
-    deployment = first_line.split()[1].rstrip(";")
+    assert first_line.startswith(first_line_start), first_line
     process.send_signal(signal.SIGINT)
     stdout, stderr = process.communicate(timeout=60)
-    assert process.returncode == 130
+    return first_line, stdout, stderr, process.returncode
+
+
+def test_ctrl_c_during_create_wait(ct_home: Path, slow_server: Any, spec_file: Path) -> None:
+    command = [CT_SCRIPT, *base_args(slow_server), "model-deployment", "create", str(spec_file), "--wait"]
+    first_line, stdout, stderr, code = _interrupt(command, "created sf-ct-")
+    deployment = first_line.split()[1].rstrip(";")
+    assert code == 130
     assert stdout == ""
     assert f"interrupted; {deployment} is still running ..." in stderr and "Traceback" not in stderr
     # Nothing was dropped: the backing job is still pending.
@@ -161,3 +180,29 @@ def test_ctrl_c_during_create_wait(ct_home: Path, slow_server: Any, spec_file: P
         prefix = f"/api/v2/databases/{DB}/schemas/PUBLIC/cortex-training/"
         job = http.get(prefix + deployment.removeprefix("sf-ct-")).json()
     assert job["status"] == "pending"
+
+
+def test_chat_before_ready_fails_with_the_endpoints_answer(
+    run_ct: Any, slow_server: Any, spec_file: Path
+) -> None:
+    args = base_args(slow_server)
+    deployment = run_ct(*args, "model-deployment", "create", str(spec_file)).json["deployment"]
+    for extra in ((), ("--stream",)):
+        answer = run_ct(*args, "model-deployment", "chat", deployment, "hi", *extra)
+        assert answer.returncode == 1 and answer.stdout == ""
+        assert (
+            f"model deployment {deployment} request failed with HTTP 503 (endpoint_failed)" in answer.stderr
+        )
+        assert "http://" not in answer.stderr
+    assert run_ct(*args, "model-deployment", "drop", deployment).returncode == 0
+
+
+def test_ctrl_c_during_wait(ct_home: Path, run_ct: Any, slow_server: Any, spec_file: Path) -> None:
+    args = base_args(slow_server)
+    deployment = run_ct(*args, "model-deployment", "create", str(spec_file)).json["deployment"]
+    command = [CT_SCRIPT, *args, "model-deployment", "wait", deployment]
+    _, stdout, stderr, code = _interrupt(command, f"waiting for {deployment}")
+    assert code == 130 and stdout == ""
+    assert f"interrupted; {deployment} is still running ..." in stderr and "Traceback" not in stderr
+    assert run_ct(*args, "model-deployment", "describe", deployment).json["status"] == "PENDING"
+    assert run_ct(*args, "model-deployment", "drop", deployment).returncode == 0

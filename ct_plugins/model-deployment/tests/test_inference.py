@@ -199,6 +199,11 @@ def test_not_ready_then_dropped_or_failed(slow_server: Any, dep_server: Any) -> 
         pending = deployments.create(spec)
         response = chat(pending["base_url"], None, body_for(pending["deployment"]))
         assert response.status_code == 503 and response.json()["error"]["code"] == "endpoint_failed"
+        for job_status in ("placing", "initializing"):
+            slow_server.force_status(pending["deployment"].removeprefix("sf-ct-"), job_status)
+            assert deployments.describe(pending["deployment"])["status"] == "INITIALIZING"
+            response = chat(pending["base_url"], None, body_for(pending["deployment"]))
+            assert response.status_code == 503 and response.json()["error"]["code"] == "endpoint_failed"
         # max_tokens is not looked at before the deployment is found ready.
         deployments.drop(pending["deployment"])
     with make_client(dep_server) as client:
