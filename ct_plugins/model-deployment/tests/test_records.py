@@ -206,3 +206,18 @@ def test_job_not_found_reads_as_deployment_not_found() -> None:
         api_error(404, "999", "gone"), deployment_id=DEP, job_id=JOB, database="D", schema="S"
     )
     assert not isinstance(other, ModelDeploymentNotFound)
+
+
+def test_shapes_and_hardware_create_would_refuse_still_read_back() -> None:
+    # §14.4: reading does not re-check admission rules; only contradictory numbers are refused.
+    record = job(hardware="GB300")
+    config = record["sub_jobs"][0]["inference_config"]
+    config.update(num_replicas=5, n_gpus=15)
+    config["vllm_config"]["tensor_parallel_size"] = 3
+    read = metadata(record, base_url=BASE)
+    assert (read["gpu_type"], read["min_replicas"], read["gpus_per_replica"], read["n_gpus"]) == (
+        "GB300",
+        5,
+        3,
+        15,
+    )
