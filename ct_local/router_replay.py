@@ -93,6 +93,45 @@ def _sub_job_of_type(job: JobRow, sub_job_id: Any, job_type: str, field: str) ->
 
 #: Every pair bootstrapped in this process; job ids are unique, so servers sharing a process do not mix.
 PAIRINGS = Pairings()
+#: §7.4: the exact-replay identity protocol version of `rr1:` sample ids.
+IDENTITY_VERSION = 1
+
+
+def check_replay_descriptor(job: JobRow, receiver: dict[str, Any], frame: bytes) -> None:
+    """§7.4: a forward or forward-backward frame's `router_replay` descriptor (operation metadata)
+    must name a pair bootstrapped on this job whose target is the receiving training sub-job, with
+    identity_version 1 when given. Frames without a descriptor are not replays and pass."""
+    from ct_core import wire
+
+    descriptor = wire.read_metadata(frame).get("router_replay")
+    if descriptor is None:
+        return
+    if not isinstance(descriptor, dict):
+        raise invalid_request("router_replay operation metadata must be an object")
+    zone = descriptor.get("sampling_job_id")
+    if not isinstance(zone, str) or not zone:
+        raise invalid_request(
+            "router_replay.sampling_job_id is required: use the sampling_job_id that "
+            "bootstrap-router-replay returned for this source/target pair"
+        )
+    version = descriptor.get("identity_version")
+    if version is not None and (isinstance(version, bool) or version != IDENTITY_VERSION):
+        raise invalid_request(
+            f"router_replay.identity_version must be {IDENTITY_VERSION} (or omitted for legacy replay ids), "
+            f"got {version!r}"
+        )
+    pairing = PAIRINGS.get(job.job_id, zone)
+    if pairing is None:
+        raise invalid_request(
+            f"router_replay.sampling_job_id {zone!r} is not a pair bootstrapped on job {job.job_id}; run "
+            "bootstrap-router-replay for the source/target pair and send the sampling_job_id it returns "
+            "(not the public sampling sub-job id)"
+        )
+    if pairing.target_sub_job_id != receiver.get("sub_job_id"):
+        raise invalid_request(
+            f"router_replay pair {zone!r} replays into {pairing.target_sub_job_id}, not into "
+            f"{receiver.get('sub_job_id')}"
+        )
 
 
 def bootstrap(

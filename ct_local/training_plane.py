@@ -263,6 +263,7 @@ class TrainingDataPlane(DataPlane):
     ) -> Response:
         """A frame or request chunk for forward-backward / forward: schedule it once per group."""
         if not is_request_chunk(frame):
+            router_replay.check_replay_descriptor(job, sub_job, frame)
             return self._enqueue(job, sub_job, kind, frame=frame)
         accepted, whole = await asyncio.to_thread(self.chunks.accept, job.job_id, frame, operation=operation)
         last = accepted.chunk_idx == accepted.total_chunks - 1
@@ -279,6 +280,8 @@ class TrainingDataPlane(DataPlane):
                     "received_chunks": accepted.received,
                 }
             )
+        # The reassembled frame carries the caller's operation metadata (§7.4: it survives chunking).
+        router_replay.check_replay_descriptor(job, sub_job, whole)
         request_id = str(uuid.uuid4())
         input_path = self._write_input(job, request_id, whole)
         claimed, created = self.dp.claim_group(

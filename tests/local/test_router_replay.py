@@ -162,3 +162,42 @@ def test_router_replay_needs_a_running_job(local_server: Any, client: CortexTrai
         {"operation_type": "router-replay-discard", "payload": {"sample_ids": ["a"]}},
     )
     assert response.status_code == 409
+
+
+def _replay_frame(sampling_job_id: str, **descriptor: Any) -> bytes:
+    import numpy as np
+
+    from ct_core import wire
+
+    ids = np.array([[1, 2, 3, 4, 5, 6]], dtype=np.int64)
+    labels = np.array([[2, 3, 4, 5, 6, -100]], dtype=np.int64)
+    metadata = {"router_replay": {"sampling_job_id": sampling_job_id, **descriptor}}
+    return wire.dumps({"args": (), "kwargs": {"input_ids": ids, "labels": labels}}, metadata=metadata)
+
+
+def test_replay_frames_must_name_a_bootstrapped_pair(client: CortexTrainingClient) -> None:
+    from ct_core.errors import APIError
+
+    job_id, training, sampling = _running_job(client)
+    zone = router_replay.zone_id(job_id, sampling, training)
+    # Before the bootstrap, and with the public sampling sub-job id, the pair is unknown (§7.4).
+    for wrong in (zone, sampling):
+        with pytest.raises(APIError, match="not a pair bootstrapped") as refused:
+            client.forward_backward(job_id, _replay_frame(wrong, identity_version=1))
+        assert refused.value.status_code == 400
+    assert (
+        client.bootstrap_router_replay(job_id, sampling, training, sub_job_id=training)["sampling_job_id"]
+        == zone
+    )
+    # The bootstrapped zone id replays, with identity_version 1 or without one (legacy ids).
+    for descriptor in ({"identity_version": 1}, {}):
+        request_id = client.forward_backward(job_id, _replay_frame(zone, **descriptor))
+        assert client.poll_request(job_id, request_id)["avg_loss"] > 0
+    with pytest.raises(APIError, match="identity_version must be 1") as refused:
+        client.forward_backward(job_id, _replay_frame(zone, identity_version=2))
+    assert refused.value.status_code == 400
+    # forward carries the descriptor the same way, unchunked.
+    with pytest.raises(APIError, match="not a pair bootstrapped"):
+        client.forward(job_id, _replay_frame("rrz-nobody"))
+    accepted = client.forward(job_id, _replay_frame(zone, identity_version=1))
+    assert accepted["request_id"]
