@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TextIO
+from typing import Any, TextIO
 
 from ct_cli import context, output
 from ct_cli.app import (
@@ -63,11 +63,39 @@ def describe_error(exc: BaseException) -> tuple[str, str | None]:
         # profile request gets no hint, because that token was accepted at sign-in.
         if exc.status_code == 404:
             return message, "check the job id, database and schema (a job is visible only to its owner role)"
-        return message, None
+        return message, _validation_details(exc)
     if isinstance(exc, (errors.CTError, OSError, ValueError, RuntimeError)):
         return message, None
     # Anything else is a bug somewhere; still one clean line (BUG-35), with its type to report.
     return f"{type(exc).__name__}: {message}", "set CT_DEBUG=1 to see the traceback"
+
+
+#: At most this many validation details are shown in a hint (the rest are counted).
+MAX_DETAIL_HINTS = 5
+
+
+def _validation_details(exc: Any) -> str | None:
+    """§3.6: a body like {"detail": [{"loc": [...], "msg": ...}]} says what was wrong; the SDK's
+    message does not repeat it (it carries only a code or message), so the CLI shows it as the hint."""
+    try:
+        body = exc.response.json() if exc.response is not None else None
+    except Exception:
+        return None
+    details = body.get("detail") if isinstance(body, dict) else None
+    if not isinstance(details, list):
+        return None
+    parts: list[str] = []
+    for item in details:
+        if not isinstance(item, dict) or not isinstance(item.get("msg"), str):
+            continue
+        loc = item.get("loc")
+        where = ".".join(str(part) for part in loc if part != "body") if isinstance(loc, list) else ""
+        parts.append(f"{where}: {item['msg']}" if where else item["msg"])
+    if not parts:
+        return None
+    shown = "; ".join(parts[:MAX_DETAIL_HINTS])
+    extra = len(parts) - MAX_DETAIL_HINTS
+    return shown + (f" (and {extra} more)" if extra > 0 else "")
 
 
 def _usage_message(exc: BaseException) -> str:

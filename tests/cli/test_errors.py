@@ -254,3 +254,27 @@ def test_ctrl_c_while_waiting_exits_130(ct_home: Path, local_server_factory: Any
     assert process.returncode == 130
     assert stdout == ""
     assert "Traceback" not in stderr and "error: interrupted" in stderr
+
+
+def test_validation_details_become_the_hint() -> None:
+    import httpx
+
+    from ct_cli.main import describe_error
+    from ct_core.errors import APIError
+
+    def refused(body: object) -> APIError:
+        request = httpx.Request("POST", "http://h/x")
+        response = httpx.Response(422, json=body, request=request)
+        return APIError("422 Client Error: Unprocessable Entity for url: http://h/x", response=response)
+
+    details = [{"loc": ["body", "sampling_params", "temperature"], "msg": "must be >= 0", "type": "v"}]
+    assert describe_error(refused({"detail": details})) == (
+        "422 Client Error: Unprocessable Entity for url: http://h/x",
+        "sampling_params.temperature: must be >= 0",
+    )
+    many = [{"loc": ["body", f"f{i}"], "msg": "bad"} for i in range(7)] + ["not a detail"]
+    hint = describe_error(refused({"detail": many}))[1]
+    assert hint is not None and hint.startswith("f0: bad; f1: bad") and hint.endswith("(and 2 more)")
+    # Bodies without details keep the plain message and no hint.
+    assert describe_error(refused({"message": "nope"}))[1] is None
+    assert describe_error(refused({"detail": "text"}))[1] is None
