@@ -217,7 +217,13 @@ def _describe(exc: BaseException) -> str:
 
 
 def _record_failure(
-    pm: CTPluginManager, name: str, exc: BaseException, what: str, detail: str | None = None
+    pm: CTPluginManager,
+    name: str,
+    exc: BaseException,
+    what: str,
+    detail: str | None = None,
+    *,
+    log_level: int = logging.WARNING,
 ) -> PluginLoadError:
     described = _describe(exc) if detail is None else detail
     failure = PluginLoadError(
@@ -226,7 +232,7 @@ def _record_failure(
         traceback="".join(traceback.format_exception(exc)),
     )
     pm.load_errors.append(failure)
-    logger.warning("plugin %r %s: %s", name, what, described)
+    logger.log(log_level, "plugin %r %s: %s", name, what, described, exc_info=log_level < logging.INFO)
     return failure
 
 
@@ -406,14 +412,9 @@ def _run_validators(manager: CTPluginManager, hook_name: str, kwargs: dict[str, 
             results.append([_located(kwargs, str(exc))])
             continue
         except Exception as exc:
-            failure = PluginLoadError(
-                name=impl.plugin_name,
-                error=f"failed in {hook_name}: {_describe(exc)}",
-                traceback="".join(traceback.format_exception(exc)),
-            )
-            manager.load_errors.append(failure)
             # DEBUG only: the problem below already names the plugin in the command's error.
-            logger.debug("plugin %r %s", impl.plugin_name, failure.error, exc_info=exc)
+            what = f"failed in {hook_name}"
+            failure = _record_failure(manager, impl.plugin_name, exc, what, log_level=logging.DEBUG)
             results.append([_located(kwargs, f"plugin {impl.plugin_name!r} {failure.error}")])
             continue
         if result is not None:
