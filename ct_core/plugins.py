@@ -349,10 +349,13 @@ def register_commands(pm: CTPluginManager, app: Any) -> list[PluginLoadError]:
     This is `call_each` for the one hook where two plugins can collide: when a plugin asks for a
     command name that an earlier plugin (or a core command) already took, cyclopts refuses it, and
     the failure recorded for the late plugin names both plugins and the command, so the user
-    knows which two installs disagree. The first registration keeps the name; the late plugin's
+    knows which two installs disagree. A core command keeps its name. A name two installed plugins
+    both claim is served by neither: running it is an error naming both (which one a user meant
+    cannot be guessed, and the winner would depend on installation order). The late plugin's
     commands registered before the clash stay, the ones after it are lost.
     """
     owners: dict[str, str] = {}
+    contested: dict[str, str] = {}
     failures: list[PluginLoadError] = []
     for impl in reversed(pm.hook.ct_register_commands.get_hookimpls()):
         before = _command_names(app)
@@ -365,17 +368,43 @@ def register_commands(pm: CTPluginManager, app: Any) -> list[PluginLoadError]:
             else:
                 command = match.group(1)
                 owner = owners.get(command, "ct (built in)")
-                detail = (
-                    f"command {command!r} is registered by both plugin {owner!r} and plugin "
-                    f"{impl.plugin_name!r}; {owner!r} keeps it (uninstall one of them, or leave one "
-                    f"out with {ALLOW_ENV_VAR})"
-                )
+                core = command not in owners or owners[command] in pm.builtin_names
+                late = impl.plugin_name
+                clash = f"command {command!r} is registered by both plugin {owner!r} and plugin {late!r}"
+                remedy = f"uninstall one of them, or leave one out with {ALLOW_ENV_VAR}"
+                outcome = f"{owner!r} keeps it" if core else "neither serves it"
+                detail = f"{clash}; {outcome} ({remedy})"
                 failures.append(
                     _record_failure(pm, impl.plugin_name, exc, "failed in ct_register_commands", detail)
                 )
+                if not core:
+                    contested[command] = f"{clash}; {remedy}"
         for name in _command_names(app) - before:
             owners[name] = impl.plugin_name
+    for command, message in contested.items():
+        del app[command]
+        app.command(_refusing_command(message), name=command, help=f"Unavailable: {message}.")
     return failures
+
+
+def _refusing_command(message: str) -> Callable[..., None]:
+    """A command that takes any arguments and fails with ``message`` (a contested name)."""
+    from typing import Annotated
+
+    from cyclopts import Parameter
+
+    from ct_core.errors import CTError
+
+    def contested(*tokens):  # type: ignore[no-untyped-def]
+        raise CTError(message)
+
+    # Real objects, not strings: this module's `from __future__ import annotations` would leave a
+    # string that cyclopts resolves against module globals, where this local import is not.
+    contested.__annotations__ = {
+        "tokens": Annotated[str, Parameter(allow_leading_hyphen=True)],
+        "return": None,
+    }
+    return contested
 
 
 def _flatten_problems(results: Iterable[Any]) -> list[str]:

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from ct_core import hookspecs, plugins
+from ct_core.errors import CTError
 
 REPO = Path(__file__).resolve().parents[2]
 CT_SCRIPT = Path(sys.executable).with_name("ct")
@@ -352,7 +353,7 @@ def test_two_plugins_registering_one_command_name_is_an_error_naming_both(
     pm.register(adder("status"), name="ct-status-too")
     pm.register(adder("bye", "hello", "later"), name="ct-howdy")
     pm.register(adder("hello", "wave"), name="ct-hello")
-    pm.register(adder("status"), name="ct.core")
+    plugins.register_builtin(pm, adder("status"), "ct.core")
     app = App(name="t")
     with caplog.at_level("WARNING", logger="ct_core.plugins"):
         failures = plugins.register_commands(pm, app)
@@ -360,7 +361,7 @@ def test_two_plugins_registering_one_command_name_is_an_error_naming_both(
     assert errors == {
         "ct-howdy": (
             "failed in ct_register_commands: command 'hello' is registered by both plugin 'ct-hello' and "
-            "plugin 'ct-howdy'; 'ct-hello' keeps it (uninstall one of them, or leave one out with CT_PLUGINS)"
+            "plugin 'ct-howdy'; neither serves it (uninstall one of them, or leave one out with CT_PLUGINS)"
         ),
         "ct-status-too": (
             "failed in ct_register_commands: command 'status' is registered by both plugin 'ct.core' and "
@@ -372,8 +373,14 @@ def test_two_plugins_registering_one_command_name_is_an_error_naming_both(
     assert "CommandCollisionError" in failures[0].traceback
     logged = " ".join(record.getMessage() for record in caplog.records)
     assert "'ct-hello' and plugin 'ct-howdy'" in logged
-    # The first registration keeps the name; the late plugin keeps what it added before the clash.
-    assert app["hello"].help == "hello command"
+    # A core command keeps its name; a name two plugins claim is served by neither and fails naming
+    # both. The late plugin keeps what it added before the clash.
+    assert app["status"].help == "status command"
+    assert app["hello"].help.startswith(
+        "Unavailable: command 'hello' is registered by both plugin 'ct-hello' and plugin 'ct-howdy'"
+    )
+    with pytest.raises(CTError, match="registered by both plugin 'ct-hello' and plugin 'ct-howdy'"):
+        app(["hello", "--any", "thing"], exit_on_error=False)
     assert {"status", "hello", "wave", "bye"} <= set(app)
     assert "later" not in app
 
