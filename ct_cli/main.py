@@ -48,6 +48,8 @@ def describe_error(exc: BaseException) -> tuple[str, str | None]:
             None,
         )
     message = str(exc) or type(exc).__name__
+    if isinstance(exc, errors.CTError) and exc.hint:
+        return message, exc.hint
     if isinstance(exc, errors.ConfigError):
         return message, "run 'ct login', or pass --base-url (local server) or --host and --pat"
     if isinstance(exc, errors.ValidationError):

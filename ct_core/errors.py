@@ -34,7 +34,13 @@ if TYPE_CHECKING:
 
 
 class CTError(Exception):
-    """Root of every error raised by ct_core."""
+    """Root of every error raised by ct_core (and by plugins, through their subclasses).
+
+    `hint`, when set, is the next step the CLI prints under the message; a plugin's error can
+    give its own instead of the CLI's generic one.
+    """
+
+    hint: str | None = None
 
 
 class WireError(CTError, ValueError):

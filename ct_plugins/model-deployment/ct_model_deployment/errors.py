@@ -21,6 +21,11 @@ class ModelDeploymentError(core_errors.APIError):
 class ModelDeploymentNotFound(ModelDeploymentError):
     """The server's job-not-found answer for a deployment lookup (final at once, DEP-13)."""
 
+    hint = (
+        "check the deployment id (sf-ct-...), database and schema; a deployment is visible only to "
+        "its owner role (ct model-deployment list shows yours)"
+    )
+
 
 class MalformedDeploymentRecord(core_errors.CTError, ValueError):
     """A job that claims to be a deployment but whose counts cannot be right (§14.4)."""

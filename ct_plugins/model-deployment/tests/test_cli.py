@@ -125,6 +125,8 @@ def test_errors_and_bad_ids(run_ct: Any, dep_server: Any) -> None:
     missing = "sf-ct-00000000-0000-4000-8000-000000000000"
     gone = run_ct(*args, "model-deployment", "describe", missing)
     assert gone.returncode == 1 and f"model deployment {missing} not found in {DB}.PUBLIC" in gone.stderr
+    # The hint speaks of the deployment, not of the job behind it.
+    assert "hint: check the deployment id" in gone.stderr and "job id" not in gone.stderr
 
 
 def test_wait_timeout_says_it_still_holds_gpus(run_ct: Any, slow_server: Any, spec_file: Path) -> None:
