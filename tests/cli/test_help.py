@@ -117,3 +117,23 @@ def test_completion_install_writes_the_script(ct: CtRunner, tmp_path: Path) -> N
     assert result.returncode == 0, result
     assert result.json == {"installed": True, "path": str(target), "shell": "bash"}
     assert "submit" in target.read_text()
+
+
+def test_first_party_plugins_load_without_their_rules(ct_home: Path) -> None:
+    # Loading the plugins happens on every start; their validators' modules (and the SDK's config
+    # and retry code behind them) are imported only when a body is validated.
+    code = (
+        "import sys\n"
+        "from ct_cli.main import main\n"
+        "assert main(['--help']) == 0\n"
+        "plugins = {'ct_lora.plugin', 'ct_dflash2.plugin', 'ct_router_replay.plugin',"
+        " 'ct_model_deployment.plugin', 'ct_capacity.plugin'}\n"
+        "assert plugins <= set(sys.modules), sorted(plugins - set(sys.modules))\n"
+        "eager = {'ct_lora.config', 'ct_dflash2.rules', 'ct_router_replay.rules', 'ct_model_deployment.sdk',"
+        " 'ct_core.configs', 'ct_core._retry'} & set(sys.modules)\n"
+        "assert not eager, sorted(eager)\n"
+    )
+    env = {**os.environ, "CT_PLUGINS": "lora,dflash2,router-replay,model-deployment,capacity"}
+    command = [sys.executable, "-c", code]
+    result = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+    assert result.returncode == 0, result.stderr

@@ -9,9 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 from ct_core.hookspecs import hookimpl
-from ct_dflash2.rules import check_sub_job
 
 
 @hookimpl
 def ct_validate_sub_job(sub_job: dict[str, Any], location: str) -> list[str]:
+    # Imported here, not with the module: loading the plugin (every `ct` start) needs no rules.
+    from ct_dflash2.rules import check_sub_job
+
     return check_sub_job(sub_job, location)

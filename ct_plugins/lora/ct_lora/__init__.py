@@ -6,6 +6,19 @@ the `ct lora` commands.
 
 from __future__ import annotations
 
-from ct_lora.config import adapter_mismatches, build_peft_config, check_peft_config
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ct_lora.config import adapter_mismatches, build_peft_config, check_peft_config
+
+
+def __getattr__(name: str) -> Any:
+    # Loaded on first use: `ct --help` imports this package (for its plugin module) and needs none of it.
+    if name in __all__:
+        from ct_lora import config
+
+        return getattr(config, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["adapter_mismatches", "build_peft_config", "check_peft_config"]

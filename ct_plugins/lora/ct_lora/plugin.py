@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ct_core.configs import normalize_job_type
 from ct_core.hookspecs import hookimpl
-from ct_lora.config import adapter_mismatches, check_peft_config
 
 if TYPE_CHECKING:
     import cyclopts
+
+# The rules (and ct_core.configs) are imported by the hooks that use them, not with this module:
+# loading the plugin happens on every `ct` start, `ct --help` included.
 
 #: The config block of a sub-job that may carry a peft_config (§8.2 training, §8.3 sampling).
 CONFIG_KEYS = ("training_config", "inference_config")
@@ -33,6 +34,8 @@ def _adapters(sub_job: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
 
 @hookimpl
 def ct_validate_sub_job(sub_job: dict[str, Any], location: str) -> list[str]:
+    from ct_lora.config import check_peft_config
+
     problems: list[str] = []
     for key, config in _adapters(sub_job):
         normalized, found = check_peft_config(config["peft_config"], f"{location}.{key}.peft_config")
@@ -44,6 +47,8 @@ def ct_validate_sub_job(sub_job: dict[str, Any], location: str) -> list[str]:
 
 
 def _kind(sub_job: dict[str, Any]) -> str:
+    from ct_core.configs import normalize_job_type
+
     # Every spelling the core accepts ("TRAINING", "job_type_sampling", ...) counts as its type (VAL-01).
     return normalize_job_type(sub_job.get("job_type"))
 
@@ -52,6 +57,8 @@ def _kind(sub_job: dict[str, Any]) -> str:
 def ct_validate_create_body(body: dict[str, Any]) -> list[str]:
     # Runs after every sub-job went through ct_validate_sub_job, so valid adapters are normalized
     # already; an adapter that failed there is reported there and skipped here.
+    from ct_lora.config import adapter_mismatches, check_peft_config
+
     sub_jobs = body.get("sub_job_configs")
     if not isinstance(sub_jobs, list):
         return []

@@ -8,12 +8,33 @@ registers it.
 
 from __future__ import annotations
 
-from ct_model_deployment.errors import (
-    ModelDeploymentError,
-    ModelDeploymentWaitError,
-    ModelDeploymentWaitTimeout,
-)
-from ct_model_deployment.sdk import ModelDeployments, model_deployments
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ct_model_deployment.errors import (
+        ModelDeploymentError,
+        ModelDeploymentWaitError,
+        ModelDeploymentWaitTimeout,
+    )
+    from ct_model_deployment.sdk import ModelDeployments, model_deployments
+
+# Loaded on first use: `ct --help` imports this package (for its plugin module) and needs none of it.
+_EXPORTS = {
+    "ModelDeploymentError": "ct_model_deployment.errors",
+    "ModelDeploymentWaitError": "ct_model_deployment.errors",
+    "ModelDeploymentWaitTimeout": "ct_model_deployment.errors",
+    "ModelDeployments": "ct_model_deployment.sdk",
+    "model_deployments": "ct_model_deployment.sdk",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
 
 __all__ = [
     "ModelDeploymentError",

@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ct_core.hookspecs import hookimpl
-from ct_router_replay.rules import check_sub_job
 
 if TYPE_CHECKING:
     import cyclopts
@@ -16,6 +15,9 @@ if TYPE_CHECKING:
 
 @hookimpl
 def ct_validate_sub_job(sub_job: dict[str, Any], location: str) -> list[str]:
+    # Imported here, not with the module: loading the plugin (every `ct` start) needs no rules.
+    from ct_router_replay.rules import check_sub_job
+
     return check_sub_job(sub_job, location)
 
 
