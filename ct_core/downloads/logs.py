@@ -185,8 +185,8 @@ def _late_chunk_warning(job: dict[str, Any], now: datetime, label: str, sub: str
     )
     if status in ("running", "cancelling") or recent_end:
         return (
-            f"the newest {label} chunks of {sub} may still be uploading; "
-            "download again with resume=True in a minute or two to pick them up"
+            f"the newest {label} chunks of {sub} may still be uploading; download again in a minute "
+            "or two to pick them up (with resume=True only what is new is fetched)"
         )
     return None
 

@@ -75,6 +75,7 @@ def test_a_ca_bundle_path_makes_the_certificate_trusted(tls_server, act, tmp_pat
     assert (tmp_path / "w.bin").read_bytes() == b"secret"
 
 
+@pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
 def test_verification_can_be_turned_off(tls_server, act, tmp_path: Path) -> None:
     server, _cert = tls_server
     server.script(act(200, b"secret"))
