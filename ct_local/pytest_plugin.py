@@ -6,7 +6,8 @@ does it for the repository; plugin packages do the same). Fixtures:
 - ``local_server``: one server per test session (per xdist worker), no auth, fast lifecycle.
 - ``local_server_factory``: start servers with tokens, settings or a given state dir; each
   has ``.stop()`` and ``.restart()``, and all are stopped when the test ends
-  (``module_local_server_factory``: the same, stopped when the module ends).
+  (``module_local_server_factory`` / ``session_local_server_factory``: the same, stopped when the
+  module / the session ends).
 - ``ct_home``: HOME, XDG dirs and the Snowflake config dir pointed at a temp folder, and every
   ``CORTEX_TRAINING_*`` / ``CT_*`` / ``SNOWFLAKE_*`` variable cleared.
 
@@ -209,16 +210,9 @@ ServerFactory = Callable[..., LocalServer]
 
 
 @pytest.fixture(scope="session")
-def local_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServer]:
+def local_server(session_local_server_factory: ServerFactory) -> LocalServer:
     """One running server for the whole session: no auth, fast lifecycle, shared state."""
-    server = LocalServer(
-        state_dir=tmp_path_factory.mktemp("ct-local") / "state", settings=dict(FAST_SETTINGS)
-    )
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
+    return session_local_server_factory()
 
 
 @contextlib.contextmanager
@@ -264,6 +258,13 @@ def local_server_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S
 @pytest.fixture(scope="module")
 def module_local_server_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerFactory]:
     """Like ``local_server_factory``, but the servers live for the whole test module (fewer starts)."""
+    with _server_factory(tmp_path_factory) as factory:
+        yield factory
+
+
+@pytest.fixture(scope="session")
+def session_local_server_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerFactory]:
+    """Like ``local_server_factory``, for session-wide servers of a test folder (model imports paid once)."""
     with _server_factory(tmp_path_factory) as factory:
         yield factory
 

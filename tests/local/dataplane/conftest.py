@@ -193,18 +193,9 @@ class Driver:
 
 
 @pytest.fixture(scope="session")
-def training_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+def training_server(session_local_server_factory: Any) -> Any:
     """A server for the data-plane tests (session-wide: the model imports are paid once)."""
-    from ct_local.pytest_plugin import FAST_SETTINGS, LocalServer
-
-    server = LocalServer(
-        state_dir=tmp_path_factory.mktemp("ct-train") / "state", settings={**FAST_SETTINGS, **SERVER_SETTINGS}
-    )
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
+    return session_local_server_factory(settings=SERVER_SETTINGS)
 
 
 @pytest.fixture

@@ -102,21 +102,11 @@ class Sampling:
 
 
 @pytest.fixture(scope="session")
-def sampling_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    from ct_local.pytest_plugin import FAST_SETTINGS, LocalServer
-
+def sampling_server(session_local_server_factory: Any) -> Any:
     # Every test here starts its own job and none cancels it: a GPU ceiling far above what the
     # session creates keeps later jobs from queueing as pending for capacity.
-    server = LocalServer(
-        state_dir=tmp_path_factory.mktemp("ct-sampling") / "state",
-        settings=FAST_SETTINGS,
-        extra_args=["--hardware", "H200=100000", "--hardware", "B200=100000", "--hardware", "B300=100000"],
-    )
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
+    ceilings = ["--hardware", "H200=100000", "--hardware", "B200=100000", "--hardware", "B300=100000"]
+    return session_local_server_factory(extra_args=ceilings)
 
 
 @pytest.fixture
