@@ -5,6 +5,8 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.ct-installed
 PLUGIN_PROJECTS := $(wildcard ct_plugins/*/pyproject.toml)
+# The shared pytest fixtures (a pytest11 plugin), a distribution of its own so no wheel of ct ships them.
+TESTING_PROJECT := testing/pyproject.toml
 GENERATED_PKG := generated/ct_api
 SPEC := openapi/cortex-training.yaml
 
@@ -14,11 +16,11 @@ venv: $(STAMP)
 
 # torch comes first, pinned to the CPU build that lies on this disk where it exists; otherwise a plain
 # torch requirement could pull a multi-GB CUDA build.
-$(STAMP): pyproject.toml $(PLUGIN_PROJECTS)
+$(STAMP): pyproject.toml $(PLUGIN_PROJECTS) $(TESTING_PROJECT)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q torch==2.13.0 || $(PY) -m pip install -q torch --index-url https://download.pytorch.org/whl/cpu
-	$(PY) -m pip install -q $(foreach p,$(PLUGIN_PROJECTS),-e $(dir $(p))) -e '.[local,plot,dev]'
+	$(PY) -m pip install -q $(foreach p,$(PLUGIN_PROJECTS),-e $(dir $(p))) -e $(dir $(TESTING_PROJECT)) -e '.[local,plot,dev]'
 	touch $(STAMP)
 
 install: venv
@@ -51,7 +53,7 @@ regen-check: venv
 	$(PY) openapi/regen.py --check $(GENERATED_PKG)
 
 demo: venv
-	$(PY) -m ct_local.demo
+	$(PY) examples/demo.py
 
 bench: venv
 	$(PY) bench/cli_startup.py

@@ -5,7 +5,7 @@
    reference runs what its `generate` does before posting (the logical dict + its `wire.dumps`).
    Best of several runs each, with the frame size. The max_seq_len check is not timed (it needs a
    server and is cached per job after the first call on both clients).
-2. Sampler: tokens per second of the local sampling backend (ct_local.sampler) on the tiny model,
+2. Sampler: tokens per second of the local sampling backend (ct_local.model.sampler) on the tiny model,
    greedy and sampled, in this process, without HTTP.
 
     python bench/generate.py            # 10,000 prompts of 128 tokens
@@ -43,7 +43,7 @@ def _best(fn: Callable[[], Any], repeats: int) -> tuple[float, Any]:
 
 def encoding(count: int) -> dict[str, Any]:
     from ct_core import wire
-    from ct_core._generate import build_logical_request, normalize_prompts
+    from ct_core.data.generate import build_logical_request, normalize_prompts
 
     rng = random.Random(0)
     prompts = [[rng.randrange(VOCAB) for _ in range(PROMPT_TOKENS)] for _ in range(count)]
@@ -76,8 +76,8 @@ def sampler(max_tokens: int) -> dict[str, Any]:
     from pathlib import Path
     from types import SimpleNamespace
 
-    from ct_local import sampler as sampling
-    from ct_local.sampling_plane import SamplingParams
+    from ct_local.dataplane.sampling_plane import SamplingParams
+    from ct_local.model import sampler as sampling
 
     # The backend reads only the job id from the job row.
     job: Any = SimpleNamespace(job_id="bench")

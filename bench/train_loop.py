@@ -265,9 +265,10 @@ def bench_upload() -> dict[str, float]:
 
 
 def bench_loop(steps: int) -> dict[str, float]:
+    from ct_testing.plugin import FAST_SETTINGS, LocalServer
+
     from ct_core import SubJobConfig
-    from ct_core.payloads import build_forward_backward_payload
-    from ct_local.pytest_plugin import FAST_SETTINGS, LocalServer
+    from ct_core.data.payloads import build_forward_backward_payload
 
     delay = {"path": "/cortex-training/", "action": "delay", "delay_s": LATENCY_S}
     state = Path(tempfile.mkdtemp(prefix="ct-bench-")) / "state"

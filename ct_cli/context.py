@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
     from ct_core.client import CortexTrainingClient
-    from ct_core.connection import ConnectionOptions
+    from ct_core.connect.resolve import ConnectionOptions
 
 
 @dataclass
@@ -50,7 +50,7 @@ class GlobalOptions:
 
     def connection_options(self) -> ConnectionOptions:
         """The SDK's view of these flags; resolution against env, config and login happens there."""
-        from ct_core.connection import ConnectionOptions
+        from ct_core.connect.resolve import ConnectionOptions
 
         return ConnectionOptions(
             config=self.config,
@@ -72,7 +72,7 @@ ClientFactory = Callable[[GlobalOptions], Any]
 
 
 def default_client_factory(options: GlobalOptions) -> CortexTrainingClient:
-    from ct_core.connection import client_from_options
+    from ct_core.connect.resolve import client_from_options
 
     return client_from_options(options.connection_options())
 

@@ -13,11 +13,11 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     "CortexTrainingClient": "ct_core.client",
-    "SubJobConfig": "ct_core.configs",
-    "TrainingConfig": "ct_core.configs",
-    "InferenceConfig": "ct_core.configs",
-    "Hardware": "ct_core.configs",
-    "JobType": "ct_core.configs",
+    "SubJobConfig": "ct_core.config.typed",
+    "TrainingConfig": "ct_core.config.typed",
+    "InferenceConfig": "ct_core.config.typed",
+    "Hardware": "ct_core.config.typed",
+    "JobType": "ct_core.config.typed",
     "CTError": "ct_core.errors",
     "WireError": "ct_core.errors",
 }
@@ -37,7 +37,7 @@ __all__ = [
 if TYPE_CHECKING:
     from ct_core import wire
     from ct_core.client import CortexTrainingClient
-    from ct_core.configs import Hardware, InferenceConfig, JobType, SubJobConfig, TrainingConfig
+    from ct_core.config.typed import Hardware, InferenceConfig, JobType, SubJobConfig, TrainingConfig
     from ct_core.errors import CTError, WireError
 
 

@@ -19,19 +19,9 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from ct_core import _control_plane, _retry
-from ct_core._api import Operations
-from ct_core._control_plane import (
-    DEFAULT_BREAKDOWN_DIMENSIONS,
-    create_job_body_from_job,
-)
-from ct_core._dataplane import DataPlaneMixin
-from ct_core._generate import GenerateMixin
-from ct_core._polling import TERMINAL_JOB_STATES, PollSchedule, normalize_job_status
-from ct_core._results import RequestRegistry
-from ct_core._transport import AuthProvider, Transport, capacity_timeout, validate_request_timeout
-from ct_core.configs import Hardware, SubJobConfig, hardware_wire
-from ct_core.connection import normalize_host, rest_host
+from ct_core.config.typed import Hardware, SubJobConfig, hardware_wire
+from ct_core.config.validation import build_create_body, validate_create_body
+from ct_core.connect.resolve import normalize_host, rest_host
 from ct_core.constants import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_ENDPOINT,
@@ -45,9 +35,20 @@ from ct_core.constants import (
     PAT_TOKEN_TYPE,
     TOKEN_TYPE_HEADER,
 )
+from ct_core.control import shaping as _control_plane
+from ct_core.control.polling import TERMINAL_JOB_STATES, PollSchedule, normalize_job_status
+from ct_core.control.shaping import (
+    DEFAULT_BREAKDOWN_DIMENSIONS,
+    create_job_body_from_job,
+)
+from ct_core.data.generate import GenerateMixin
+from ct_core.data.plane import DataPlaneMixin
+from ct_core.data.results import RequestRegistry
 from ct_core.downloads import DownloadsMixin
 from ct_core.errors import APIError, JobTerminalError, JobWaitTimeout
-from ct_core.validation import build_create_body, validate_create_body
+from ct_core.http import retry as _retry
+from ct_core.http.operations import Operations
+from ct_core.http.transport import AuthProvider, Transport, capacity_timeout, validate_request_timeout
 
 __all__ = ["CortexTrainingClient", "create_job_body_from_job"]
 
@@ -206,9 +207,9 @@ class CortexTrainingClient(GenerateMixin, DataPlaneMixin, DownloadsMixin):
         The profile is `connection`, else the one `ct login` remembered, else the Connector's default.
         Where no profile exists at all, CORTEX_TRAINING_HOST and CORTEX_TRAINING_PAT are used (CI).
         """
-        from ct_core import _snowflake
-        from ct_core._config_files import default_connection_name, read_connection_profiles, read_login_state
-        from ct_core.connection import ConnectionOptions, client_from_resolved, resolve_connection
+        from ct_core.connect import snowflake as _snowflake
+        from ct_core.connect.files import default_connection_name, read_connection_profiles, read_login_state
+        from ct_core.connect.resolve import ConnectionOptions, client_from_resolved, resolve_connection
 
         profiles = read_connection_profiles()
         name = connection
@@ -282,7 +283,7 @@ class CortexTrainingClient(GenerateMixin, DataPlaneMixin, DownloadsMixin):
         with its token as its own user and role. The session uses this client's database and
         schema, and belongs to the caller (close it). Needs the ``snowpark`` extra.
         """
-        from ct_core._snowpark import snowpark_session
+        from ct_core.connect.snowpark import snowpark_session
 
         return snowpark_session(self)
 

@@ -49,7 +49,7 @@ def ct_register_commands(app: cyclopts.App) -> None:
 def ct_validate_sub_job(sub_job: dict[str, Any], location: str) -> list[str] | None:
     """Check, and optionally normalize, one entry of a create-job body's `sub_job_configs`.
 
-    Called by `ct_core.validation.validate_create_body` for every sub-job of every create
+    Called by `ct_core.config.validation.validate_create_body` for every sub-job of every create
     path (`create_job`, `create_job_from_body`, `ct submit` and `ct submit --dry-run`), after
     the built-in checks of the contract (rest-api §5.1) and on a copy of the caller's body.
 
@@ -66,7 +66,7 @@ def ct_validate_sub_job(sub_job: dict[str, Any], location: str) -> list[str] | N
 def ct_validate_create_body(body: dict[str, Any]) -> list[str] | None:
     """Check, and optionally normalize, a whole create-job body.
 
-    Called by `ct_core.validation.validate_create_body` once per body, after every sub-job
+    Called by `ct_core.config.validation.validate_create_body` once per body, after every sub-job
     has gone through `ct_validate_sub_job`, for rules that span sub-jobs or concern the
     top-level fields (for example a plugin that needs a matching training and sampling pair).
 

@@ -124,7 +124,7 @@ def checkpoint_id_from_save_result(result: Mapping[str, Any]) -> str:
     Raises ValueError when the result carries no id; `latest_checkpoint` over `list_checkpoints`
     finds it then.
     """
-    from ct_core._dataplane import checkpoint_id_from_save_result as parse
+    from ct_core.data.plane import checkpoint_id_from_save_result as parse
 
     return parse(dict(result))
 

@@ -19,7 +19,7 @@ from types import FrameType
 
 import uvicorn
 
-from ct_local.server import create_app
+from ct_local.http.control_plane import create_app
 from ct_local.settings import ServerSettings
 
 log = logging.getLogger("ct_local")
@@ -62,7 +62,7 @@ def serve(settings: ServerSettings, *, ready_file: Path | None = None, log_level
     port = sock.getsockname()[1]
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
     base_url = f"http://{host}:{port}"
-    from ct_local.training_plane import TrainingDataPlane
+    from ct_local.dataplane.training_plane import TrainingDataPlane
 
     app, _state = create_app(settings, data_plane_factory=TrainingDataPlane)
     config = uvicorn.Config(

@@ -115,7 +115,7 @@ class ServerSettings:
     # How often the lifecycle loop looks at jobs.
     tick_s: float = 0.02
     capacity: Mapping[str, HardwareCapacity] = field(default_factory=_default_capacity)
-    # §5.5 breakdown switches (see ct_local.capacity): False reports every dimension DISABLED for
+    # §5.5 breakdown switches (see ct_local.control.capacity): False reports every dimension DISABLED for
     # the account; dimensions named in breakdown_unavailable report UNAVAILABLE; past
     # breakdown_attribution_limit jobs (oldest first kept; None: no limit) the answer is truncated.
     breakdown_enabled: bool = True
@@ -128,7 +128,7 @@ class ServerSettings:
     hidden_schemas: tuple[str, ...] = ()
     # §5.3: when False the account-level list answers 404 "not enabled for this account".
     account_list_enabled: bool = True
-    # Fault rules applied from start-up (see ct_local.faults).
+    # Fault rules applied from start-up (see ct_local.http.faults).
     faults: tuple[Mapping[str, Any], ...] = ()
     # Admin routes under /_ct (faults, forced states); loopback callers only.
     admin_enabled: bool = True
@@ -138,7 +138,7 @@ class ServerSettings:
     max_body_bytes: int = MAX_BODY_BYTES
     torch_threads: int = 1
     # §12.3: how often each active sub-job's console, metrics and training rows are staged
-    # (ct_local.artifacts).
+    # (ct_local.http.artifacts).
     artifact_upload_interval_s: float = 3.0
 
     @property

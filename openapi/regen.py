@@ -5,6 +5,10 @@ This script owns the one way generated/ct_api is produced:
     python openapi/regen.py --output generated/ct_api   # rewrite the package (make regen)
     python openapi/regen.py --check generated/ct_api    # exit 1 and list drift (make regen-check)
 
+Besides the generator's package, the route table ``ct_api/routes.py`` is written from the same spec:
+every operationId with its HTTP method and path template. ``ct_core.http`` builds every URL from it,
+so no path is spelled by hand anywhere else, and the same check covers it.
+
 Both modes run the pinned openapi-python-client into a fresh temporary directory, so the result never
 depends on what the output directory held before. The generator's post hooks run ``ruff`` from the same
 virtual environment as this interpreter (its bin directory is put first on PATH) in isolated mode, which
@@ -94,6 +98,45 @@ def generate(output: Path, *, spec: Path = DEFAULT_SPEC, config: Path = DEFAULT_
     for leftover in IGNORED_NAMES:
         for path in output.rglob(leftover):
             shutil.rmtree(path, ignore_errors=True)
+    (output / "routes.py").write_text(route_table(spec), encoding="utf-8")
+
+
+HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
+
+
+def route_table(spec: Path = DEFAULT_SPEC) -> str:
+    """The source of ``routes.py``: ``ROUTES[operationId] = (METHOD, path template, tag)``, sorted."""
+    import yaml
+
+    document = yaml.safe_load(spec.read_text(encoding="utf-8"))
+    rows: list[tuple[str, str, str, str]] = []
+    for path, item in (document.get("paths") or {}).items():
+        for method in HTTP_METHODS:
+            operation = item.get(method)
+            if operation is None:
+                continue
+            operation_id = operation.get("operationId")
+            if not operation_id:
+                raise RegenError(f"{method.upper()} {path} has no operationId")
+            tag = (operation.get("tags") or ["default"])[0]
+            rows.append((operation_id, method.upper(), path, tag))
+    seen: set[str] = set()
+    for operation_id, *_ in rows:
+        if operation_id in seen:
+            raise RegenError(f"operationId {operation_id} is used twice")
+        seen.add(operation_id)
+    lines = [
+        '"""Every REST operation of the spec: operationId -> (HTTP method, path template, tag).',
+        "",
+        "Written by openapi/regen.py from openapi/cortex-training.yaml; never edited by hand.",
+        '"""',
+        "",
+        "ROUTES: dict[str, tuple[str, str, str]] = {",
+    ]
+    for operation_id, method, path, tag in sorted(rows):
+        lines.append(f"    {operation_id!r}: ({method!r}, {path!r}, {tag!r}),".replace("'", '"'))
+    lines.append("}")
+    return "\n".join(lines) + "\n"
 
 
 def _relative_files(root: Path) -> set[str]:

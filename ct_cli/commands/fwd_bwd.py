@@ -28,7 +28,7 @@ def fwd_bwd(
     Prints {"job_id", "payload_size_bytes", "request_id", "result"}.
     """
     from ct_cli.commands.submit import read_json_object
-    from ct_core.payloads import build_forward_backward_payload
+    from ct_core.data.payloads import build_forward_backward_payload
 
     job_id = context.current().require_job("fwd-bwd")
     spec = read_json_object(file, what="fwd-bwd")

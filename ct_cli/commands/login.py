@@ -43,7 +43,7 @@ _PAT_ENV_VARS = ("CORTEX_TRAINING_PAT", "SNOWFLAKE_PAT")
 
 def host_from_input(text: str) -> str:
     """Accept a host, a URL, or a pasted Snowsight address, and return the bare host name."""
-    from ct_core.connection import normalize_host
+    from ct_core.connect.resolve import normalize_host
 
     value = text.strip()
     match = _SNOWSIGHT_RE.match(value)
@@ -138,7 +138,7 @@ def _read_pat(pat_stdin: bool) -> str:
 
 
 def _login_config(path_text: str, verify: bool) -> dict[str, Any]:
-    from ct_core.connection import save_login_config_path
+    from ct_core.connect.resolve import save_login_config_path
 
     path = Path(path_text).expanduser().resolve()
     save_login_config_path(path)
@@ -150,7 +150,7 @@ def _login_config(path_text: str, verify: bool) -> dict[str, Any]:
 
 
 def _login_profile(name: str, *, database: str | None, schema: str | None, verify: bool) -> dict[str, Any]:
-    from ct_core.connection import (
+    from ct_core.connect.resolve import (
         connections_toml_path,
         read_connection_profiles,
         save_login_profile,
@@ -197,7 +197,7 @@ def _create_profile(
     force: bool,
     verify: bool,
 ) -> dict[str, Any]:
-    from ct_core.connection import save_login_profile, write_connection_profile
+    from ct_core.connect.resolve import save_login_profile, write_connection_profile
 
     host_name = host_from_input(host or _ask("account host (or Snowsight URL)", "--host"))
     user_name = user or _ask("user", "--user")
@@ -244,7 +244,7 @@ def _sql_origin(config: dict[str, Any], path: Path) -> tuple[str, str]:
     """
     from urllib.parse import urlsplit
 
-    from ct_core.connection import normalize_host, rest_host
+    from ct_core.connect.resolve import normalize_host, rest_host
 
     base_url, host = config.get("base_url"), config.get("host")
     if host:
@@ -256,7 +256,7 @@ def _sql_origin(config: dict[str, Any], path: Path) -> tuple[str, str]:
 
 
 def _database_exists(sql: Any, database: str) -> bool:
-    from ct_core._snowflake import run_statement
+    from ct_core.connect.snowflake import run_statement
 
     # Unquoted identifiers are stored upper-case; a quoted name is compared as written.
     wanted = database[1:-1] if database.startswith('"') else database.upper()
@@ -265,7 +265,7 @@ def _database_exists(sql: Any, database: str) -> bool:
 
 
 def _schema_exists(sql: Any, database: str, schema: str) -> bool:
-    from ct_core._snowflake import run_statement
+    from ct_core.connect.snowflake import run_statement
 
     wanted = schema[1:-1] if schema.startswith('"') else schema.upper()
     names = run_statement(sql, f"SHOW SCHEMAS IN DATABASE {database}").column("name")
@@ -301,17 +301,17 @@ def _convert_legacy_config(
     yes: bool,
     verify: bool,
 ) -> dict[str, Any]:
-    from ct_core._snowflake import (
-        checked_identifier,
-        current_identity,
-        pat_statements_transport,
-        run_statement,
-    )
-    from ct_core.connection import (
+    from ct_core.connect.resolve import (
         load_config_file,
         read_connection_profiles,
         save_login_profile,
         write_connection_profile,
+    )
+    from ct_core.connect.snowflake import (
+        checked_identifier,
+        current_identity,
+        pat_statements_transport,
+        run_statement,
     )
 
     path = Path(path_text).expanduser().resolve()
@@ -325,7 +325,7 @@ def _convert_legacy_config(
         raise ValueError(f"profile name {profile!r} may only use letters, digits, '_', '.' and '-'")
     # Refuse before running any SQL, so a refused conversion changes nothing anywhere.
     if profile in read_connection_profiles() and not force:
-        from ct_core.connection import connections_toml_path
+        from ct_core.connect.resolve import connections_toml_path
 
         raise ValueError(
             f"profile {profile!r} already exists in {connections_toml_path()}; pass --force to replace it, "
@@ -393,7 +393,7 @@ def _convert_legacy_config(
 
 
 def _reset() -> dict[str, Any]:
-    from ct_core.connection import forget_login, read_login_state, remove_connection_profile
+    from ct_core.connect.resolve import forget_login, read_login_state, remove_connection_profile
 
     try:
         state = read_login_state()

@@ -26,7 +26,7 @@ def save(
     checkpoint_id (use it with load or checkpoints). Prints {"job_id", "request_id", "checkpoint_type",
     "checkpoint_id", "result"}.
     """
-    from ct_core._dataplane import checkpoint_id_from_save_result, normalize_checkpoint_type
+    from ct_core.data.plane import checkpoint_id_from_save_result, normalize_checkpoint_type
 
     job_id = context.current().require_job("save")
     checkpoint_type = normalize_checkpoint_type(type) if type is not None else None

@@ -58,7 +58,7 @@ def submit(
     training sub-job, no log-probability sub-jobs, timeouts, ZeRO-3, plugin validators) before
     anything is sent. Prints {"job_id": ...}, or the job record with --wait.
     """
-    from ct_core.validation import validate_create_body
+    from ct_core.config.validation import validate_create_body
 
     body = read_json_object(file)
     check_body_shape(body)

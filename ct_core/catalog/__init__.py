@@ -11,7 +11,7 @@ This module owns:
   (the catalog is not shipped inside the wheel);
 * loading and choosing: `load_catalog()`, `Catalog.list_models()`, `Catalog.pick_job()`;
 * checking: `validate_catalog()` returns every `Problem` found, each naming the file and the field.
-  Job files go through the SDK's own create-body validation (`ct_core.validation`, plugins
+  Job files go through the SDK's own create-body validation (`ct_core.config.validation`, plugins
   included), so a file that passes here passes `ct submit --dry-run`.
 
 Importing it is cheap: json, pathlib and dataclasses only. jsonschema and the SDK validation are

@@ -128,8 +128,8 @@ def _first_difference(left: Any, right: Any, where: str = "") -> str | None:
 
 def _sdk_problems(body: dict[str, Any], path: Path, out: _Collector) -> None:
     """Run the create-body validation `ct submit --dry-run` runs, plugin hooks included."""
+    from ct_core.config.validation import validate_create_body
     from ct_core.errors import ValidationError
-    from ct_core.validation import validate_create_body
 
     try:
         normalized = validate_create_body(json.loads(json.dumps(body)))
@@ -148,7 +148,7 @@ def _sdk_problems(body: dict[str, Any], path: Path, out: _Collector) -> None:
 
 def _typed_problems(body: dict[str, Any], path: Path, out: _Collector) -> None:
     """Build each sub-job through the typed factories, whose checks are stricter (VAL-11, BUG-30)."""
-    from ct_core import configs
+    from ct_core.config import typed as configs
 
     for index, sub_job in enumerate(body["sub_job_configs"]):
         where = f"sub_job_configs[{index}]"
@@ -335,7 +335,7 @@ def _check_model(folder: Path, validators: tuple[Any, Any], out: _Collector, *, 
 
 def _typed_path_available() -> bool:
     try:
-        from ct_core import configs
+        from ct_core.config import typed as configs
     except ImportError:
         return False
     return hasattr(getattr(configs, "SubJobConfig", None), "training_job")

@@ -212,7 +212,7 @@ def connector_for(client: Any) -> Callable[[], Any]:
     """How ``client`` opens an artifact session: PAT login or an independent profile session."""
     auth = getattr(client, "_auth", None)
     if auth is not None and hasattr(auth, "connection"):
-        from ct_core._snowflake import open_profile_session
+        from ct_core.connect.snowflake import open_profile_session
 
         return lambda: open_profile_session(auth.connection)
     host = getattr(client, "_pat_host", None)
@@ -224,7 +224,7 @@ def connector_for(client: Any) -> Callable[[], Any]:
     def connect() -> Any:
         import snowflake.connector
 
-        from ct_core._snowflake import current_identity, pat_statements_transport
+        from ct_core.connect.snowflake import current_identity, pat_statements_transport
 
         transport = pat_statements_transport(f"https://{host}", pat, verify=client.verify_ssl)
         try:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ct_core.catalog import load_catalog, validate_catalog
-from ct_core.validation import validate_create_body
+from ct_core.config.validation import validate_create_body
 
 SHIPPED = Path(__file__).resolve().parents[2] / "model-catalog"
 JOB_FILES = sorted(p for p in (SHIPPED / "models").glob("*/*.json") if p.name != "model.json")

@@ -13,9 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from ct_local.pytest_plugin import CtResult
-from ct_local.pytest_plugin import run_ct as _run_ct
+from ct_testing.plugin import CtResult
+from ct_testing.plugin import run_ct as _run_ct
 
 DATABASE = "CT_CLI_DB"
 #: Width the help golden file is rendered at (rich wraps to $COLUMNS).

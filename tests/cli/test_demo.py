@@ -1,4 +1,4 @@
-"""`make demo` (python -m ct_local.demo) runs every step against a fresh local server."""
+"""`make demo` (examples/demo.py) runs every step against a fresh local server."""
 
 from __future__ import annotations
 
@@ -9,12 +9,14 @@ from pathlib import Path
 
 import pytest
 
+DEMO = Path(__file__).resolve().parents[2] / "examples" / "demo.py"
+
 
 @pytest.mark.slow
 def test_demo_runs_end_to_end(ct_home: Path, tmp_path: Path) -> None:
     output_dir = tmp_path / "demo-output"
     result = subprocess.run(
-        [sys.executable, "-m", "ct_local.demo", "--output-dir", str(output_dir)],
+        [sys.executable, str(DEMO), "--output-dir", str(output_dir)],
         capture_output=True,
         text=True,
         env={**os.environ, "CT_PLUGINS": ""},
@@ -52,7 +54,7 @@ def test_demo_runs_end_to_end(ct_home: Path, tmp_path: Path) -> None:
 
 def test_demo_refuses_an_unknown_option() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "ct_local.demo", "--no-such-option"],
+        [sys.executable, str(DEMO), "--no-such-option"],
         capture_output=True,
         text=True,
         timeout=120,

@@ -66,7 +66,7 @@ def _stage_run(local_server: Any, database: str) -> tuple[str, Path]:
     """A job on the session server and its run folder, with two console chunks and one metrics row."""
     import gzip
 
-    from ct_local.artifacts import run_root
+    from ct_local.http.artifacts import run_root
 
     prefix = local_server.prefix(database=database, schema="ARTIFACTS")
     body = {"sub_job_configs": [{"job_type": "training", "model_name": "Qwen/Qwen3-0.6B"}]}

@@ -130,7 +130,7 @@ def test_first_party_plugins_load_without_their_rules(ct_home: Path) -> None:
         " 'ct_model_deployment.plugin', 'ct_capacity.plugin'}\n"
         "assert plugins <= set(sys.modules), sorted(plugins - set(sys.modules))\n"
         "eager = {'ct_lora.config', 'ct_dflash2.rules', 'ct_router_replay.rules', 'ct_model_deployment.sdk',"
-        " 'ct_core.configs', 'ct_core._retry'} & set(sys.modules)\n"
+        " 'ct_core.config.typed', 'ct_core.http.retry'} & set(sys.modules)\n"
         "assert not eager, sorted(eager)\n"
     )
     env = {**os.environ, "CT_PLUGINS": "lora,dflash2,router-replay,model-deployment,capacity"}

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from ct_core.client import CortexTrainingClient
-from ct_core.configs import SubJobConfig
+from ct_core.config.typed import SubJobConfig
 from ct_core.constants import PAT_TOKEN_TYPE, TOKEN_TYPE_HEADER
 from ct_local.settings import default_user_for_token
 

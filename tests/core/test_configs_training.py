@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from ct_core import SubJobConfig
-from ct_core.configs import source_checkpoint_problems
+from ct_core.config.typed import source_checkpoint_problems
+from ct_core.config.validation import build_create_body
 from ct_core.errors import ValidationError
-from ct_core.validation import build_create_body
 
 
 def _training(**extra_training: Any) -> SubJobConfig:

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from ct_core import connection as conn
+from ct_core.connect import resolve as conn
 from ct_core.errors import ConfigError
 
 
@@ -241,7 +241,7 @@ def test_resolving_a_profile_imports_neither_connector_nor_torch(ct_home):
     write_profiles(ct_home, PROFILES)
     code = (
         "import sys; import ct_core.client; "
-        "from ct_core.connection import ConnectionOptions, resolve_connection; "
+        "from ct_core.connect.resolve import ConnectionOptions, resolve_connection; "
         "resolve_connection(ConnectionOptions(connection='training')); "
         "print(sorted(m for m in ('snowflake.connector', 'torch', 'transformers') if m in sys.modules))"
     )

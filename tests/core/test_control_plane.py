@@ -7,9 +7,9 @@ import uuid
 import pytest
 
 from ct_core import errors
-from ct_core._control_plane import create_job_body_from_job, normalize_capacity_breakdown
 from ct_core.client import CortexTrainingClient
-from ct_core.configs import Hardware, SubJobConfig
+from ct_core.config.typed import Hardware, SubJobConfig
+from ct_core.control.shaping import create_job_body_from_job, normalize_capacity_breakdown
 
 DB = "CT_TEST_DB"
 

@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ct_core import _dataplane, wire
+from ct_core import wire
+from ct_core.data import plane as _dataplane
 from ct_core.errors import ChunkGroupConflictError, ChunkGroupError, ChunkGroupRestartError, ServerError
 
 SMALL_CHUNK = 24 * 1024
@@ -203,7 +204,7 @@ def test_chunk_group_answers_are_never_retried_on_forward_and_generate(
     dp_client: Any, dataplane: Any, act: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A chunk-group 409 is an answer about the group: forward and generate chunks raise it at once."""
-    from ct_core import _generate
+    from ct_core.data import generate as _generate
 
     server, _service = dataplane
     conflict = {"code": "chunk_group_conflict", "message": "group reused with other bytes"}

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ct_core import wire
-from ct_core._generate import (
+from ct_core.data.generate import (
     build_logical_request,
     normalize_prompts,
     sampling_max_seq_len,
@@ -93,7 +93,8 @@ def test_window_comes_from_the_sampling_sub_job() -> None:
 
 def test_remembered_windows_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     # DP-27 / BUG-17: a client that samples from many jobs keeps only the most recent windows.
-    from ct_core import CortexTrainingClient, _generate
+    from ct_core import CortexTrainingClient
+    from ct_core.data import generate as _generate
 
     monkeypatch.setattr(_generate, "MAX_CACHED_WINDOWS", 2)
     client = CortexTrainingClient(base_url="http://127.0.0.1:9", database="D", schema="S")
@@ -173,7 +174,7 @@ def test_stream_iterator_ends_on_a_drained_finished_request(dp_client: Any, data
 
 @pytest.mark.parametrize("state", ["failed", "CANCELED", "REQUEST_STATE_CANCELLED"])
 def test_stream_iterator_raises_for_a_failed_stream(dp_client: Any, dataplane: Any, state: str) -> None:
-    from ct_core._results import RequestFailedError
+    from ct_core.data.results import RequestFailedError
 
     _, service = dataplane
     service.pages["s"] = [_stream_page("pending"), _stream_page(state, error="worker lost")]

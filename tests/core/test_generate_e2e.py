@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from ct_core import CortexTrainingClient, SubJobConfig, wire
-from ct_core._generate import DISABLE_TENSOR_PROMPTS_ENV
-from ct_core._results import RequestFailedError
+from ct_core.data.generate import DISABLE_TENSOR_PROMPTS_ENV
+from ct_core.data.results import RequestFailedError
 
 MODEL = "Qwen/Qwen3-0.6B"
 GREEDY = {"max_tokens": 6, "temperature": 0, "ignore_eos": True}
@@ -127,7 +127,7 @@ def test_lookup_is_cached_and_failures_are_not(job: tuple[CortexTrainingClient, 
 
 
 def test_disable_tensor_prompts_keeps_a_frame(monkeypatch: pytest.MonkeyPatch, job: tuple[Any, str]) -> None:
-    from ct_core._generate import build_logical_request
+    from ct_core.data.generate import build_logical_request
 
     as_tensors = build_logical_request([[1, 2], "x", [2**40]], None, None, None, tensors=True)
     assert as_tensors["prompts"][0].dtype == np.int32 and as_tensors["prompts"][2].dtype == np.int64
@@ -153,7 +153,7 @@ def test_stream_iterator(job: tuple[CortexTrainingClient, str]) -> None:
 
 
 def test_stream_frame_limit(job: tuple[CortexTrainingClient, str], monkeypatch: pytest.MonkeyPatch) -> None:
-    from ct_core import _generate
+    from ct_core.data import generate as _generate
 
     client, job_id = job
     monkeypatch.setattr(_generate, "MAX_STREAM_FRAME_BYTES", 1024)
@@ -285,7 +285,7 @@ def test_reference_client_generates_against_ct_local(
 def test_large_generate_frames_travel_as_request_chunks(
     job: tuple[CortexTrainingClient, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ct_core import _generate
+    from ct_core.data import generate as _generate
 
     client, job_id = job
     # A small chunk ceiling (above the 8 KiB header allowance) stands in for 60 MiB.

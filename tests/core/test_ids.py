@@ -8,7 +8,7 @@ import pytest
 
 from ct_core import ids
 from ct_core.client import CortexTrainingClient
-from ct_core.configs import SubJobConfig
+from ct_core.config.typed import SubJobConfig
 
 CP = "cp_0f8e2c3a-1b2c-4d5e-8f90-a1b2c3d4e5f6"
 

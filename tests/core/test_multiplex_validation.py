@@ -8,8 +8,8 @@ import pytest
 
 from ct_core import errors
 from ct_core.client import CortexTrainingClient
-from ct_core.configs import SubJobConfig
-from ct_core.validation import build_create_body, multiplex_job_id_problems, validate_create_body
+from ct_core.config.typed import SubJobConfig
+from ct_core.config.validation import build_create_body, multiplex_job_id_problems, validate_create_body
 
 
 def _body(training_multiplex=None, sampling_multiplex=None):

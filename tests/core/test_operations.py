@@ -9,9 +9,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ct_core import _operations, wire
-from ct_core._dataplane import checkpoint_id_from_save_result, normalize_checkpoint_type
-from ct_core._logs import LogsUnavailableError, UnknownSubJobError
+from ct_core import wire
+from ct_core.data import operations as _operations
+from ct_core.data.logs import LogsUnavailableError, UnknownSubJobError
+from ct_core.data.plane import checkpoint_id_from_save_result, normalize_checkpoint_type
 from ct_core.errors import ConfigError, ServerError
 
 
@@ -445,7 +446,7 @@ def test_stream_events_pages_through_cursors(
 
 
 def test_experimental_feature_names_are_checked() -> None:
-    from ct_core._experimental import experimental_enabled
+    from ct_core.config.experimental import experimental_enabled
 
     for bad in ("Zone", "all", "*", "9x", ""):
         with pytest.raises(ValueError, match="lower_snake_case"):

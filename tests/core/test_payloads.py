@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ct_core import wire
-from ct_core.payloads import (
+from ct_core.data.payloads import (
     ByteTokenizer,
     build_forward_backward_kwargs,
     build_forward_backward_payload,
@@ -211,7 +211,7 @@ def test_the_helper_imports_no_torch() -> None:
     import sys
 
     code = (
-        "import sys; from ct_core.payloads import build_forward_backward_payload as b; "
+        "import sys; from ct_core.data.payloads import build_forward_backward_payload as b; "
         "b({'texts': ['x'], 'tokenizer': 'byte', 'max_length': 3}); print('torch' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -262,7 +262,7 @@ def test_a_raising_validator_is_named_and_spares_the_other_plugins() -> None:
 
 
 def test_a_raising_validator_refuses_the_body_on_the_sdk_create_path(monkeypatch: pytest.MonkeyPatch) -> None:
-    from ct_core import validation
+    from ct_core.config import validation
     from ct_core.errors import ValidationError
 
     pm = plugins.new_plugin_manager()

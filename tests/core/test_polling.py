@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from ct_core import CortexTrainingClient, wire
-from ct_core._results import (
+from ct_core.data.results import (
     MAX_TRACKED_REQUESTS,
     RequestFailedError,
     RequestRegistry,

@@ -1,4 +1,4 @@
-"""The SQL statements API client of ct_core._snowflake (CFG-21, CFG-24).
+"""The SQL statements API client of ct_core.connect.snowflake (CFG-21, CFG-24).
 
 Against ct_local for the statements it answers, and against a scripted server for what a real
 account does and ct_local does not: a 202 that must be polled, a result in several partitions,
@@ -11,8 +11,9 @@ import json
 
 import pytest
 
-from ct_core import _snowflake, errors
-from ct_core._snowflake import current_identity, pat_statements_transport, run_statement
+from ct_core import errors
+from ct_core.connect import snowflake as _snowflake
+from ct_core.connect.snowflake import current_identity, pat_statements_transport, run_statement
 
 PAT = "statements-pat"
 

@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 
-from ct_core import CortexTrainingClient, SubJobConfig, _dataplane
-from ct_core._logs import LogsUnavailableError
-from ct_core.payloads import build_forward_backward_payload
+from ct_core import CortexTrainingClient, SubJobConfig
+from ct_core.data import plane as _dataplane
+from ct_core.data.logs import LogsUnavailableError
+from ct_core.data.payloads import build_forward_backward_payload
 
 MODEL = "Qwen/Qwen3-0.6B"
 TEXTS = ["the quick brown fox jumps over the lazy dog", "pack my box with five dozen liquor jugs"]

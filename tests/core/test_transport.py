@@ -8,8 +8,8 @@ import logging
 import pytest
 
 from ct_core import errors
-from ct_core._retry import RecentJobs, RetryPolicy
 from ct_core.client import CortexTrainingClient
+from ct_core.http.retry import RecentJobs, RetryPolicy
 
 JOB_BODY = {"sub_job_configs": [{"job_type": "sampling", "model_name": "m", "inference_config": {}}]}
 

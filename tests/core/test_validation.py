@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from ct_core.configs import Hardware, JobType, SubJobConfig, TrainingConfig
+from ct_core.config.typed import Hardware, JobType, SubJobConfig, TrainingConfig
+from ct_core.config.validation import build_create_body, validate_create_body
 from ct_core.errors import ValidationError
-from ct_core.validation import build_create_body, validate_create_body
 
 REFUSAL = "log_probability sub-jobs are not currently supported"
 
@@ -224,7 +224,7 @@ def test_optimizer_rejections(optimizer, message):
 def test_plugin_validators_run_on_every_create_path(monkeypatch):
     import pluggy
 
-    from ct_core import validation
+    from ct_core.config import validation
 
     hookimpl = pluggy.HookimplMarker("ct")
 
@@ -258,7 +258,7 @@ class _Records(list):
 
         self.handler = logging.Handler(level=logging.WARNING)
         self.handler.emit = self.append
-        self.logger = logging.getLogger("ct_core.validation")
+        self.logger = logging.getLogger("ct_core.config.validation")
         self.logger.addHandler(self.handler)
         return self
 

@@ -731,7 +731,7 @@ def test_iter_byte_chunks_matches_encode(frame: bytes) -> None:
 
 
 def test_frame_is_hashed_once(frame: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
-    import ct_core._wire_chunks as chunks_module
+    import ct_core.wire.chunks as chunks_module
 
     calls: list[int] = []
 

@@ -8,8 +8,7 @@ from typing import Any
 
 import httpx
 import pytest
-
-from ct_local.pytest_plugin import create_job, wait_for_job_status
+from ct_testing.plugin import create_job, wait_for_job_status
 
 # Upper bound on waiting for a lifecycle transition; only a hang should ever reach it.
 WAIT_LIMIT_S = 30.0

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from ct_local import capacity
+from ct_local.control import capacity
 from ct_local.settings import HardwareCapacity, ServerSettings
-from ct_local.store import JobRow
+from ct_local.storage.store import JobRow
 
 SIX = ("has_reservation", "max_total_gpus", "reserved_gpus", "in_use_gpus", "pending_gpus", "available_gpus")
 BOTH = {"breakdown": "job_type,submitted_by"}

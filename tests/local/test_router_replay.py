@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from ct_core.client import CortexTrainingClient
-from ct_local import router_replay
+from ct_local.dataplane import router_replay
 
 DATABASE = "RR_DB"
 

@@ -48,7 +48,7 @@ def collect(client: Any, hardware: str | None, dimensions: tuple[str, ...] | Non
     """The JSON `ct capacity` prints: one capacity, or every type under capacity_by_hardware."""
     if hardware is not None:
         return _lookup(client, hardware, dimensions)
-    from ct_core.configs import Hardware
+    from ct_core.config.typed import Hardware
 
     by_hardware: dict[str, Any] = {}
     unsupported: list[str] = []

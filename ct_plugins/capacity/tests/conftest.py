@@ -1,4 +1,4 @@
-"""Fixtures of the capacity plugin's tests: the shared ct_local fixtures and a `ct` subprocess runner."""
+"""Fixtures of the capacity plugin's tests: a `ct` subprocess runner (shared fixtures: ct_testing)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
-from ct_local.pytest_plugin import CtResult, ct_runner, load_when_collected_alone
-
-pytest_configure = load_when_collected_alone
+from ct_testing.plugin import CtResult, ct_runner
 
 
 @pytest.fixture

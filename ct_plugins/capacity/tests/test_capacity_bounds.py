@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from ct_core import errors
-from ct_core._transport import capacity_timeout
 from ct_core.client import CortexTrainingClient
 from ct_core.constants import CAPACITY_CONNECT_TIMEOUT, CAPACITY_READ_TIMEOUT
+from ct_core.http.transport import capacity_timeout
 
 
 class StalledPeer:

@@ -9,10 +9,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from ct_testing.plugin import FAST_SETTINGS, LocalServer
 
 from ct_cli.main import main
 from ct_core.client import CortexTrainingClient
-from ct_local.pytest_plugin import FAST_SETTINGS, LocalServer
 
 DB = "CAP_DB"
 KNOWN = ("H200", "B200", "B300")

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ct_core.configs import normalize_job_type
+from ct_core.config.typed import normalize_job_type
 
 PROVIDER = "dflash2"
 #: Providers a training sub-job may name (§8.2, §8.6). "arctic" is what users write; the SDK

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from ct_dflash2.rules import check_sub_job
 
+from ct_core.config.validation import validate_create_body
 from ct_core.errors import ValidationError
-from ct_core.validation import validate_create_body
 
 TARGET = "Qwen/Qwen3-8B"
 DRAFT_CONFIG = {"architectures": ["DFlashDraftModel"], "dflash_config": {"block_size": 8}}
@@ -339,8 +339,8 @@ def test_validate_create_body_passes_a_valid_draft_job_unchanged() -> None:
 
 
 def test_typed_path() -> None:
-    from ct_core.configs import SubJobConfig
-    from ct_core.validation import build_create_body
+    from ct_core.config.typed import SubJobConfig
+    from ct_core.config.validation import build_create_body
 
     sub_job = SubJobConfig.training_job(
         TARGET,

@@ -14,7 +14,7 @@ from ct_core.hookspecs import hookimpl
 if TYPE_CHECKING:
     import cyclopts
 
-# The rules (and ct_core.configs) are imported by the hooks that use them, not with this module:
+# The rules (and ct_core.config.typed) are imported by the hooks that use them, not with this module:
 # loading the plugin happens on every `ct` start, `ct --help` included.
 
 #: The config block of a sub-job that may carry a peft_config (§8.2 training, §8.3 sampling).
@@ -47,7 +47,7 @@ def ct_validate_sub_job(sub_job: dict[str, Any], location: str) -> list[str]:
 
 
 def _kind(sub_job: dict[str, Any]) -> str:
-    from ct_core.configs import normalize_job_type
+    from ct_core.config.typed import normalize_job_type
 
     # Every spelling the core accepts ("TRAINING", "job_type_sampling", ...) counts as its type (VAL-01).
     return normalize_job_type(sub_job.get("job_type"))

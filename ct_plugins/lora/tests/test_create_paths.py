@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from ct_core.configs import SubJobConfig
+from ct_core.config.typed import SubJobConfig
+from ct_core.config.validation import build_create_body, validate_create_body
 from ct_core.errors import ValidationError
 from ct_core.plugins import get_plugin_manager, plugin_info
-from ct_core.validation import build_create_body, validate_create_body
 
 MODEL = "Qwen/Qwen3-0.6B"
 ADAPTER = {"peft_type": "Lora", "r": 16, "lora_alpha": 32, "target_modules": ["q_proj", "v_proj"]}

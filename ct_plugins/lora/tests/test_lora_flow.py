@@ -11,7 +11,7 @@ import torch
 
 from ct_core import wire
 from ct_core.client import CortexTrainingClient
-from ct_core.configs import SubJobConfig
+from ct_core.config.typed import SubJobConfig
 
 MODEL = "Qwen/Qwen3-0.6B"
 # The §13.5 adapter shape, smaller: r 4 over the attention projections.

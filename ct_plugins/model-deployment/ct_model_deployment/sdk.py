@@ -19,9 +19,9 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ct_core import _retry
-from ct_core._polling import PollSchedule
+from ct_core.control.polling import PollSchedule
 from ct_core.errors import APIError, CTConnectionError, ValidationError
+from ct_core.http import retry as _retry
 from ct_model_deployment import records
 from ct_model_deployment.errors import (
     ModelDeploymentError,

@@ -1,7 +1,7 @@
 """Fixtures of the model-deployment plugin's tests: ct_local servers, specs, a `ct` runner.
 
-The repository's tests/conftest.py enables ct_local's pytest plugin for a whole-suite run; this file
-enables it too when only this folder is collected.
+The shared fixtures (servers, an isolated home) come from the ct_testing pytest plugin, which
+pytest loads on its own.
 """
 
 from __future__ import annotations
@@ -13,8 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from ct_local.pytest_plugin import CtResult, ct_runner, load_when_collected_alone
+from ct_testing.plugin import CtResult, ct_runner
 
 DB = "DEP_DB"
 SCHEMA = "PUBLIC"
@@ -24,9 +23,6 @@ BASE_SPEC: dict[str, Any] = {
     "source": {"type": "base_model", "model": MODEL},
     "inference": {"max_seq_len": 256},
 }
-
-
-pytest_configure = load_when_collected_alone
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from ct_model_deployment.errors import ModelDeploymentError
 
 from ct_core import wire
 from ct_core.client import CortexTrainingClient
-from ct_core.configs import SubJobConfig
+from ct_core.config.typed import SubJobConfig
 from ct_core.errors import APIError
 
 DB = "DEP_DB"
@@ -145,8 +145,8 @@ def _frame() -> bytes:
 def test_a_lora_checkpoint_is_served_with_its_adapter(
     dep_server: Any, client: CortexTrainingClient, spec: dict[str, Any], tmp_path: Path
 ) -> None:
-    from ct_local import tinylm
-    from ct_local.inference import generate_tokens, render_chat
+    from ct_local.http.inference import generate_tokens, render_chat
+    from ct_local.model import tinylm
 
     job_id = training_job(client, extra_training={"peft_config": dict(LORA_CONFIG)})
     client.wait_for_job(job_id)

@@ -19,7 +19,7 @@ DB = "DEP_DB"
 
 def stage(server: Any, job_id: str, text: str) -> None:
     """Put console chunks, a metrics chunk and an execution log in the job's run folder."""
-    from ct_local.artifacts import run_root
+    from ct_local.http.artifacts import run_root
 
     prefix = server.prefix(database=DB)
     run = httpx.get(f"{prefix}/{job_id}/experiment-run", timeout=30).raise_for_status().json()

@@ -223,8 +223,8 @@ def test_checkpoint_deployment_serves_the_trained_weights(dep_server: Any) -> No
     import torch
     from safetensors.torch import save_file
 
-    from ct_local import tinylm
-    from ct_local.inference import generate_tokens, render_chat
+    from ct_local.http.inference import generate_tokens, render_chat
+    from ct_local.model import tinylm
 
     base, trained_name = "Qwen/Qwen3-0.6B", "weights/that-differ"
     with make_client(dep_server) as client:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from ct_core.configs import normalize_job_type
+from ct_core.config.typed import normalize_job_type
 
 MODE_STRICT = "strict"
 MODE_BEST_EFFORT = "best_effort"

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from ct_router_replay.rules import check_router_replay
 
+from ct_core.config.validation import validate_create_body
 from ct_core.errors import ValidationError
-from ct_core.validation import validate_create_body
 
 MODEL = "Qwen/Qwen3.6-35B-A3B"
 T = "sub_job_configs[0].training_config.router_replay"
@@ -153,8 +153,8 @@ def test_every_job_type_spelling_is_checked(training_type: str, sampling_type: s
 
 
 def test_typed_sampling_path_through_extra_sampling() -> None:
-    from ct_core.configs import SubJobConfig
-    from ct_core.validation import build_create_body
+    from ct_core.config.typed import SubJobConfig
+    from ct_core.config.validation import build_create_body
 
     sampling = SubJobConfig.sampling_job(
         MODEL, max_seq_len=256, n_gpus=1, extra_sampling={"router_replay": {"mode": "best_effort"}}

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ct_core.configs import normalize_job_type
+from ct_core.config.typed import normalize_job_type
 from ct_core.hookspecs import hookimpl
 
 #: Environment variable that sets the team's GPU cap per sub-job.

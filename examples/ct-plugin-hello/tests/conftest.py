@@ -1,7 +1,8 @@
 """Fixtures for ct-plugin-hello's tests: ct's shared local-server fixtures and a `ct` runner.
 
-`ct_local.pytest_plugin` provides `local_server` (a real Cortex Training server on loopback, no
-auth), `local_server_factory` and `ct_home`. It is enabled here unless the caller already did.
+`ct_testing.plugin` provides `local_server` (a real Cortex Training server on loopback, no
+auth), `local_server_factory` and `ct_home`; pytest loads it on its own once the ct-testing
+distribution is installed (a pytest11 entry point).
 """
 
 from __future__ import annotations
@@ -13,13 +14,6 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-
-SHARED_FIXTURES = "ct_local.pytest_plugin"
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    if not config.pluginmanager.has_plugin(SHARED_FIXTURES):
-        config.pluginmanager.import_plugin(SHARED_FIXTURES)
 
 
 @pytest.fixture

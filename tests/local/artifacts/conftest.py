@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from ct_core import CortexTrainingClient
-from ct_local.artifacts import run_root
+from ct_local.http.artifacts import run_root
 
 DATABASE = "CT_ART_DB"
 TRAINING = {"job_type": "training", "model_name": "Qwen/Qwen3-0.6B", "training_config": {"n_gpus": 1}}

@@ -178,7 +178,7 @@ def test_ct_local_produces_console_metrics_and_training_rows(
     module_local_server_factory: Any, tmp_path
 ) -> None:
     """A real job: the server's uploader stages what its sub-job did, and the SDK reads it back."""
-    from ct_core.payloads import serialize_forward_backward_args
+    from ct_core.data.payloads import serialize_forward_backward_args
 
     server = module_local_server_factory(settings={"artifact_upload_interval_s": 0.2})
     with CortexTrainingClient(base_url=server.base_url, database="DB", schema="PRODUCED") as client:

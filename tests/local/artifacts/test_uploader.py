@@ -8,7 +8,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from ct_local.artifacts import ArtifactUploader, run_root, saves_training_metrics, staging_path
+from ct_local.http.artifacts import ArtifactUploader, run_root, saves_training_metrics, staging_path
 
 
 class _Jobs:

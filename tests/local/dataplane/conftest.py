@@ -18,9 +18,9 @@ from typing import Any
 
 import httpx
 import pytest
+from ct_testing.plugin import create_job, wait_for_job_status
 
 from ct_core import wire
-from ct_local.pytest_plugin import create_job, wait_for_job_status
 
 # Results whose DSSST1 frame exceeds this many bytes come back as result_chunk events.
 RESULT_THRESHOLD = 4096

@@ -14,9 +14,9 @@ from typing import Any
 
 import httpx
 import pytest
+from ct_testing.plugin import create_job, wait_for_job_status
 
 from ct_core import wire
-from ct_local.pytest_plugin import create_job, wait_for_job_status
 
 # Upper bound on waiting for a request; only a hang (or a very loaded machine) gets near it.
 POLL_LIMIT_S = 120.0

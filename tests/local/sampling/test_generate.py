@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from ct_local import tinylm
+from ct_local.model import tinylm
 
 
 def test_greedy_is_deterministic_and_shaped(sp) -> None:

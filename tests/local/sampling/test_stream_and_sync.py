@@ -6,7 +6,7 @@ import time
 from typing import Any
 
 from ct_core import wire
-from ct_local import tinylm
+from ct_local.model import tinylm
 
 POLL_LIMIT_S = 120.0
 
@@ -236,7 +236,7 @@ def test_synced_weights_survive_a_graceful_restart(local_server_factory, samplin
 
 
 def test_the_event_board_keeps_running_streams_and_drops_old_finished_ones() -> None:
-    from ct_local.sampling_plane import EventBoard
+    from ct_local.dataplane.sampling_plane import EventBoard
 
     board = EventBoard(limit=2)
     board.open("running")

@@ -1,0 +1,313 @@
+"""Client-side checks of a create-job body (§5.1), shared by `create_job`, `create_job_from_body` and
+`ct submit --dry-run` so all three fail the same way, offline, before anything is sent.
+
+`validate_create_body(body)` collects every problem it finds (not just the first), runs the plugin
+validators (`ct_validate_sub_job` per sub-job, then `ct_validate_create_body`), and either raises one
+`ValidationError` naming them all or returns the normalized copy of the body that should be sent.
+`build_create_body(...)` is the typed path: it checks the `SubJobConfig`s and arguments of
+`create_job` and assembles the body that then goes through `validate_create_body`.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from ct_core.config.typed import (
+    LOG_PROBABILITY_REFUSAL,
+    Hardware,
+    JobType,
+    SubJobConfig,
+    hardware_wire,
+    normalize_job_type,
+)
+from ct_core.constants import (
+    ENV_ENABLE_DEBUG_OPTIONS,
+    MAX_ZERO_STAGE,
+    TIMEOUT_MAX_SECONDS,
+    TIMEOUT_MIN_SECONDS,
+    TRUTHY_ENV_VALUES,
+)
+from ct_core.errors import ValidationError
+from ct_core.ids import parse_sub_job_id
+
+logger = logging.getLogger("ct_core.config.validation")
+
+#: The server accepts the MoE provider only under its older name (§8.2, VAL-10).
+_PROVIDER_REWRITES = {"arctic": "prime_rl"}
+
+
+#: The sampling opt-out of the prefix-cache clear on weight sync (§7.2, §8.3); the service ignores a
+#: misspelled key, so the client points out near misses (VAL-20).
+CLEAR_CACHE_KEY = "clear_cache_on_weight_sync"
+#: How close (difflib ratio) a vllm_config key must be to CLEAR_CACHE_KEY to be called a misspelling.
+CLEAR_CACHE_NEAR_MISS_RATIO = 0.8
+
+
+def _squashed(key: str) -> str:
+    return "".join(char for char in key.lower() if char.isalnum())
+
+
+def clear_cache_warnings(inference_config: Any, location: str) -> list[str]:
+    """Warnings for a sampling config whose clear_cache_on_weight_sync would be ignored (VAL-20).
+
+    Nothing is refused: the service does not validate the key. A near-miss spelling inside
+    `vllm_config` (another case, dashes, a typo), a value that is not a boolean, or the key placed
+    directly in the inference config instead of its `vllm_config` is reported, since in each case
+    the sync keeps clearing the cache.
+    """
+    import difflib
+
+    if not isinstance(inference_config, dict):
+        return []
+    found: list[str] = []
+    if CLEAR_CACHE_KEY in inference_config:
+        found.append(
+            f"{location}.{CLEAR_CACHE_KEY} is not read there; put it in {location}.vllm_config "
+            f'(extra_sampling={{"vllm_config": {{"{CLEAR_CACHE_KEY}": false}}}})'
+        )
+    vllm_config = inference_config.get("vllm_config")
+    if not isinstance(vllm_config, dict):
+        return found
+    where = f"{location}.vllm_config"
+    if CLEAR_CACHE_KEY in vllm_config and not isinstance(vllm_config[CLEAR_CACHE_KEY], bool):
+        found.append(
+            f"{where}.{CLEAR_CACHE_KEY} should be true or false, got {vllm_config[CLEAR_CACHE_KEY]!r}"
+        )
+    target = _squashed(CLEAR_CACHE_KEY)
+    for key in vllm_config:
+        if not isinstance(key, str) or key == CLEAR_CACHE_KEY:
+            continue
+        squashed = _squashed(key)
+        if squashed == target or difflib.SequenceMatcher(None, squashed, target).ratio() >= (
+            CLEAR_CACHE_NEAR_MISS_RATIO
+        ):
+            found.append(
+                f"{where}.{key} looks like a misspelling of {CLEAR_CACHE_KEY}; the service ignores "
+                "unknown keys, so weight syncs would keep clearing the prefix cache"
+            )
+    return found
+
+
+def debug_options_enabled() -> bool:
+    """True when CORTEX_TRAINING_ENABLE_DEBUG_OPTIONS is set to a truthy value (read at each call)."""
+    return os.environ.get(ENV_ENABLE_DEBUG_OPTIONS, "").strip().lower() in TRUTHY_ENV_VALUES
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def timeout_problems(idle_timeout_seconds: Any, pending_timeout_seconds: Any) -> list[str]:
+    """Range checks of the two job timeouts (§5.1); None means omitted."""
+    found: list[str] = []
+    if idle_timeout_seconds is not None:
+        if not _is_int(idle_timeout_seconds):
+            found.append("idle_timeout_seconds must be an integer")
+        elif idle_timeout_seconds != 0 and not (
+            TIMEOUT_MIN_SECONDS <= idle_timeout_seconds <= TIMEOUT_MAX_SECONDS
+        ):
+            found.append(
+                f"idle_timeout_seconds must be 0 or between {TIMEOUT_MIN_SECONDS} and {TIMEOUT_MAX_SECONDS}"
+            )
+    if pending_timeout_seconds is not None:
+        if not _is_int(pending_timeout_seconds):
+            found.append("pending_timeout_seconds must be an integer")
+        elif not TIMEOUT_MIN_SECONDS <= pending_timeout_seconds <= TIMEOUT_MAX_SECONDS:
+            found.append(
+                f"pending_timeout_seconds must be between {TIMEOUT_MIN_SECONDS} and {TIMEOUT_MAX_SECONDS}"
+            )
+    return found
+
+
+def multiplex_job_id_problems(value: Any, location: str, *, own_job_id: str | None = None) -> list[str]:
+    """Format check of a `multiplex_job_id` (§8.3, VAL-19); None means the field is unset.
+
+    The server wants the complete id of a sub-job in another job, `{job_id}:{type}:{index}`. A
+    job's id is unknown before it is created, so `own_job_id` is only given by callers that know
+    it (for example when re-validating the body of a job that exists).
+    """
+    if value is None:
+        return []
+    try:
+        parsed = parse_sub_job_id(value)
+    except ValueError as error:
+        return [
+            f"{location}.multiplex_job_id must be a complete sub-job id "
+            f"{{job_id}}:{{training|sampling|log_prob}}:{{index}} ({error})"
+        ]
+    if own_job_id is not None and parsed.job_id == own_job_id:
+        return [
+            f"{location}.multiplex_job_id {value!r} names a sub-job of the same job; it must point to "
+            "a sub-job of another job"
+        ]
+    return []
+
+
+def _zero_stage_problem(training_config: dict[str, Any], location: str) -> str | None:
+    ds_config = training_config.get("ds_config")
+    zero = ds_config.get("zero_optimization") if isinstance(ds_config, dict) else None
+    stage = zero.get("stage") if isinstance(zero, dict) else None
+    if isinstance(stage, (int, float)) and not isinstance(stage, bool) and stage > MAX_ZERO_STAGE:
+        return (
+            f"{location}.training_config.ds_config.zero_optimization.stage {stage:g} is not supported "
+            "(ZeRO-3); use stage 0, 1 or 2 (stage 2 with offload_optimizer for CPU offload)"
+        )
+    return None
+
+
+def _plugin_manager() -> Any:
+    """The plugin manager, or None while the plugin module is unavailable (then only core checks run)."""
+    try:
+        from ct_core.plugins import get_plugin_manager
+    except ImportError:
+        return None
+    return get_plugin_manager()
+
+
+def _run_plugin_hooks(body: dict[str, Any], sub_jobs: list[Any]) -> list[str]:
+    pm = _plugin_manager()
+    if pm is None:
+        return []
+    from ct_core.plugins import run_create_body_validators, run_sub_job_validators
+
+    found: list[str] = []
+    for index, sub_job in enumerate(sub_jobs):
+        if isinstance(sub_job, dict):
+            found.extend(run_sub_job_validators(sub_job, f"sub_job_configs[{index}]", pm))
+    found.extend(run_create_body_validators(body, pm))
+    return found
+
+
+def validate_create_body(body: Any) -> dict[str, Any]:
+    """Check a raw create-job body and return the normalized copy to send; raise ValidationError.
+
+    Checks (§5.1, CP-04): the body is an object without a `job_id`; `sub_job_configs` is a non-empty
+    list of objects; no log_probability/log_prob sub-job; at most one training sub-job; known
+    hardware; timeout ranges; no ZeRO-3; a `multiplex_job_id`, when set, is a complete sub-job id
+    (VAL-19); the `debug` block only with CORTEX_TRAINING_ENABLE_DEBUG_OPTIONS. A training
+    `model_provider` of "arctic" is sent as "prime_rl". Then every plugin validator runs (the lora
+    plugin normalizes `peft_config`). Everything else, the optimizer included, is forwarded as given.
+    """
+    if not isinstance(body, dict):
+        raise ValidationError("create_job_from_body requires a JSON object")
+    normalized = copy.deepcopy(body)
+    problems: list[str] = []
+
+    if "job_id" in normalized:
+        problems.append("job_id cannot be set when creating a job: the service assigns it")
+
+    sub_jobs = normalized.get("sub_job_configs")
+    if not isinstance(sub_jobs, list) or not sub_jobs:
+        problems.append("create_job_from_body requires a non-empty sub_job_configs list")
+        sub_jobs = []
+
+    training_count = 0
+    for index, sub_job in enumerate(sub_jobs):
+        location = f"sub_job_configs[{index}]"
+        if not isinstance(sub_job, dict):
+            problems.append(f"{location} must be an object")
+            continue
+        kind = normalize_job_type(sub_job.get("job_type"))
+        if kind == JobType.LOG_PROBABILITY.value:
+            problems.append(f"{location}.job_type: {LOG_PROBABILITY_REFUSAL}")
+            continue
+        if kind not in (JobType.TRAINING.value, JobType.SAMPLING.value):
+            problems.append(
+                f"{location}.job_type must be training or sampling, got {sub_job.get('job_type')!r}"
+            )
+            continue
+        config_key = "training_config" if kind == JobType.TRAINING.value else "inference_config"
+        sub_config = sub_job.get(config_key)
+        if isinstance(sub_config, dict):
+            problems.extend(
+                multiplex_job_id_problems(sub_config.get("multiplex_job_id"), f"{location}.{config_key}")
+            )
+        if kind != JobType.TRAINING.value:
+            if isinstance(sub_config, dict):
+                for warning in clear_cache_warnings(sub_config, f"{location}.{config_key}"):
+                    logger.warning("%s", warning)
+            continue
+        training_count += 1
+        training_config = sub_job.get("training_config")
+        if not isinstance(training_config, dict):
+            continue
+        zero_problem = _zero_stage_problem(training_config, location)
+        if zero_problem:
+            problems.append(zero_problem)
+        provider = training_config.get("model_provider")
+        if isinstance(provider, str) and provider in _PROVIDER_REWRITES:
+            logger.info(
+                "%s: model_provider %r is sent as %r", location, provider, _PROVIDER_REWRITES[provider]
+            )
+            training_config["model_provider"] = _PROVIDER_REWRITES[provider]
+    if training_count > 1:
+        problems.append("at most one training sub-job is supported per job")
+
+    hardware = normalized.get("hardware")
+    if hardware is not None:
+        try:
+            hardware_wire(hardware)
+        except ValueError as error:
+            problems.append(str(error))
+    problems.extend(
+        timeout_problems(normalized.get("idle_timeout_seconds"), normalized.get("pending_timeout_seconds"))
+    )
+
+    if normalized.get("debug") and not debug_options_enabled():
+        problems.append(
+            "create-job debug options are an internal-only capability; set "
+            f"{ENV_ENABLE_DEBUG_OPTIONS}=1 to send a request with a `debug` block"
+        )
+
+    problems.extend(_run_plugin_hooks(normalized, sub_jobs))
+    if problems:
+        raise ValidationError(problems)
+    return normalized
+
+
+def build_create_body(
+    sub_jobs: Sequence[SubJobConfig],
+    *,
+    experiment_name: str | None = None,
+    hardware: str | Hardware | None = None,
+    idle_timeout_seconds: int | None = None,
+    pending_timeout_seconds: int | None = None,
+) -> dict[str, Any]:
+    """The typed path of `create_job`: check the configs and arguments, return the REST body.
+
+    Optional keys appear only when set. The result still goes through `validate_create_body`.
+    """
+    if not sub_jobs:
+        raise ValidationError("create_job requires a non-empty sub_jobs list")
+    problems: list[str] = []
+    for index, sub_job in enumerate(sub_jobs):
+        if not isinstance(sub_job, SubJobConfig):
+            problems.append(f"sub_jobs[{index}] must be a SubJobConfig, got {type(sub_job).__name__}")
+            continue
+        if normalize_job_type(sub_job.job_type) == JobType.LOG_PROBABILITY.value:
+            problems.append(f"sub_jobs[{index}].job_type: {LOG_PROBABILITY_REFUSAL}")
+            continue
+        problems.extend(f"sub_jobs[{index}]: {problem}" for problem in sub_job.problems())
+    wire_hardware = None
+    if hardware is not None:
+        try:
+            wire_hardware = hardware_wire(hardware)
+        except ValueError as error:
+            problems.append(str(error))
+    problems.extend(timeout_problems(idle_timeout_seconds, pending_timeout_seconds))
+    if problems:
+        raise ValidationError(problems)
+
+    body: dict[str, Any] = {"sub_job_configs": [sub_job.to_dict() for sub_job in sub_jobs]}
+    optional = {
+        "experiment_name": experiment_name,
+        "hardware": wire_hardware,
+        "idle_timeout_seconds": idle_timeout_seconds,
+        "pending_timeout_seconds": pending_timeout_seconds,
+    }
+    body.update({key: value for key, value in optional.items() if value is not None})
+    return body

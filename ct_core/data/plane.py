@@ -1,0 +1,651 @@
+"""The data-plane methods of `CortexTrainingClient` (§6.1-§6.5, §6.8, §7), as a mixin.
+
+Each method is thin: bodies and payloads come from `_operations`, chunk groups from `_upload`,
+polling and result decoding from `_results`, live logs from `_logs`. Nothing here prints (BUG-01);
+request bodies are logged at DEBUG only, never with their payload bytes.
+
+Which failures are retried (TRN-19): a forward/backward chunk carries its group id, the server's
+idempotency key, so it gets the general retry rule (chunk-group answers excepted, BUG-10). A step,
+save, load, weight sync or unchunked forward has no such key, so it is retried only when the answer
+proves nothing ran: a connection that never opened, a redirect, 404/409 while the job becomes
+visible or its zone restarts, 429 and 503. A read timeout or a 500/502/504 after such a POST is
+raised, because repeating it could apply an optimizer step twice. Polls and reads use the general rule.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ct_core.constants import JOB_NOT_FOUND_CODE, PERMANENT_CONFLICT_CODES
+from ct_core.data import operations as ops
+from ct_core.data.chunk_groups import (
+    MAX_REQUEST_CHUNK_BYTES,
+    ChunkBody,
+    ChunkPlan,
+    chunk_predicate,
+    upload_chunks,
+)
+from ct_core.data.logs import EndOfJobCheck, stream_entries
+from ct_core.data.results import (
+    KIND_FORWARD,
+    KIND_FORWARD_BACKWARD,
+    RequestRegistry,
+    decode_event_results,
+    poll_until_done,
+)
+from ct_core.errors import APIError, CTConnectionError, TLSVerificationError
+from ct_core.http import retry as _retry
+
+if TYPE_CHECKING:
+    from ct_core.control.polling import PollSchedule
+    from ct_core.data.pipeline import RequestHandle, TrainingPipeline
+    from ct_core.http.operations import Operations
+    from ct_core.http.transport import Transport
+
+logger = logging.getLogger("ct_core.dataplane")
+
+CHECKPOINT_TYPES = ("resumable", "weights-only")
+#: The durable checkpoint id inside a save result's stage_path (§6.3).
+_CHECKPOINT_ID_RE = re.compile(r"/checkpoints/(cp_[0-9a-fA-F-]+)(?:/|$)")
+#: Statuses after which a non-idempotent POST provably did not run (TRN-19).
+_NOTHING_RAN_STATUSES = frozenset({307, 308, 404, 409, 429, 503})
+_FWD_BWD = "fwd-bwd"
+
+
+def checkpoint_id_from_save_result(result: dict[str, Any]) -> str:
+    """The durable `cp_<uuid>` id of a finished save (§6.3): the stage_path segment, else checkpoint_id.
+
+    Raises ValueError when the result names neither; list_checkpoints() then has the id.
+    """
+    stage_path = result.get("stage_path") if isinstance(result, dict) else None
+    if isinstance(stage_path, str):
+        match = _CHECKPOINT_ID_RE.search(stage_path)
+        if match:
+            return match.group(1)
+    explicit = result.get("checkpoint_id") if isinstance(result, dict) else None
+    if isinstance(explicit, str) and explicit:
+        return explicit
+    raise ValueError(
+        "the save result has no cp_<uuid> in its stage_path and no checkpoint_id; "
+        "use list_checkpoints(job_id) and pick the newest by created_at"
+    )
+
+
+def normalize_checkpoint_type(value: Any) -> str:
+    """`Weights-Only ` -> `weights-only`; anything but resumable / weights-only is a ValueError."""
+    text = value.strip().lower() if isinstance(value, str) else None
+    if text not in CHECKPOINT_TYPES:
+        raise ValueError("checkpoint_type must be 'resumable' or 'weights-only'")
+    return text
+
+
+def _check_learning_rate(value: Any) -> float:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value < 0
+    ):
+        raise ValueError(f"learning_rate must be a finite number >= 0, got {value!r}")
+    return float(value)
+
+
+class DataPlaneMixin:
+    """forward_backward, step, save, load, the operations of §7, request polling and live logs."""
+
+    # Provided by CortexTrainingClient.
+    _ops: Operations
+    _transport: Transport
+    _requests: RequestRegistry
+    poll_interval: float
+    poll_timeout: float
+    poll_backoff_multiplier: float
+    poll_max_interval: float
+    _sleep: Callable[[float], None]
+
+    if TYPE_CHECKING:
+
+        def _poll_schedule(self) -> PollSchedule: ...
+
+        def get_job(self, job_id: str) -> dict[str, Any]: ...
+
+        def list_checkpoints(self, job_id: str) -> list[dict[str, Any]]: ...
+
+    # --- retry rules ---------------------------------------------------------------------------
+
+    def _general(self, job_id: str) -> _retry.Predicate:
+        return _retry.general(job_id=job_id, recent_jobs=self._transport.recent_jobs)
+
+    def _nothing_ran(self, job_id: str) -> _retry.Predicate:
+        recent = self._transport.recent_jobs
+
+        def predicate(error: BaseException) -> bool:
+            if isinstance(error, CTConnectionError):
+                return error.never_sent and not isinstance(error, TLSVerificationError)
+            if not isinstance(error, APIError) or error.status_code not in _NOTHING_RAN_STATUSES:
+                return False
+            if error.status_code == 409 and error.code in PERMANENT_CONFLICT_CODES:
+                return False
+            if error.status_code == 404 and error.code == JOB_NOT_FOUND_CODE:
+                return job_id in recent
+            return True
+
+        return predicate
+
+    def _json(self, operation_id: str, job_id: str, *, body: Any = None, **extra: Any) -> Any:
+        predicate = extra.pop("predicate", None) or self._nothing_ran(job_id)
+        params = {"job_id": job_id, **extra.pop("params", {})}
+        return self._ops.call(operation_id, params=params, body=body, predicate=predicate, **extra)
+
+    @staticmethod
+    def _request_id(answer: Any, what: str) -> str:
+        request_id = answer.get("request_id") if isinstance(answer, dict) else None
+        if not isinstance(request_id, str) or not request_id:
+            raise RuntimeError(f"{what} answer carries no request_id: {answer!r}")
+        return request_id
+
+    # --- forward/backward ----------------------------------------------------------------------
+
+    def forward_backward(self, job_id: str, data: bytes | bytearray | memoryview) -> str:
+        """Submit one DSSST1 frame for a forward plus backward pass; returns the request id to poll.
+
+        The frame always travels as a request-chunk group with a fresh group id (frames over 60 MiB
+        become several chunks), so a chunk repeated after a lost answer never runs twice. A lost
+        group (`chunk_group_restart_required`) is replayed once from chunk 0; other chunk-group
+        answers raise ChunkGroupConflictError, a second loss ChunkGroupRestartError.
+        """
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(
+                "forward_backward data must be DSSST1 frame bytes (see serialize_forward_backward_args)"
+            )
+        plan = ChunkPlan(data, operation=_FWD_BWD, max_bytes=MAX_REQUEST_CHUNK_BYTES, force_chunk=True)
+        url = self._path(job_id, "forward-backward")
+        predicate = chunk_predicate(self._general(job_id))
+        logger.debug(
+            "[ct fwd-bwd] phase=submit job_id=%s payload_bytes=%d chunks=%d group=%s",
+            job_id,
+            len(data),
+            len(plan),
+            plan.group_id,
+        )
+
+        def send(index: int, body: ChunkBody) -> Any:
+            return self._post_bytes(url, body, predicate=predicate)
+
+        answer = upload_chunks(plan, send, operation=_FWD_BWD, group_id=plan.group_id)
+        if answer is None:
+            raise RuntimeError("fwd-bwd produced no request body")
+        request_id = self._request_id(answer, "fwd-bwd")
+        self._requests.add(request_id, KIND_FORWARD_BACKWARD)
+        return request_id
+
+    def _path(self, job_id: str, tail: str) -> str:
+        from urllib.parse import quote
+
+        parts = (self._ops.database, self._ops.schema, self._ops.endpoint, job_id)
+        database, schema, endpoint, job = (quote(part, safe="") for part in parts)
+        return f"/api/v2/databases/{database}/schemas/{schema}/{endpoint}/{job}/{tail}"
+
+    def _post_bytes(self, url: str, body: ChunkBody, *, predicate: _retry.Predicate) -> Any:
+        import json
+
+        send, size = self._transport.send_direct, body.size
+        # A fresh body iterator per attempt: a retry resends the same bytes from their start.
+        content = self._transport.call(
+            lambda: send(
+                "POST", url, body=body.stream(), length=size, content_type="application/octet-stream"
+            ),
+            predicate=predicate,
+            describe=f"POST {url}",
+        )
+        return json.loads(content) if content.strip() else None
+
+    # --- step, save, load ----------------------------------------------------------------------
+
+    def step(self, job_id: str, learning_rate: float | None = None) -> str:
+        """Schedule an optimizer step; returns the request id. Without learning_rate the job's own applies."""
+        body: dict[str, Any] = {}
+        if learning_rate is not None:
+            body["learning_rate"] = _check_learning_rate(learning_rate)
+        return self._request_id(self._json("step", job_id, body=body), "step")
+
+    def save(self, job_id: str, checkpoint_id: str | None = None, checkpoint_type: str | None = None) -> str:
+        """Schedule a checkpoint save (resumable by default, or weights-only); returns the request id.
+
+        The service assigns the checkpoint id, so `checkpoint_id` is not sent (§6.3); read the id of
+        the finished save with `checkpoint_id_from_save_result(poll_request(...))`.
+        """
+        body: dict[str, Any] = {}
+        if checkpoint_type is not None:
+            body["checkpoint_type"] = normalize_checkpoint_type(checkpoint_type)
+        if checkpoint_id is not None:
+            logger.warning(
+                "save(checkpoint_id=%r): the service assigns checkpoint ids and ignores this one, so it is "
+                "not sent; take the id from the save result's stage_path (checkpoint_id_from_save_result)",
+                checkpoint_id,
+            )
+        return self._request_id(self._json("save", job_id, body=body), "save")
+
+    @staticmethod
+    def checkpoint_id_from_save_result(result: dict[str, Any]) -> str:
+        """The durable `cp_<uuid>` id of a finished save (its stage_path segment)."""
+        return checkpoint_id_from_save_result(result)
+
+    def load(
+        self,
+        job_id: str,
+        checkpoint_id: str,
+        source_job_id: str | None = None,
+        *,
+        target_sub_job_id: str | None = None,
+    ) -> str:
+        """Load a checkpoint into the job's training sub-job (or `target_sub_job_id`); returns the request id.
+
+        `source_job_id` loads from another job's checkpoints. Changing the data-parallel size needs a
+        target created with load_optimizer_states=False.
+        """
+        if not isinstance(checkpoint_id, str) or not checkpoint_id:
+            raise ValueError("load needs a checkpoint_id")
+        body: dict[str, Any] = {"checkpoint_id": checkpoint_id}
+        body.update(ops.present(("source_job_id", source_job_id), ("target_sub_job_id", target_sub_job_id)))
+        return self._request_id(self._json("load", job_id, body=body), "load")
+
+    # --- the generic operation envelope (§7) ---------------------------------------------------
+
+    def operation(
+        self,
+        job_id: str,
+        operation_type: str,
+        payload: Any = None,
+        *,
+        sub_job_id: str | None = None,
+        sub_job_type: str | None = None,
+        predicate: _retry.Predicate | None = None,
+    ) -> dict[str, Any]:
+        """POST one generic operation and return the service's answer as is (§7).
+
+        Bytes become `{"payload_b64", "content_type"}`. An answer with a request_id is to be polled.
+        """
+        body = ops.envelope(operation_type, payload, sub_job_id=sub_job_id, sub_job_type=sub_job_type)
+        logger.debug("operation %s job_id=%s sub_job_id=%s", operation_type, job_id, sub_job_id)
+        answer = self._json(
+            "submitOperation", job_id, body=body, predicate=predicate or self._general(job_id)
+        )
+        return answer if isinstance(answer, dict) else {}
+
+    def forward(
+        self,
+        job_id: str,
+        payload: dict[str, Any] | bytes | bytearray | memoryview | None = None,
+        *,
+        sub_job_id: str | None = None,
+        sub_job_type: str | None = None,
+    ) -> dict[str, Any]:
+        """A forward-only operation; returns the answer (poll its request_id).
+
+        A dict payload is one POST. A DSSST1 frame goes as payload_b64 when its JSON body fits
+        CORTEX_TRAINING_FORWARD_OPERATION_MAX_JSON_BYTES (16 MiB by default); a larger one is split
+        into request chunks, one POST each, and only the last answer carries the request id. Blob
+        results of forward requests submitted here are decoded by poll_request.
+        """
+        if not isinstance(payload, (bytes, bytearray, memoryview)):
+            answer = self.operation(
+                job_id,
+                ops.OP_FORWARD,
+                payload,
+                sub_job_id=sub_job_id,
+                sub_job_type=sub_job_type,
+                predicate=self._nothing_ran(job_id),
+            )
+        else:
+            answer = self._forward_bytes(job_id, payload, sub_job_id=sub_job_id, sub_job_type=sub_job_type)
+        request_id = answer.get("request_id")
+        if isinstance(request_id, str) and request_id:
+            self._requests.add(request_id, KIND_FORWARD)
+        return answer
+
+    fwd = forward
+    fwd_no_grad = forward
+
+    def _forward_bytes(
+        self,
+        job_id: str,
+        frame: bytes | bytearray | memoryview,
+        *,
+        sub_job_id: str | None,
+        sub_job_type: str | None,
+    ) -> dict[str, Any]:
+        ceiling = ops.forward_max_json_bytes()
+        hints = {"sub_job_id": sub_job_id, "sub_job_type": sub_job_type}
+        if ops.forward_fits(len(frame), ceiling, **hints):
+            return self.operation(
+                job_id, ops.OP_FORWARD, bytes(frame), **hints, predicate=self._nothing_ran(job_id)
+            )
+        plan = ChunkPlan(
+            frame,
+            operation=ops.OP_FORWARD,
+            max_bytes=ops.max_frame_bytes_for(ceiling, **hints),
+            force_chunk=True,
+        )
+        predicate = chunk_predicate(self._general(job_id))
+
+        def send(index: int, body: ChunkBody) -> Any:
+            return self.operation(job_id, ops.OP_FORWARD, body.to_bytes(), **hints, predicate=predicate)
+
+        answer = upload_chunks(plan, send, operation=ops.OP_FORWARD, group_id=plan.group_id)
+        return answer if isinstance(answer, dict) else {}
+
+    def weight_sync(
+        self,
+        job_id: str,
+        source_sub_job_id: str,
+        target_sub_job_ids: Sequence[str] | str,
+        *,
+        weight_format: str | None = None,
+        sub_job_id: str | None = None,
+        sub_job_type: str | None = None,
+        bucket_size: int | None = None,
+    ) -> Any:
+        """Push the training sub-job's weights to sampling sub-jobs; returns the request id to poll.
+
+        Routing defaults to the source training sub-job. weight_format: vllm (server default), hf,
+        or lora (both sub-jobs created with matching peft_config). An answer without a request id
+        (inline completion) is returned as is.
+        """
+        payload = ops.weight_sync_payload(
+            source_sub_job_id,
+            list(target_sub_job_ids) if not isinstance(target_sub_job_ids, str) else target_sub_job_ids,
+            weight_format=weight_format,
+            bucket_size=bucket_size,
+        )
+        answer = self.operation(
+            job_id,
+            ops.OP_WEIGHT_SYNC,
+            payload,
+            sub_job_id=sub_job_id if sub_job_id is not None else source_sub_job_id,
+            sub_job_type=sub_job_type if sub_job_type is not None else "training",
+            predicate=self._nothing_ran(job_id),
+        )
+        request_id = answer.get("request_id")
+        return request_id if isinstance(request_id, str) and request_id else answer
+
+    def bootstrap_router_replay(
+        self,
+        job_id: str,
+        source_sub_job_id: str,
+        target_sub_job_id: str,
+        *,
+        sub_job_id: str | None = None,
+        sub_job_type: str | None = None,
+        max_cache_bytes: int | None = None,
+    ) -> dict[str, Any]:
+        """Pair a sampling sub-job (routing source) with the training sub-job that replays it (§7.4).
+
+        Returns the answer; poll its request_id when it has one, then read `sampling_job_id`.
+        """
+        pairing: dict[str, Any] = {
+            "source_sub_job_id": source_sub_job_id,
+            "target_sub_job_id": target_sub_job_id,
+        }
+        pairing.update(ops.present(("max_cache_bytes", max_cache_bytes)))
+        return self.operation(
+            job_id, ops.OP_BOOTSTRAP_ROUTER_REPLAY, pairing, sub_job_id=sub_job_id, sub_job_type=sub_job_type
+        )
+
+    def router_replay_discard(
+        self,
+        job_id: str,
+        sample_ids: Sequence[str] | None = None,
+        *,
+        sub_job_id: str | None = None,
+        sub_job_type: str | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Drop captured routing for sample ids; `extra["sample_ids"]` wins over `sample_ids` (§7.5)."""
+        payload = ops.router_replay_discard_payload(sample_ids, extra)
+        return self.operation(
+            job_id, ops.OP_ROUTER_REPLAY_DISCARD, payload, sub_job_id=sub_job_id, sub_job_type=sub_job_type
+        )
+
+    def reset_prefix_cache(
+        self,
+        job_id: str,
+        *,
+        drain: bool = True,
+        timeout_s: float = 60.0,
+        retry_interval_s: float = 0.1,
+        extra: dict[str, Any] | None = None,
+        sub_job_id: str | None = None,
+        sub_job_type: str | None = "sampling",
+    ) -> dict[str, Any]:
+        """Clear a sampling sub-job's prefix cache (§7.6); `extra` adds fields and may override drain."""
+        payload = ops.reset_prefix_cache_payload(
+            drain=drain, timeout_s=timeout_s, retry_interval_s=retry_interval_s, extra=extra
+        )
+        return self.operation(
+            job_id, ops.OP_RESET_PREFIX_CACHE, payload, sub_job_id=sub_job_id, sub_job_type=sub_job_type
+        )
+
+    def cancel_request(
+        self, job_id: str, request_id: str, *, sub_job_id: str | None = None, sub_job_type: str | None = None
+    ) -> dict[str, Any]:
+        """Ask the service to cancel a scheduled request; returns its acknowledgement (§7.7)."""
+        return self.operation(
+            job_id,
+            ops.OP_CANCEL_REQUEST,
+            {"request_id": request_id},
+            sub_job_id=sub_job_id,
+            sub_job_type=sub_job_type,
+        )
+
+    # --- polling -------------------------------------------------------------------------------
+
+    def _status_page(
+        self, job_id: str, request_id: str, *, max_events: int | None, cursor: str | None
+    ) -> Any:
+        query: dict[str, Any] = {}
+        if max_events is not None:
+            query["max_events"] = max_events
+        if cursor:
+            query["cursor"] = cursor
+        answer = self._ops.call(
+            "getRequestStatus",
+            params={"job_id": job_id, "request_id": request_id},
+            query=query,
+            predicate=self._general(job_id),
+        )
+        return answer if isinstance(answer, dict) else {}
+
+    def get_request_status(
+        self, job_id: str, request_id: str, *, max_events: int | None = None, cursor: str | None = None
+    ) -> dict[str, Any]:
+        """One status page of a request (§6.8): status, result, error, events, next_cursor.
+
+        Streaming-generation events are consumed by reading them (no client cursor brings them back).
+        """
+        if max_events is not None and (
+            isinstance(max_events, bool) or not isinstance(max_events, int) or max_events <= 0
+        ):
+            raise ValueError("max_events must be a positive integer")
+        return decode_event_results(
+            self._status_page(job_id, request_id, max_events=max_events, cursor=cursor)
+        )
+
+    def poll_request(self, job_id: str, request_id: str) -> Any:
+        """Wait for a request to finish and return its decoded result (`{}` when it has none).
+
+        Backs off from poll_interval by poll_backoff_multiplier up to poll_max_interval; raises
+        RequestFailedError (a RuntimeError) for failed/cancelled and RequestTimeoutError (a
+        TimeoutError) after poll_timeout.
+        """
+        kind = self._requests.kind(request_id)
+        try:
+            return poll_until_done(
+                request_id,
+                lambda cursor: self._status_page(job_id, request_id, max_events=None, cursor=cursor),
+                self._poll_schedule(),
+                kind=kind,
+                timeout=self.poll_timeout,
+            )
+        finally:
+            self._requests.discard(request_id)
+
+    # --- pipelining ----------------------------------------------------------------------------
+
+    def pipeline(self, job_id: str, *, workers: int = 0) -> TrainingPipeline:
+        """A helper that submits without waiting and hands back a future-like handle per request.
+
+        With `workers` > 0 the handles poll on that many background threads from the moment of submission.
+        """
+        from ct_core.data.pipeline import TrainingPipeline
+
+        return TrainingPipeline(self, job_id, workers=workers)  # type: ignore[arg-type]
+
+    def handle(self, job_id: str, request_id: str) -> RequestHandle:
+        """A future-like handle for a submitted request; `.result()` polls it (once)."""
+        from ct_core.data.pipeline import RequestHandle
+
+        return RequestHandle(self, job_id, request_id)  # type: ignore[arg-type]
+
+    # --- live logs -----------------------------------------------------------------------------
+
+    def tail_logs(
+        self,
+        job_id: str,
+        *,
+        max_lines: int | None = None,
+        cursor: str | None = None,
+        sub_job_id: str | None = None,
+        sub_job_type: str | None = None,
+    ) -> dict[str, Any]:
+        """One page of live log lines: `{"entries": [{"_raw": ...}], "next_cursor": ..., "eof": ...}`.
+
+        Without a cursor, max_lines gives the newest lines (else the log from its start). Allowed
+        while the job is placing. After the job ended this raises LogsUnavailableError at once,
+        pointing at `ct download-log`; an unknown sub_job_id raises UnknownSubJobError.
+        """
+        payload = ops.tail_logs_payload(cursor, max_lines)
+        check = EndOfJobCheck(self.get_job, job_id, sub_job_id)
+        predicate = _retry.general(job_id=job_id, recent_jobs=self._transport.recent_jobs, final=check)
+        return self.operation(
+            job_id,
+            ops.OP_TAIL_LOGS,
+            payload,
+            sub_job_id=sub_job_id,
+            sub_job_type=sub_job_type,
+            predicate=predicate,
+        )
+
+    def stream_logs(
+        self,
+        job_id: str,
+        *,
+        follow: bool = True,
+        cursor: str | None = None,
+        max_lines: int | None = None,
+        poll_interval: float | None = None,
+        sub_job_id: str | None = None,
+        sub_job_type: str | None = None,
+    ) -> Iterator[dict[str, Any]]:
+        """Yield log entries as they come (a lazy generator; close it to stop).
+
+        follow=False stops once caught up (the first empty page); follow=True keeps polling with
+        backoff. Both stop at an empty page with eof: true, and end quietly when the job ends
+        after lines were read.
+        """
+
+        def tail(page_cursor: str | None) -> dict[str, Any]:
+            return self.tail_logs(
+                job_id,
+                cursor=page_cursor,
+                max_lines=max_lines,
+                sub_job_id=sub_job_id,
+                sub_job_type=sub_job_type,
+            )
+
+        return self._follow_pages(tail, cursor, follow, poll_interval, "entries")
+
+    def _follow_pages(
+        self,
+        page: Callable[[str | None], dict[str, Any]],
+        cursor: str | None,
+        follow: bool,
+        poll_interval: float | None,
+        items_key: str,
+    ) -> Iterator[dict[str, Any]]:
+        """Pages of a cursor feed (logs or events) as one stream, polled with the client's backoff."""
+        interval = self.poll_interval if poll_interval is None else poll_interval
+        if not interval > 0:
+            raise ValueError("poll_interval must be > 0")
+        return stream_entries(
+            page,
+            cursor=cursor,
+            follow=follow,
+            interval=interval,
+            multiplier=self.poll_backoff_multiplier,
+            max_interval=max(self.poll_max_interval, interval),
+            sleep=getattr(self, "_sleep", time.sleep),
+            items_key=items_key,
+        )
+
+    # --- zone scheduling events (§7.9, §12.6): gated, the service refuses them -----------------
+
+    def tail_events(
+        self,
+        job_id: str,
+        *,
+        sub_job_id: str | None = None,
+        sub_job_type: str | None = None,
+        cursor: str | None = None,
+        max_events: int | None = None,
+    ) -> dict[str, Any]:
+        """One page of zone scheduling events: `{"events": [...], "next_cursor": ..., "eof": ...}`.
+
+        Experimental and unusable today: the service does not accept the `zmd-events` operation, so
+        this raises ExperimentalFeatureError unless CORTEX_TRAINING_EXPERIMENTAL opts into zone_events.
+        """
+        from ct_core.config.experimental import ZONE_EVENTS, require_experimental
+
+        require_experimental(ZONE_EVENTS, "tail_events()")
+        return self.operation(
+            job_id,
+            ops.OP_ZONE_EVENTS,
+            ops.tail_events_payload(cursor, max_events),
+            sub_job_id=sub_job_id,
+            sub_job_type=sub_job_type,
+        )
+
+    def stream_events(
+        self,
+        job_id: str,
+        *,
+        follow: bool = True,
+        cursor: str | None = None,
+        max_events: int | None = None,
+        poll_interval: float | None = None,
+        sub_job_id: str | None = None,
+        sub_job_type: str | None = None,
+    ) -> Iterator[dict[str, Any]]:
+        """Yield zone scheduling events page after page, like stream_logs (experimental, see tail_events).
+
+        The opt-in is checked when this is called, not on the first iteration.
+        """
+        from ct_core.config.experimental import ZONE_EVENTS, require_experimental
+
+        require_experimental(ZONE_EVENTS, "stream_events()")
+
+        def page(page_cursor: str | None) -> dict[str, Any]:
+            return self.tail_events(
+                job_id,
+                cursor=page_cursor,
+                max_events=max_events,
+                sub_job_id=sub_job_id,
+                sub_job_type=sub_job_type,
+            )
+
+        return self._follow_pages(page, cursor, follow, poll_interval, "events")

@@ -1,0 +1,207 @@
+"""Router replay operations of the local server: bootstrap-router-replay (§7.4), router-replay-discard (§7.5).
+
+Bootstrap pairs a sampling sub-job (whose MoE routing would be captured) with the training sub-job
+that replays it, and answers inline with the pair's sampling zone id (`sampling_job_id`): an id of
+its own, never the public sampling sub-job id, stable for one (source, target) pair and different
+for another, as callers must not reuse a mapping across pairs. The pairs live in memory for the
+server process's life.
+
+The local models are dense (no experts), so a sampling worker captures no routing: discard checks
+its request like the service does and answers how many ids it was asked to drop and how many
+captures it freed, which is always 0 here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.responses import JSONResponse, Response
+
+from ct_local.http.errors import RequestValidationError, invalid_request
+from ct_local.storage.store import JobRow
+
+#: §7.4 / VAL-14: the only mode this server replays; best_effort bootstraps are refused.
+SUPPORTED_MODE = "strict"
+#: The prefix of a sampling zone id; what follows is derived from the job and the pair.
+ZONE_PREFIX = "rrz-"
+_ZONE_DIGEST_CHARS = 16
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """One bootstrapped (source sampling, target training) pair of a job."""
+
+    job_id: str
+    source_sub_job_id: str
+    target_sub_job_id: str
+    sampling_job_id: str
+    max_cache_bytes: int | None
+
+
+class Pairings:
+    """The pairs bootstrapped on this server, by job id then sampling zone id (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_job: dict[str, dict[str, Pairing]] = {}
+
+    def add(self, pairing: Pairing) -> None:
+        with self._lock:
+            self._by_job.setdefault(pairing.job_id, {})[pairing.sampling_job_id] = pairing
+
+    def get(self, job_id: str, sampling_job_id: str) -> Pairing | None:
+        with self._lock:
+            return self._by_job.get(job_id, {}).get(sampling_job_id)
+
+
+def zone_id(job_id: str, source_sub_job_id: str, target_sub_job_id: str) -> str:
+    """The sampling zone id of one pair: deterministic, so a repeated bootstrap answers the same."""
+    digest = hashlib.sha256(f"{job_id}\0{source_sub_job_id}\0{target_sub_job_id}".encode()).hexdigest()
+    return ZONE_PREFIX + digest[:_ZONE_DIGEST_CHARS]
+
+
+def _config(sub_job: dict[str, Any]) -> dict[str, Any]:
+    key = "training_config" if sub_job.get("job_type") == "training" else "inference_config"
+    config = sub_job.get(key)
+    return config if isinstance(config, dict) else {}
+
+
+def _router_replay_block(sub_job: dict[str, Any]) -> dict[str, Any]:
+    # The block may sit in the config or at the sub-job's top level (an extra_* pass-through).
+    for holder in (_config(sub_job), sub_job):
+        block = holder.get("router_replay")
+        if isinstance(block, dict):
+            return block
+    return {}
+
+
+def _sub_job_of_type(job: JobRow, sub_job_id: Any, job_type: str, field: str) -> dict[str, Any]:
+    if not isinstance(sub_job_id, str) or not sub_job_id:
+        raise RequestValidationError([(["payload", field], f"{field} is required")])
+    for sub in job.sub_jobs:
+        if sub.get("sub_job_id") == sub_job_id:
+            if sub.get("job_type") != job_type:
+                raise invalid_request(
+                    f"{field} {sub_job_id} is a {sub.get('job_type')} sub-job, not {job_type}"
+                )
+            return sub
+    raise invalid_request(f"{field} {sub_job_id} is not a sub-job of job {job.job_id}")
+
+
+#: Every pair bootstrapped in this process; job ids are unique, so servers sharing a process do not mix.
+PAIRINGS = Pairings()
+#: §7.4: the exact-replay identity protocol version of `rr1:` sample ids.
+IDENTITY_VERSION = 1
+
+
+def check_replay_descriptor(job: JobRow, receiver: dict[str, Any], frame: bytes) -> None:
+    """§7.4: a forward or forward-backward frame's `router_replay` descriptor (operation metadata)
+    must name a pair bootstrapped on this job whose target is the receiving training sub-job, with
+    identity_version 1 when given. Frames without a descriptor are not replays and pass."""
+    from ct_core import wire
+
+    descriptor = wire.read_metadata(frame).get("router_replay")
+    if descriptor is None:
+        return
+    if not isinstance(descriptor, dict):
+        raise invalid_request("router_replay operation metadata must be an object")
+    zone = descriptor.get("sampling_job_id")
+    if not isinstance(zone, str) or not zone:
+        raise invalid_request(
+            "router_replay.sampling_job_id is required: use the sampling_job_id that "
+            "bootstrap-router-replay returned for this source/target pair"
+        )
+    version = descriptor.get("identity_version")
+    if version is not None and (isinstance(version, bool) or version != IDENTITY_VERSION):
+        raise invalid_request(
+            f"router_replay.identity_version must be {IDENTITY_VERSION} (or omitted for legacy replay ids), "
+            f"got {version!r}"
+        )
+    pairing = PAIRINGS.get(job.job_id, zone)
+    if pairing is None:
+        raise invalid_request(
+            f"router_replay.sampling_job_id {zone!r} is not a pair bootstrapped on job {job.job_id}; run "
+            "bootstrap-router-replay for the source/target pair and send the sampling_job_id it returns "
+            "(not the public sampling sub-job id)"
+        )
+    if pairing.target_sub_job_id != receiver.get("sub_job_id"):
+        raise invalid_request(
+            f"router_replay pair {zone!r} replays into {pairing.target_sub_job_id}, not into "
+            f"{receiver.get('sub_job_id')}"
+        )
+
+
+def bootstrap(
+    plane: Any, job: JobRow, sub_job_id: Any, sub_job_type: Any, payload: dict[str, Any]
+) -> Response:
+    """§7.4, answered inline: validate the pair, remember it, return its sampling zone id."""
+    plane._require_running(job)
+    source = _sub_job_of_type(job, payload.get("source_sub_job_id"), "sampling", "source_sub_job_id")
+    target = _sub_job_of_type(job, payload.get("target_sub_job_id"), "training", "target_sub_job_id")
+    receiver = plane._route(job, sub_job_id, sub_job_type, default_type="training")
+    if receiver.get("sub_job_id") != target["sub_job_id"]:
+        raise invalid_request(
+            f"bootstrap-router-replay is received by its target training sub-job {target['sub_job_id']}, "
+            f"not by {receiver.get('sub_job_id')}; route the operation with sub_job_id={target['sub_job_id']}"
+        )
+    cap = payload.get("max_cache_bytes")
+    if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap <= 0):
+        raise RequestValidationError(
+            [(["payload", "max_cache_bytes"], "max_cache_bytes must be a positive integer")]
+        )
+    block = _router_replay_block(target)
+    mode = block.get("mode", SUPPORTED_MODE)
+    if mode != SUPPORTED_MODE:
+        raise invalid_request(
+            f"router replay bootstrap rejected: mode {mode!r} of {target['sub_job_id']} is not supported by "
+            f"this server (only {SUPPORTED_MODE!r})"
+        )
+    if cap is None and isinstance(block.get("max_cache_bytes"), int):
+        cap = block["max_cache_bytes"]
+    pairing = Pairing(
+        job_id=job.job_id,
+        source_sub_job_id=str(source["sub_job_id"]),
+        target_sub_job_id=str(target["sub_job_id"]),
+        sampling_job_id=zone_id(job.job_id, str(source["sub_job_id"]), str(target["sub_job_id"])),
+        max_cache_bytes=cap,
+    )
+    PAIRINGS.add(pairing)
+    return JSONResponse(
+        {
+            "job_id": job.job_id,
+            "sub_job_id": pairing.target_sub_job_id,
+            "source_sub_job_id": pairing.source_sub_job_id,
+            "target_sub_job_id": pairing.target_sub_job_id,
+            "sampling_job_id": pairing.sampling_job_id,
+            "max_cache_bytes": pairing.max_cache_bytes,
+        }
+    )
+
+
+def discard(plane: Any, job: JobRow, sub_job_id: Any, sub_job_type: Any, payload: dict[str, Any]) -> Response:
+    """§7.5, answered inline on a sampling sub-job (the default receiver without hints)."""
+    plane._require_running(job)
+    if sub_job_id is None and sub_job_type is None:
+        sub_job_type = "sampling"
+    receiver = plane._route(job, sub_job_id, sub_job_type, default_type="sampling")
+    if receiver.get("job_type") != "sampling":
+        raise invalid_request(
+            f"router-replay-discard runs on a sampling sub-job, not on {receiver.get('sub_job_id')}"
+        )
+    sample_ids = payload.get("sample_ids", [])
+    if not isinstance(sample_ids, list) or not all(isinstance(s, str) and s for s in sample_ids):
+        raise RequestValidationError(
+            [(["payload", "sample_ids"], "sample_ids must be a list of non-empty strings")]
+        )
+    return JSONResponse(
+        {
+            "job_id": job.job_id,
+            "sub_job_id": receiver.get("sub_job_id"),
+            "requested": len(dict.fromkeys(sample_ids)),
+            # A dense local model captures no routing, so nothing is held to free.
+            "discarded": 0,
+        }
+    )

@@ -1,0 +1,53 @@
+"""The seam between the control plane and the data plane of the local server.
+
+Routes for forward-backward, step, save, load, generate, generate-stream, operation and request
+polling resolve the job (existence, ownership) and then hand the request to the app's
+:class:`DataPlane`. The default one answers 501 with a contract-shaped body; the worker-backed
+implementation of a later issue subclasses it, overrides :meth:`DataPlane.handle`, and listens to
+lifecycle transitions (:meth:`DataPlane.on_transition`) to start and stop a worker per running
+sub-job.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from ct_local.http.errors import not_implemented
+from ct_local.storage.store import JobRow
+
+if TYPE_CHECKING:
+    from ct_local.http.control_plane import ServerState
+
+# Every data-plane action a route can hand over; "request-status" is GET /{job_id}/requests/{id}.
+DATA_PLANE_ACTIONS = (
+    "forward-backward",
+    "step",
+    "save",
+    "load",
+    "generate",
+    "generate-stream",
+    "operation",
+    "request-status",
+)
+
+
+class DataPlane:
+    """Data-plane handler; this base answers 501 for everything."""
+
+    def __init__(self, state: ServerState) -> None:
+        self.state = state
+
+    async def start(self) -> None:
+        """Called once the server accepts requests (resume work saved before a restart)."""
+
+    async def stop(self) -> None:
+        """Called on shutdown; finish or abandon in-flight work."""
+
+    def on_transition(self, job: JobRow, previous: str) -> None:
+        """A job changed status (for example initializing -> running, or running -> cancelled)."""
+
+    async def handle(self, request: Request, job: JobRow, action: str) -> Response:
+        raise not_implemented(action)

@@ -1,0 +1,502 @@
+"""The worker-backed data plane of the local server (§6.1-§6.5, §6.8, §7, §9.3-§9.5).
+
+:class:`TrainingDataPlane` plugs into the seam of ct_local.dataplane.seam. It validates each call,
+records it as a request (ct_local.storage.requests), and hands it to the worker of the sub-job it targets
+(ct_local.dataplane.worker), which runs it on the tiny model. Polls render the stored request (§6.8) with
+JSON, a base64 DSSST1 envelope, or result-chunk pages (ct_local.storage.results). Forward-backward and byte
+forward requests arrive as request chunks, reassembled at most once per group
+(ct_local.dataplane.chunk_groups). Workers start when a job becomes ``running`` and stop when it leaves it;
+on a graceful shutdown each one snapshots its training state so a restart carries on.
+
+Generation, weight sync and the prefix-cache operation are checked and queued by
+ct_local.dataplane.sampling_plane (sampling sub-jobs run them in ct_local.model.sampler).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import json
+import logging
+import math
+import threading
+import uuid
+from pathlib import Path
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from ct_core import wire
+from ct_local.control.lifecycle import TERMINAL_STATUSES
+from ct_local.dataplane import router_replay, sampling_plane
+from ct_local.dataplane.chunk_groups import ChunkGroups, is_request_chunk
+from ct_local.dataplane.seam import DataPlane
+from ct_local.dataplane.worker import BACKENDS, KINDS_BY_TYPE, SubJobWorker
+from ct_local.http import artifacts, errors
+from ct_local.http.errors import RequestValidationError, ServiceError, invalid_request
+from ct_local.storage import console_logs as sublogs
+from ct_local.storage import results
+from ct_local.storage.checkpoint_paths import live_folder, resolve_checkpoint
+from ct_local.storage.requests import DataPlaneStore, RequestRow
+from ct_local.storage.store import JobRow
+
+log = logging.getLogger(__name__)
+
+# §6.3 checkpoint types; resumable is the backend default.
+CHECKPOINT_TYPES = ("resumable", "weights-only")
+# §7: operations of sampling sub-jobs that arrive with the sampling backend.
+LATER_OPERATIONS = ("weight-sync", "bootstrap-router-replay", "router-replay-discard", "reset-prefix-cache")
+ENDED_STATUSES = ("cancelling", *TERMINAL_STATUSES)
+INTERRUPTED_MESSAGE = "the local server stopped while this request was running; submit it again"
+
+
+def _json_object(raw: bytes, *, required: bool) -> dict[str, Any]:
+    if not raw.strip():
+        if required:
+            raise RequestValidationError([([], "a JSON body is required")])
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        raise RequestValidationError([([], f"the body is not valid JSON: {exc}")]) from exc
+    if not isinstance(value, dict):
+        raise RequestValidationError([([], "the body must be a JSON object")])
+    return value
+
+
+def _learning_rate(value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+        raise RequestValidationError([(["learning_rate"], "learning_rate must be a finite number >= 0")])
+    return float(value)
+
+
+class TrainingDataPlane(DataPlane):
+    """Data plane with a worker per running sub-job."""
+
+    def __init__(self, state: Any) -> None:
+        super().__init__(state)
+        self.settings = state.settings
+        self.state_dir: Path = state.settings.state_dir
+        self.dp = DataPlaneStore(state.store)
+        self.chunks = ChunkGroups(self.dp, self.state_dir)
+        self.pages = results.ResultPages(self.settings.result_chunk_max_bytes)
+        self.workers: dict[str, SubJobWorker] = {}
+        self._lock = threading.Lock()
+
+    # --- lifecycle ----------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        for row in self.dp.fail_interrupted(INTERRUPTED_MESSAGE):
+            log.warning("request %s was interrupted by the last shutdown", row.request_id)
+        for job in self.state.store.jobs_with_status(["running"]):
+            self._start_workers(job)
+
+    async def stop(self) -> None:
+        with self._lock:
+            workers = list(self.workers.values())
+            self.workers.clear()
+        for worker in workers:
+            worker.stop(snapshot=True)
+        for worker in workers:
+            await asyncio.to_thread(worker.join)
+
+    def on_transition(self, job: JobRow, previous: str) -> None:
+        for sub in job.sub_jobs:
+            sublogs.append(
+                sublogs.log_path(self.state_dir, job.job_id, str(sub["sub_job_id"])),
+                f"INFO [{sub['sub_job_id']}] job status {previous} -> {job.status}",
+            )
+        if job.status == "running":
+            self._start_workers(job)
+        elif job.status in ENDED_STATUSES:
+            self._stop_workers(job)
+
+    def _start_workers(self, job: JobRow) -> None:
+        for sub in job.sub_jobs:
+            factory = BACKENDS.get(str(sub.get("job_type")))
+            sub_id = str(sub["sub_job_id"])
+            if factory is None:
+                continue
+            with self._lock:
+                if sub_id in self.workers:
+                    continue
+                worker = SubJobWorker(
+                    store=self.state.store,
+                    dp=self.dp,
+                    state_dir=self.state_dir,
+                    job=job,
+                    sub_job=sub,
+                    factory=factory,
+                    store_result=self._store_result,
+                    on_backend_failure=self._backend_failed,
+                    torch_threads=self.settings.torch_threads,
+                    eager=self._has_weights_to_load(job, sub),
+                )
+                self.workers[sub_id] = worker
+            worker.start()
+
+    def _has_weights_to_load(self, job: JobRow, sub: dict[str, Any]) -> bool:
+        # Loading weights can fail, and should fail the job right away rather than at the first call.
+        live = live_folder(self.state_dir, job.job_id, str(sub["sub_job_id"]))
+        return bool(sub.get("source_checkpoint_info")) or live.is_dir()
+
+    def _stop_workers(self, job: JobRow) -> None:
+        self.dp.cancel_pending(job_id=job.job_id, error=f"the job was {job.status}")
+        with self._lock:
+            stopping = [self.workers.pop(str(s["sub_job_id"]), None) for s in job.sub_jobs]
+        for worker in stopping:
+            if worker is not None:
+                worker.stop(snapshot=False)
+
+    def _backend_failed(self, job: JobRow, details: str) -> None:
+        fresh = self.state.store.get_job(job.job_id)
+        if fresh is not None and fresh.status not in TERMINAL_STATUSES:
+            self.state.lifecycle.force(fresh, "failed", "initialization_failed", details)
+
+    def _store_result(self, row: RequestRow, result: dict[str, Any], options: dict[str, Any]) -> None:
+        if row.kind in sampling_plane.GENERATE_KINDS:
+            fresh = self.dp.get_request(row.request_id)
+            if fresh is not None and fresh.status == "cancelled":
+                return  # cancelled while running (§7.7): the row already says so
+        folder = self.state_dir / "jobs" / row.job_id / "results"
+        delivery, result_json, result_path = results.encode(
+            folder, row.request_id, result, options, self.settings.result_chunk_threshold_bytes
+        )
+        self.dp.finish_request(
+            row.request_id, "done", result_json=result_json, result_path=result_path, delivery=delivery
+        )
+        artifacts.record_training_call(self.state_dir, row, result)
+
+    # --- helpers ------------------------------------------------------------------------------
+
+    def _require_running(self, job: JobRow) -> None:
+        if job.status != "running":
+            raise errors.not_running(job.job_id, job.status)
+
+    @staticmethod
+    def _sub_jobs(job: JobRow, job_type: str) -> list[dict[str, Any]]:
+        return [s for s in job.sub_jobs if s.get("job_type") == job_type]
+
+    def _training_sub_job(self, job: JobRow) -> dict[str, Any]:
+        found = self._sub_jobs(job, "training")
+        if not found:
+            raise invalid_request(f"Training job {job.job_id} has no training sub-job")
+        return found[0]
+
+    def _route(
+        self, job: JobRow, sub_job_id: Any, sub_job_type: Any, *, default_type: str | None
+    ) -> dict[str, Any]:
+        """§7: resolve the optional routing hints of an operation to one sub-job."""
+        ids = [str(s["sub_job_id"]) for s in job.sub_jobs]
+        if sub_job_id is not None:
+            match = [s for s in job.sub_jobs if s["sub_job_id"] == sub_job_id]
+            if not match:
+                raise ServiceError(
+                    404,
+                    f"sub-job {sub_job_id} is not part of job {job.job_id}; "
+                    f"its sub-jobs are {', '.join(ids)}",
+                    404,
+                )
+            if sub_job_type is not None and match[0].get("job_type") != str(sub_job_type).lower():
+                raise invalid_request(f"sub_job_id {sub_job_id} is not a {sub_job_type} sub-job")
+            return match[0]
+        wanted = str(sub_job_type).lower() if sub_job_type is not None else default_type
+        candidates = self._sub_jobs(job, wanted) if wanted is not None else list(job.sub_jobs)
+        if len(candidates) == 1:
+            return candidates[0]
+        if not candidates:
+            raise invalid_request(
+                f"job {job.job_id} has no {wanted} sub-job; its sub-jobs are {', '.join(ids)}"
+            )
+        raise invalid_request(
+            f"job {job.job_id} has several sub-jobs; pass sub_job_id, one of {', '.join(ids)}"
+        )
+
+    def _enqueue(
+        self,
+        job: JobRow,
+        sub_job: dict[str, Any],
+        kind: str,
+        *,
+        params: dict[str, Any] | None = None,
+        frame: bytes | None = None,
+    ) -> Response:
+        request_id = str(uuid.uuid4())
+        input_path = self._write_input(job, request_id, frame) if frame is not None else None
+        self.dp.add_request(
+            request_id, job.job_id, str(sub_job["sub_job_id"]), kind, params=params, input_path=input_path
+        )
+        self._submit(job, sub_job, request_id)
+        return JSONResponse({"request_id": request_id, "job_id": job.job_id})
+
+    def _write_input(self, job: JobRow, request_id: str, frame: bytes) -> str:
+        folder = self.state_dir / "jobs" / job.job_id / "inputs"
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{request_id}.dss"
+        tmp = folder / f".{request_id}.tmp"
+        tmp.write_bytes(frame)
+        tmp.replace(path)
+        return str(path)
+
+    def _submit(self, job: JobRow, sub_job: dict[str, Any], request_id: str) -> None:
+        sub_id = str(sub_job["sub_job_id"])
+        with self._lock:
+            worker = self.workers.get(sub_id)
+        if worker is None:
+            self._start_workers(job)  # the worker starts with every pending request, this one included
+        else:
+            worker.submit(request_id)
+
+    async def _body(self, request: Request) -> bytes:
+        length = request.headers.get("content-length")
+        limit = self.settings.max_body_bytes
+        if length is not None and length.isdigit() and int(length) > limit:
+            raise ServiceError(413, f"the request body is larger than {limit} bytes", 413)
+        body = await request.body()
+        if len(body) > limit:
+            raise ServiceError(413, f"the request body is larger than {limit} bytes", 413)
+        return body
+
+    async def _frame_request(
+        self, job: JobRow, sub_job: dict[str, Any], kind: str, frame: bytes, operation: str
+    ) -> Response:
+        """A frame or request chunk for forward-backward / forward: schedule it once per group."""
+        if not is_request_chunk(frame):
+            router_replay.check_replay_descriptor(job, sub_job, frame)
+            return self._enqueue(job, sub_job, kind, frame=frame)
+        accepted, whole = await asyncio.to_thread(self.chunks.accept, job.job_id, frame, operation=operation)
+        last = accepted.chunk_idx == accepted.total_chunks - 1
+        if whole is None:
+            if last and accepted.request_id is not None:
+                # The group ran (or is running) already: answer with its one execution.
+                return JSONResponse({"request_id": accepted.request_id, "job_id": job.job_id})
+            return JSONResponse(
+                {
+                    "job_id": job.job_id,
+                    "chunk_group_id": accepted.group_id,
+                    "chunk_idx": accepted.chunk_idx,
+                    "total_chunks": accepted.total_chunks,
+                    "received_chunks": accepted.received,
+                }
+            )
+        # The reassembled frame carries the caller's operation metadata (§7.4: it survives chunking).
+        router_replay.check_replay_descriptor(job, sub_job, whole)
+        request_id = str(uuid.uuid4())
+        input_path = self._write_input(job, request_id, whole)
+        claimed, created = self.dp.claim_group(
+            job.job_id,
+            accepted.group_id,
+            {
+                "request_id": request_id,
+                "sub_job_id": sub_job["sub_job_id"],
+                "kind": kind,
+                "input_path": input_path,
+            },
+        )
+        if created:
+            self.chunks.discard_files(job.job_id, accepted.group_id)
+            self._submit(job, sub_job, claimed)
+        else:
+            Path(input_path).unlink(missing_ok=True)
+        return JSONResponse({"request_id": claimed, "job_id": job.job_id})
+
+    # --- routes -------------------------------------------------------------------------------
+
+    async def handle(self, request: Request, job: JobRow, action: str) -> Response:
+        if action == "request-status":
+            return self._request_status(request, job)
+        if action in ("generate", "generate-stream"):
+            return await sampling_plane.handle_generate(self, request, job, action)
+        if action == "operation":
+            return await self._operation(request, job)
+        self._require_running(job)
+        self.state.store.touch_job(job.job_id, _now())
+        if action == "forward-backward":
+            frame = await self._body(request)
+            return await self._frame_request(
+                job, self._training_sub_job(job), "forward-backward", frame, "fwd-bwd"
+            )
+        body = _json_object(await self._body(request), required=False)
+        if action == "step":
+            lr = _learning_rate(body.get("learning_rate"))
+            return self._enqueue(job, self._training_sub_job(job), "step", params={"learning_rate": lr})
+        if action == "save":
+            return self._save(job, body)
+        if action == "load":
+            return self._load(request, job, body)
+        raise errors.not_implemented(action)
+
+    def _save(self, job: JobRow, body: dict[str, Any]) -> Response:
+        raw_type = body.get("checkpoint_type")
+        checkpoint_type = "resumable"
+        if raw_type is not None:
+            if not isinstance(raw_type, str) or raw_type.lower() not in CHECKPOINT_TYPES:
+                raise RequestValidationError(
+                    [(["checkpoint_type"], "checkpoint_type must be 'resumable' or 'weights-only'")]
+                )
+            checkpoint_type = raw_type.lower()
+        sub = self._training_sub_job(job)
+        if body.get("checkpoint_id") is not None:
+            # §6.3: the service's SaveRequest has no checkpoint_id; say so where the caller can see it.
+            sublogs.append(
+                sublogs.log_path(self.state_dir, job.job_id, str(sub["sub_job_id"])),
+                f"WARNING [{sub['sub_job_id']}] save ignores checkpoint_id {body['checkpoint_id']!r}; "
+                "the id is assigned by the server (cp_<uuid>)",
+            )
+        return self._enqueue(job, sub, "save", params={"checkpoint_type": checkpoint_type})
+
+    def _load(self, request: Request, job: JobRow, body: dict[str, Any]) -> Response:
+        checkpoint_id = body.get("checkpoint_id")
+        if not isinstance(checkpoint_id, str) or not checkpoint_id:
+            raise RequestValidationError([(["checkpoint_id"], "checkpoint_id is required")])
+        target = body.get("target_sub_job_id")
+        if target is not None:
+            match = [s for s in job.sub_jobs if s["sub_job_id"] == target]
+            if not match:
+                raise invalid_request(f"target_sub_job_id {target} is not a sub-job of job {job.job_id}")
+            if match[0].get("job_type") != "training":
+                raise errors.ServiceError(
+                    501, f"loading into {target} is not supported: it is not a training sub-job", 501
+                )
+            sub = match[0]
+        else:
+            sub = self._training_sub_job(job)
+        source_job_id = body.get("source_job_id") or job.job_id
+        if not isinstance(source_job_id, str):
+            raise RequestValidationError([(["source_job_id"], "source_job_id must be a string")])
+        if source_job_id != job.job_id:
+            self._check_source_job(request, source_job_id)
+        row = resolve_checkpoint(self.state.store, source_job_id, checkpoint_id)
+        if row is None or not row.path:
+            raise ServiceError(
+                404,
+                f"Checkpoint {checkpoint_id} not found in training job {source_job_id}",
+                errors.CODE_JOB_NOT_FOUND,
+            )
+        return self._enqueue(
+            job, sub, "load", params={"checkpoint_id": row.checkpoint_id, "source_job_id": source_job_id}
+        )
+
+    def _check_source_job(self, request: Request, source_job_id: str) -> None:
+        from ct_local.http import control_plane as server
+
+        identity = server._identity(request)
+        owner = server._owner_filter(request, identity)
+        source = self.state.store.get_job(source_job_id)
+        if source is None or (owner is not None and source.owner_role != owner):
+            raise ServiceError(
+                404,
+                "Source job was not found or is not authorized for the active roles",
+                errors.CODE_JOB_NOT_FOUND,
+            )
+
+    def _request_status(self, request: Request, job: JobRow) -> Response:
+        request_id = request.path_params["request_id"]
+        row = self.dp.get_request(request_id)
+        if row is None or row.job_id != job.job_id:
+            raise ServiceError(
+                404, f"Request {request_id} not found in training job {job.job_id}", errors.CODE_JOB_NOT_FOUND
+            )
+        query = request.query_params
+        max_events = results.parse_max_events(query.get("max_events"))
+        body = self.pages.status(row, cursor=query.get("cursor"), max_events=max_events)
+        if row.kind == "generate-stream":
+            body = sampling_plane.stream_page(row, body, max_events)
+        return JSONResponse(body)
+
+    # --- operations (§7) ----------------------------------------------------------------------
+
+    async def _operation(self, request: Request, job: JobRow) -> Response:
+        body = _json_object(await self._body(request), required=True)
+        operation = body.get("operation_type")
+        if not isinstance(operation, str) or not operation:
+            raise RequestValidationError([(["operation_type"], "operation_type is required")])
+        payload = body.get("payload")
+        if payload is None:
+            payload = {}
+        if not isinstance(payload, dict):
+            raise RequestValidationError([(["payload"], "payload must be an object")])
+        hints = (body.get("sub_job_id"), body.get("sub_job_type"))
+        if operation == "tail-logs":
+            return self._tail_logs(job, *hints, payload)
+        if operation == "weight-sync":
+            return sampling_plane.weight_sync(self, job, *hints, payload)
+        if operation == "reset-prefix-cache":
+            return sampling_plane.reset_prefix_cache(self, job, *hints, payload)
+        if operation == "bootstrap-router-replay":
+            return router_replay.bootstrap(self, job, *hints, payload)
+        if operation == "router-replay-discard":
+            return router_replay.discard(self, job, *hints, payload)
+        if operation in LATER_OPERATIONS:
+            raise errors.not_implemented(f"the {operation} operation")
+        if operation not in ("forward", "cancel-request"):
+            raise invalid_request(f"operation_type {operation!r} is not supported by this server")
+        self._require_running(job)
+        self.state.store.touch_job(job.job_id, _now())
+        if operation == "cancel-request":
+            return self._cancel_request(job, payload)
+        sub = self._route(job, *hints, default_type="training")
+        if "forward" not in KINDS_BY_TYPE.get(str(sub.get("job_type")), ()):
+            raise invalid_request(f"forward runs on a training sub-job, not on {sub['sub_job_id']}")
+        if "payload_b64" in payload:
+            try:
+                frame = base64.b64decode(str(payload["payload_b64"]), validate=True)
+            except (binascii.Error, ValueError) as exc:
+                raise RequestValidationError(
+                    [(["payload", "payload_b64"], f"not valid base64: {exc}")]
+                ) from exc
+        else:
+            # A dict payload is the model kwargs themselves (token ids as nested lists).
+            frame = wire.dumps({"args": (), "kwargs": payload})
+        return await self._frame_request(job, sub, "forward", frame, "forward")
+
+    def _cancel_request(self, job: JobRow, payload: dict[str, Any]) -> Response:
+        request_id = payload.get("request_id")
+        if not isinstance(request_id, str) or not request_id:
+            raise RequestValidationError([(["payload", "request_id"], "request_id is required")])
+        row = self.dp.get_request(request_id)
+        if row is None or row.job_id != job.job_id:
+            raise ServiceError(
+                404, f"Request {request_id} not found in training job {job.job_id}", errors.CODE_JOB_NOT_FOUND
+            )
+        cancelled = self.dp.cancel_pending(request_id=request_id, error="cancelled by the caller") > 0
+        cancelled = cancelled or sampling_plane.cancel_running(self.dp, row)
+        fresh = self.dp.get_request(request_id)
+        status = fresh.status if fresh is not None else row.status
+        return JSONResponse({"request_id": request_id, "cancelled": cancelled, "status": status})
+
+    def _tail_logs(
+        self, job: JobRow, sub_job_id: Any, sub_job_type: Any, payload: dict[str, Any]
+    ) -> Response:
+        sub = self._route(job, sub_job_id, sub_job_type, default_type=None)
+        if job.status in TERMINAL_STATUSES:
+            raise errors.gone(
+                f"Training job {job.job_id} is {job.status}; its live logs are gone. "
+                "Download the saved console instead."
+            )
+        if job.status == "pending":
+            raise errors.not_running(job.job_id, job.status)
+        max_lines = payload.get("max_lines")
+        if max_lines is not None and (
+            isinstance(max_lines, bool) or not isinstance(max_lines, int) or max_lines < 1
+        ):
+            raise RequestValidationError([(["payload", "max_lines"], "max_lines must be a positive integer")])
+        with self._lock:
+            worker = self.workers.get(str(sub["sub_job_id"]))
+        eof = job.status == "cancelling" and (worker is None or not worker.alive)
+        path = sublogs.log_path(self.state_dir, job.job_id, str(sub["sub_job_id"]))
+        try:
+            page = sublogs.page(path, cursor=payload.get("cursor"), max_lines=max_lines, eof=eof)
+        except sublogs.CursorError as exc:
+            raise invalid_request(str(exc)) from exc
+        return JSONResponse(page)
+
+
+def _now() -> float:
+    import time
+
+    return time.time()

@@ -1,0 +1,505 @@
+"""Experiment-run artifacts of the local server (§12.2-§12.5): produced per sub-job, served for LIST/GET.
+
+The service stages what a sub-job leaves behind under its experiment run; ct_local keeps the same
+tree on disk, ``<state_dir>/artifacts/<experiment>/versions/<run>/``:
+
+- ``_stdout/<sub_job_id>/console.YYYYMMDD-HHMMSS.<uuid>.gz``: the console lines written since the
+  previous upload, one gzip member per chunk;
+- ``_metrics/<sub_job_id>/gpu.YYYYMMDD-HHMMSS.<uuid>.gz``: system rows (real host CPU and memory
+  readings, §12.4 record_version 3) and GPU rows where a CUDA device exists;
+- ``_metrics/<sub_job_id>/training.YYYYMMDD-HHMMSS.<uuid>.gz``: one §12.5 row per fwd_bwd and step;
+- ``_logs/<sub_job_id>/execution.jsonl``: the console as structured JSON lines, replaced whole.
+
+`ArtifactUploader` is a background thread that does the periodic uploads every
+``artifact_upload_interval_s``; `record_training_call` is called by the training plane when a
+request finishes. `routes()` serves the tree outside the REST prefix, the way the SDK's local
+artifact store reads it: ``GET /_artifacts/<experiment>/<run>?prefix=<root>/`` answers a listing
+shaped like Snowflake's LIST (name, size, md5, last_modified) and
+``GET /_artifacts/<experiment>/<run>/<path>`` the object itself.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import logging
+import math
+import os
+import re
+import secrets
+import threading
+import time
+import uuid
+from datetime import UTC, datetime
+from email.utils import formatdate
+from pathlib import Path
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Route
+
+log = logging.getLogger(__name__)
+
+#: Where the artifact tree lives under the state dir.
+ARTIFACTS_DIR = "artifacts"
+#: Statuses whose sub-jobs produce output (uploads continue once more after a job leaves them).
+ACTIVE_STATUSES = frozenset({"running", "cancelling"})
+#: §12.5: a training row keeps at most this many metrics, with names of at most this many bytes.
+MAX_ROW_METRICS = 256
+MAX_METRIC_NAME_BYTES = 200
+#: Record versions of the rows (§12.4, §12.5).
+GPU_RECORD_VERSION = 2
+SYSTEM_RECORD_VERSION = 3
+TRAINING_RECORD_VERSION = 2
+#: ART-02: names in a run may only use these characters per segment (no traversal, no backslash).
+_SAFE_NAME = re.compile(r"[A-Za-z0-9_.:@=+-]+")
+#: One seq generation per server process: seq restarts at 0 after a restart (§12.4 seq_epoch).
+SEQ_EPOCH = uuid.uuid4().hex
+
+
+def run_root(state_dir: Path, experiment: str, run: str) -> Path:
+    """The folder holding ``snow://experiment/<experiment>/versions/<run>/``."""
+    for part in (experiment, run):
+        if not _SAFE_NAME.fullmatch(part) or part in (".", ".."):
+            raise ValueError(f"invalid experiment or run name {part!r}")
+    return state_dir / ARTIFACTS_DIR / experiment / "versions" / run
+
+
+def _time_ordered_uuid() -> str:
+    """A UUID whose leading bits are the time in ms (UUIDv7 layout), so same-second chunks keep order."""
+    ms = time.time_ns() // 1_000_000
+    rand = int.from_bytes(secrets.token_bytes(10), "big")
+    value = (ms & ((1 << 48) - 1)) << 80 | (0x7 << 76) | (rand & ((1 << 76) - 1))
+    value = (value & ~(0x3 << 62)) | (0x2 << 62)
+    return str(uuid.UUID(int=value))
+
+
+def chunk_name(kind: str, now: float | None = None) -> str:
+    """``<kind>.YYYYMMDD-HHMMSS.<uuid>.gz``: the UTC time the chunk starts, then a unique id."""
+    moment = datetime.fromtimestamp(time.time() if now is None else now, UTC)
+    return f"{kind}.{moment.strftime('%Y%m%d-%H%M%S')}.{_time_ordered_uuid()}.gz"
+
+
+def write_object(root: Path, rel: str, data: bytes) -> Path:
+    """Stage one object atomically (a reader never sees half of it)."""
+    target = root / rel
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
+    temp.write_bytes(data)
+    os.replace(temp, target)
+    return target
+
+
+def sample_ts(now: float | None = None) -> str:
+    ns = time.time_ns() if now is None else int(now * 1e9)
+    seconds, frac = divmod(ns, 1_000_000_000)
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S") + f".{frac:09d}Z"
+
+
+# --- host readings -----------------------------------------------------------------------------
+
+
+class HostSampler:
+    """Real host CPU utilisation (from /proc/stat deltas) and memory (from /proc/meminfo)."""
+
+    def __init__(self) -> None:
+        self._last: tuple[int, int] | None = self._cpu_times()
+
+    @staticmethod
+    def _cpu_times() -> tuple[int, int] | None:
+        try:
+            fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+        except (OSError, IndexError):
+            return None
+        values = [int(v) for v in fields]
+        idle = values[3] + (values[4] if len(values) > 4 else 0)
+        return sum(values), idle
+
+    def cpu_util_pct(self) -> float | None:
+        now = self._cpu_times()
+        last, self._last = self._last, now
+        if now is None or last is None or now[0] <= last[0]:
+            return None
+        busy = (now[0] - last[0]) - (now[1] - last[1])
+        return round(100.0 * busy / (now[0] - last[0]), 2)
+
+    @staticmethod
+    def memory() -> tuple[int | None, int | None]:
+        try:
+            info = dict(
+                (line.split(":")[0], int(line.split()[1]) * 1024)
+                for line in Path("/proc/meminfo").read_text().splitlines()
+                if line.split()[1:2] and line.split()[1].isdigit()
+            )
+        except OSError:
+            return None, None
+        total = info.get("MemTotal")
+        available = info.get("MemAvailable")
+        return (total - available if total is not None and available is not None else None), total
+
+
+def _gpu_rows(sub_job_id: str, ts: str, seq: int, interval: float) -> list[dict[str, Any]]:
+    """GPU rows only where torch already sees a CUDA device (never imported just for this)."""
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.cuda.is_available():
+        return []
+    rows = []
+    for index in range(torch.cuda.device_count()):
+        free, total = torch.cuda.mem_get_info(index)
+        props = torch.cuda.get_device_properties(index)
+        try:
+            util: float | None = float(torch.cuda.utilization(index))
+        except Exception:  # the NVML reading is optional; null means unmeasured
+            util = None
+        rows.append(
+            {
+                "record_version": GPU_RECORD_VERSION,
+                "sub_job_id": sub_job_id,
+                "sample_ts": ts,
+                "worker_num": 0,
+                "local_gpu_index": index,
+                "global_gpu_index": index,
+                "gpu_uuid": str(getattr(props, "uuid", f"GPU-{index}")),
+                "gpu_util_pct": util,
+                "fb_used_bytes": int(total - free),
+                "fb_free_bytes": int(free),
+                "power_watts": None,
+                "gpu_temp_c": None,
+                "seq": seq,
+                "seq_epoch": SEQ_EPOCH,
+                "sample_interval_s": interval,
+            }
+        )
+    return rows
+
+
+# --- training rows -----------------------------------------------------------------------------
+
+
+def _finite_numbers(values: Any) -> dict[str, float | int]:
+    found: dict[str, float | int] = {}
+    if not isinstance(values, dict):
+        return found
+    for key, value in values.items():
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            continue
+        if isinstance(value, float) and not math.isfinite(value):
+            continue
+        if len(str(key).encode()) > MAX_METRIC_NAME_BYTES:
+            continue
+        found[str(key)] = value
+    return found
+
+
+class _TrainingCounters:
+    """Per sub-job: the step the next fwd_bwd counts toward, its call number, and the row seq."""
+
+    def __init__(self) -> None:
+        self.last_step: int | None = None
+        self.calls = 0
+        self.seq = 0
+
+
+_COUNTERS: dict[str, _TrainingCounters] = {}
+_COUNTERS_LOCK = threading.Lock()
+
+
+def staging_path(state_dir: Path, job_id: str, sub_job_id: str) -> Path:
+    return state_dir / "jobs" / job_id / "training-rows" / (sub_job_id.replace(":", "_") + ".jsonl")
+
+
+def training_row(
+    sub_job_id: str, kind: str, request_id: str, result: dict[str, Any]
+) -> dict[str, Any] | None:
+    """The §12.5 row for a finished request, or None for kinds that have none (a load resets the step)."""
+    with _COUNTERS_LOCK:
+        counters = _COUNTERS.setdefault(sub_job_id, _TrainingCounters())
+        if kind == "load":
+            counters.last_step, counters.calls = None, 0
+            return None
+        if kind == "forward-backward":
+            counters.calls += 1
+            metrics = {**_finite_numbers(result.get("metrics")), **_finite_numbers(result)}
+            op, step, call = (
+                "fwd_bwd",
+                None if counters.last_step is None else counters.last_step + 1,
+                counters.calls,
+            )
+        elif kind == "step":
+            metrics = _finite_numbers(result)
+            global_steps = metrics.get("global_steps")
+            step = int(global_steps) if global_steps is not None else None
+            counters.last_step, counters.calls = step, 0
+            op, call = "step", None
+        else:
+            return None
+        seq = counters.seq
+        counters.seq += 1
+    kept = dict(list(metrics.items())[:MAX_ROW_METRICS])
+    return {
+        "kind": "training",
+        "record_version": TRAINING_RECORD_VERSION,
+        "sub_job_id": sub_job_id,
+        "sample_ts": sample_ts(),
+        "seq": seq,
+        "seq_epoch": SEQ_EPOCH,
+        "op": op,
+        "step": step,
+        "call": call,
+        "request_id": request_id,
+        "metrics": kept,
+    }
+
+
+def saves_training_metrics(sub_job: dict[str, Any]) -> bool:
+    """§12.5: a training sub-job uploads its rows unless training_config.save_training_metrics is false."""
+    config = sub_job.get("training_config")
+    return not (isinstance(config, dict) and config.get("save_training_metrics") is False)
+
+
+def record_training_call(state_dir: Path, row: Any, result: dict[str, Any]) -> None:
+    """Called when a training request finishes: stage its §12.5 row for the next upload.
+
+    Never raises: losing a metrics row must not fail the request that produced it.
+    """
+    try:
+        if str(row.sub_job_id).split(":")[-2:-1] != ["training"]:
+            return
+        record = training_row(str(row.sub_job_id), str(row.kind), str(row.request_id), result)
+        if record is None:
+            return
+        path = staging_path(state_dir, row.job_id, row.sub_job_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as sink:
+            sink.write(json.dumps(record, separators=(",", ":")) + "\n")
+    except Exception:
+        log.exception("could not stage a training metrics row")
+
+
+# --- the uploader ------------------------------------------------------------------------------
+
+
+class ArtifactUploader:
+    """Every interval, turns each active sub-job's new output into staged chunks of its run."""
+
+    def __init__(self, state: Any, interval_s: float) -> None:
+        self.state = state
+        self.interval_s = interval_s
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._host = HostSampler()
+        self._seq: dict[str, int] = {}
+        # Jobs uploaded during the last pass: one more pass after they stop catches their last lines.
+        self._active: set[str] = set()
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="ct-artifacts", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        self.upload_once()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            try:
+                self.upload_once()
+            except Exception:
+                log.exception("artifact upload pass failed")
+
+    def upload_once(self) -> None:
+        store = self.state.store
+        active = {job.job_id: job for job in store.jobs_with_status(ACTIVE_STATUSES)}
+        finishing = [store.get_job(job_id) for job_id in self._active - set(active)]
+        for job in [*active.values(), *(j for j in finishing if j is not None)]:
+            running = job.job_id in active
+            for sub in job.sub_jobs:
+                self._upload_sub_job(
+                    job, str(sub["sub_job_id"]), sample=running, training_rows=saves_training_metrics(sub)
+                )
+        self._active = set(active)
+
+    def _offsets_path(self, job_id: str) -> Path:
+        return self.state.settings.state_dir / "jobs" / job_id / "artifact-offsets.json"
+
+    def _upload_sub_job(self, job: Any, sub_job_id: str, *, sample: bool, training_rows: bool = True) -> None:
+        from ct_local.storage import console_logs as sublogs
+
+        state_dir: Path = self.state.settings.state_dir
+        root = run_root(state_dir, job.experiment_name, job.experiment_run_name)
+        offsets_file = self._offsets_path(job.job_id)
+        try:
+            offsets = json.loads(offsets_file.read_text())
+        except (OSError, ValueError):
+            offsets = {}
+        changed = False
+        console = sublogs.log_path(state_dir, job.job_id, sub_job_id)
+        changed |= self._ship_new_bytes(
+            console, offsets, f"console:{sub_job_id}", root, f"_stdout/{sub_job_id}", "console", raw=True
+        )
+        if changed:
+            self._write_execution_log(console, root, sub_job_id)
+        training = staging_path(state_dir, job.job_id, sub_job_id)
+        if not training_rows:
+            # §12.5 opt-out: the rows staged for this sub-job are dropped, never uploaded.
+            training.unlink(missing_ok=True)
+        changed |= self._ship_new_bytes(
+            training, offsets, f"training:{sub_job_id}", root, f"_metrics/{sub_job_id}", "training", raw=False
+        )
+        if sample:
+            self._sample(root, sub_job_id)
+        if changed:
+            offsets_file.parent.mkdir(parents=True, exist_ok=True)
+            write_object(offsets_file.parent, offsets_file.name, json.dumps(offsets).encode())
+
+    @staticmethod
+    def _ship_new_bytes(
+        source: Path, offsets: dict[str, int], key: str, root: Path, folder: str, kind: str, *, raw: bool
+    ) -> bool:
+        if not source.is_file():
+            return False
+        start = int(offsets.get(key, 0))
+        with source.open("rb") as handle:
+            handle.seek(start)
+            data = handle.read()
+        # Only whole lines: a line being written now goes out with the next chunk.
+        end = data.rfind(b"\n") + 1
+        if end <= 0:
+            return False
+        payload = data[:end]
+        if raw:
+            # The console file stores "<timestamp> <text>"; the persisted console keeps the text.
+            payload = b"".join(
+                (line.split(b" ", 1)[1] if b" " in line else line) + b"\n" for line in payload.splitlines()
+            )
+        write_object(root, f"{folder}/{chunk_name(kind)}", gzip.compress(payload, mtime=0))
+        offsets[key] = start + end
+        return True
+
+    @staticmethod
+    def _write_execution_log(console: Path, root: Path, sub_job_id: str) -> None:
+        lines = []
+        for raw in console.read_text(encoding="utf-8", errors="replace").splitlines():
+            stamp, _, text = raw.partition(" ")
+            level, _, message = text.partition(" ")
+            lines.append(
+                json.dumps(
+                    {"ts": stamp, "level": level, "sub_job_id": sub_job_id, "message": message},
+                    separators=(",", ":"),
+                )
+            )
+        write_object(root, f"_logs/{sub_job_id}/execution.jsonl", ("\n".join(lines) + "\n").encode())
+
+    def _sample(self, root: Path, sub_job_id: str) -> None:
+        seq = self._seq.get(sub_job_id, 0)
+        ts = sample_ts()
+        used, total = self._host.memory()
+        rows: list[dict[str, Any]] = [
+            {
+                "kind": "system",
+                "record_version": SYSTEM_RECORD_VERSION,
+                "sub_job_id": sub_job_id,
+                "sample_ts": ts,
+                "worker_num": 0,
+                "seq": seq,
+                "seq_epoch": SEQ_EPOCH,
+                "sample_interval_s": self.interval_s,
+                "cpu_util_pct": self._host.cpu_util_pct(),
+                "cpu_count": os.cpu_count(),
+                "mem_used_bytes": used,
+                "mem_total_bytes": total,
+            },
+            *_gpu_rows(sub_job_id, ts, seq, self.interval_s),
+        ]
+        self._seq[sub_job_id] = seq + 1
+        body = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in rows).encode()
+        write_object(root, f"_metrics/{sub_job_id}/{chunk_name('gpu')}", gzip.compress(body, mtime=0))
+
+
+# --- routes ------------------------------------------------------------------------------------
+
+
+def _md5(path: Path) -> str:
+    digest = hashlib.md5(usedforsecurity=False)
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _root_of(request: Request) -> Path:
+    from ct_local.http import errors
+    from ct_local.http.control_plane import _identity, _state
+
+    _identity(request)  # the same bearer-token rule as the REST routes
+    try:
+        return run_root(
+            _state(request).settings.state_dir,
+            request.path_params["experiment"],
+            request.path_params["run"],
+        )
+    except ValueError as exc:
+        raise errors.ServiceError(400, str(exc), 400) from None
+
+
+def _safe_rel(rel: str) -> bool:
+    parts = rel.split("/")
+    return (
+        bool(rel)
+        and "\\" not in rel
+        and not rel.startswith("/")
+        and all(p not in ("", ".", "..") for p in parts)
+    )
+
+
+async def list_artifacts(request: Request) -> Response:
+    """LIST: every object below ``prefix`` (a run-relative folder), Snowflake-shaped rows."""
+    from ct_local.http import errors
+
+    root = _root_of(request)
+    prefix = request.query_params.get("prefix", "").strip("/")
+    if prefix and not _safe_rel(prefix):
+        raise errors.ServiceError(400, f"invalid artifact prefix {prefix!r}", 400)
+    base = root / prefix if prefix else root
+    run = request.path_params["run"]
+    rows = []
+    if base.is_dir():
+        for path in sorted(base.rglob("*")):
+            if not path.is_file() or path.name.startswith("."):
+                continue
+            rel = path.relative_to(root).as_posix()
+            stat = path.stat()
+            rows.append(
+                {
+                    "name": f"/versions/{run}/{rel}",
+                    "size": stat.st_size,
+                    "md5": _md5(path),
+                    "last_modified": formatdate(stat.st_mtime, usegmt=True),
+                }
+            )
+    return JSONResponse({"files": rows})
+
+
+async def get_artifact(request: Request) -> Response:
+    """GET: one object of the run, by its run-relative path."""
+    from ct_local.http import errors
+
+    root = _root_of(request)
+    rel = request.path_params["rel"]
+    target = root / rel
+    if not _safe_rel(rel) or not target.is_file():
+        raise errors.ServiceError(404, f"artifact {rel!r} does not exist", 404)
+    return FileResponse(target)
+
+
+def routes() -> list[Route]:
+    return [
+        Route("/_artifacts/{experiment}/{run}", list_artifacts, methods=["GET"]),
+        Route("/_artifacts/{experiment}/{run}/{rel:path}", get_artifact, methods=["GET"]),
+    ]

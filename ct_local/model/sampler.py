@@ -1,0 +1,358 @@
+"""Sampling sub-jobs on the tiny model: token-by-token generation, log-probabilities, weight sync.
+
+:class:`SamplingBackend` runs ``generate`` and ``generate-stream`` requests (§6.6, §6.7) for one
+sampling sub-job: greedy at temperature 0, otherwise temperature / top-k / top-p sampling from a
+generator seeded per prompt when ``seed`` is given (so a seeded request repeats exactly). A prompt
+stops on an EOS or ``stop_token_ids`` token, on a ``stop`` string (cut from the text, as vLLM does),
+or at ``max_tokens`` / the sub-job's ``max_seq_len`` (finish_reason ``length``).
+
+:class:`SyncingTrainingBackend` is the training backend plus the ``weight-sync`` request (§7.2): it
+publishes a copy of the trainer's weights on ct_local.dataplane.sampling_plane.WEIGHTS, and each sampler
+adopts the newest copy before its next request. Formats vllm and hf send the full weights (merged
+when the trainer is a LoRA one; a LoRA sampler takes them as its base and zeroes its adapter);
+format lora (§7.3) sends only the LoRA A/B tensors, into a sampler wrapped with the same adapter.
+
+Imported only by worker threads: it imports torch.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from ct_local.dataplane.sampling_plane import (
+    CANCELS,
+    EVENTS,
+    WEIGHTS,
+    GenerateRequest,
+    SamplingParams,
+    max_seq_len_of,
+)
+from ct_local.dataplane.sampling_plane import parse_generate as _parse_generate
+from ct_local.http.errors import RequestValidationError
+from ct_local.model import tinylm
+from ct_local.model.trainer import (
+    RequestError,
+    adapter_tensors,
+    full_tensors,
+    is_lora,
+    load_adapter,
+    load_full,
+    peft_config_of,
+    with_lora,
+)
+from ct_local.model.training_backend import TrainingBackend
+from ct_local.model.training_spec import SpecError, parse_source
+from ct_local.storage.checkpoint_paths import live_folder, resolve_checkpoint
+from ct_local.storage.requests import RequestRow
+from ct_local.storage.store import JobRow, Store
+
+# Where a sampler keeps its synced weights over a graceful restart (in its live folder).
+SYNCED_WEIGHTS_FILE = "synced.safetensors"
+
+
+class Cancelled(Exception):
+    """The caller cancelled the running generation (§7.7)."""
+
+
+def parse_request(frame: bytes, max_seq_len: int | None) -> GenerateRequest:
+    try:
+        return _parse_generate(frame, max_seq_len=max_seq_len)
+    except RequestValidationError as exc:
+        raise RequestError("; ".join(message for _, message in exc.problems)) from exc
+
+
+class SamplingBackend:
+    """Model of one sampling sub-job and its generate requests."""
+
+    kinds: tuple[str, ...] = ("generate", "generate-stream")
+
+    def __init__(
+        self, store: Store, state_dir: Path, job: JobRow, sub_job: dict[str, Any], say: Callable[..., None]
+    ) -> None:
+        self.job = job
+        self.sub_job_id = str(sub_job["sub_job_id"])
+        self.say = say
+        self.max_seq_len = max_seq_len_of(sub_job)
+        self.tokenizer = tinylm.ByteTokenizer()
+        self.live = live_folder(state_dir, job.job_id, self.sub_job_id)
+        self.model = self._initial_model(store, sub_job)
+        peft_config = peft_config_of(sub_job)
+        if peft_config:
+            # The adapter starts as a no-op (B is zero) until the first lora sync fills it.
+            self.model = with_lora(self.model, peft_config)
+            self.say("LoRA adapter enabled from peft_config; waiting for an adapter sync")
+        self.model.eval()
+        self.weights_version = 0
+        self._has_synced_weights = False
+        self._restore_synced_weights()
+        # transformers 5 renamed the key/value cache argument (and output field) to "cache".
+        inner = self.model.get_base_model() if is_lora(self.model) else self.model  # type: ignore[operator]
+        parameters = inspect.signature(inner.forward).parameters
+        self._cache_arg = "cache" if "cache" in parameters else "past_key_values"
+
+    def _initial_model(self, store: Store, sub_job: dict[str, Any]) -> torch.nn.Module:
+        model_name = str(sub_job.get("model_name") or "ct-local-tiny")
+        try:
+            source = parse_source(sub_job.get("source_checkpoint_info"))
+        except SpecError as exc:
+            raise RuntimeError(str(exc)) from exc
+        if source is None:
+            self.say(f"building {model_name} for sampling (tiny local model, seeded from its name)")
+            return tinylm.build_model(model_name)
+        if source.external_path is not None:
+            self.say(f"sampling from Hugging Face weights in {source.external_path}")
+            return tinylm.load_pretrained(source.external_path)
+        assert source.source_job_id is not None and source.checkpoint_id is not None
+        row = resolve_checkpoint(store, source.source_job_id, source.checkpoint_id)
+        if row is None or not row.path:
+            raise RuntimeError(
+                f"source checkpoint {source.checkpoint_id} of job {source.source_job_id} no longer exists"
+            )
+        self.say(f"sampling from checkpoint {row.checkpoint_id}")
+        return tinylm.load_pretrained(Path(row.path))
+
+    def _restore_synced_weights(self) -> None:
+        """Weights synced before a graceful restart (see :meth:`snapshot`) win over the source's."""
+        path = self.live / SYNCED_WEIGHTS_FILE
+        if not path.is_file():
+            return
+        from safetensors.torch import load_file
+
+        self.model.load_state_dict(load_file(str(path)))
+        shutil.rmtree(self.live, ignore_errors=True)
+        self._has_synced_weights = True
+        self.say("restored the weights synced before the last shutdown")
+
+    def snapshot(self) -> None:
+        """Keep synced weights across a graceful restart; a never-synced sampler has nothing to keep."""
+        self._adopt_synced_weights()
+        if self.weights_version == 0 and not self._has_synced_weights:
+            return
+        from safetensors.torch import save_file
+
+        self.live.mkdir(parents=True, exist_ok=True)
+        tmp = self.live / f".{SYNCED_WEIGHTS_FILE}.tmp"
+        save_file({k: v.contiguous() for k, v in self.model.state_dict().items()}, str(tmp))
+        tmp.replace(self.live / SYNCED_WEIGHTS_FILE)
+
+    def _adopt_synced_weights(self) -> None:
+        published = WEIGHTS.latest(self.sub_job_id)
+        if published is None or published.version <= self.weights_version:
+            return
+        if published.weight_format == "lora":
+            load_adapter(self.model, published.tensors)
+        else:
+            load_full(self.model, published.tensors)
+        self.weights_version = published.version
+        self.say(f"adopted synced weights v{published.version} ({published.weight_format})")
+
+    # --- requests -------------------------------------------------------------------------------
+
+    def execute(self, row: RequestRow, frame: bytes | None) -> tuple[dict[str, Any], dict[str, Any]]:
+        if row.kind not in self.kinds:
+            raise RequestError(f"{row.kind} requests are not run by a sampling sub-job")
+        if frame is None:
+            raise RequestError("the request input is missing")
+        from ct_core import wire
+
+        self._adopt_synced_weights()
+        options = wire.read_metadata(frame).get("response_options")
+        options = options if isinstance(options, dict) else {}
+        request = parse_request(frame, self.max_seq_len)
+        try:
+            if row.kind == "generate-stream":
+                return self._stream(row.request_id, request), {}
+            results = [
+                self._one(row.request_id, prompt, params)
+                for prompt, params in zip(request.prompts, request.params, strict=True)
+            ]
+        except Cancelled:
+            return {"job_id": self.job.job_id, "cancelled": True}, {}
+        finally:
+            CANCELS.forget(row.request_id)
+        return {"job_id": self.job.job_id, "results": results}, options
+
+    def _stream(self, request_id: str, request: GenerateRequest) -> dict[str, Any]:
+        completed = failed = 0
+        try:
+            for index, (prompt, params) in enumerate(zip(request.prompts, request.params, strict=True)):
+                try:
+                    result = self._one(request_id, prompt, params)
+                except RequestError as exc:
+                    failed += 1
+                    EVENTS.push(request_id, {"type": "error", "index": index, "error": str(exc)})
+                else:
+                    completed += 1
+                    EVENTS.push(request_id, {"type": "result", "index": index, "result": result})
+        except Cancelled:
+            EVENTS.push(
+                request_id, {"type": "done", "completed": completed, "failed": failed, "cancelled": True}
+            )
+            raise
+        EVENTS.push(request_id, {"type": "done", "completed": completed, "failed": failed})
+        return {
+            "job_id": self.job.job_id,
+            "count": len(request.prompts),
+            "completed": completed,
+            "failed": failed,
+        }
+
+    # --- sampling -------------------------------------------------------------------------------
+
+    def _one(self, request_id: str, prompt: str | list[int], params: SamplingParams) -> dict[str, Any]:
+        prompt_ids = self.tokenizer.encode(prompt) if isinstance(prompt, str) else list(prompt)
+        limit = self.max_seq_len or tinylm.MAX_POSITIONS
+        if len(prompt_ids) >= limit:
+            raise RequestError(
+                f"the prompt has {len(prompt_ids)} tokens; max_seq_len {limit} leaves no room to generate"
+            )
+        generator = None
+        if params.seed is not None:
+            generator = torch.Generator().manual_seed(params.seed)
+        ids = list(prompt_ids)
+        out: list[int] = []
+        logprobs: list[dict[str, Any]] = []
+        prompt_logprobs: list[dict[str, Any] | None] | None = None
+        finish = "length"
+        text: str | None = None
+        past: Any = None
+        with torch.no_grad():
+            for position in range(params.max_tokens):
+                if CANCELS.is_cancelled(request_id):
+                    raise Cancelled()
+                if len(ids) >= limit:
+                    break
+                # The whole prompt once, then one new token at a time over the key/value cache.
+                step_ids = ids if past is None else ids[-1:]
+                output = self.model(
+                    input_ids=torch.tensor([step_ids]), use_cache=True, **{self._cache_arg: past}
+                )
+                past = output.get(self._cache_arg)
+                logits = output.logits[0].float()
+                if position == 0 and params.prompt_logprobs is not None:
+                    prompt_logprobs = self._prompt_logprobs(logits, prompt_ids, params.prompt_logprobs)
+                last = logits[-1]
+                token = self._pick(last, params, generator)
+                if params.logprobs is not None:
+                    logprobs.append(self._entry(torch.log_softmax(last, dim=-1), token, params.logprobs))
+                ids.append(token)
+                out.append(token)
+                if token in params.stop_token_ids or (token == tinylm.EOS_ID and not params.ignore_eos):
+                    # The stop token stays in token_ids but not in the text.
+                    finish, text = "stop", self.tokenizer.decode(out[:-1])
+                    break
+                if params.stop:
+                    decoded = self.tokenizer.decode(out)
+                    cut = _stop_cut(decoded, params.stop)
+                    if cut is not None:
+                        finish, text = "stop", decoded[:cut]
+                        break
+        if text is None:
+            text = self.tokenizer.decode(out)
+        result: dict[str, Any] = {"text": text, "token_ids": out, "finish_reason": finish}
+        if params.logprobs is not None:
+            result["logprobs"] = logprobs
+        if params.prompt_logprobs is not None:
+            result["prompt_logprobs"] = prompt_logprobs
+        return result
+
+    @staticmethod
+    def _pick(logits: torch.Tensor, params: SamplingParams, generator: torch.Generator | None) -> int:
+        if params.temperature == 0:
+            return int(torch.argmax(logits))
+        scaled = logits / params.temperature
+        if params.top_k > 0 and params.top_k < scaled.numel():
+            threshold = torch.topk(scaled, params.top_k).values[-1]
+            scaled = scaled.masked_fill(scaled < threshold, -math.inf)
+        if params.top_p < 1.0:
+            ordered, order = torch.sort(scaled, descending=True)
+            cumulative = torch.cumsum(torch.softmax(ordered, dim=-1), dim=-1)
+            # Drop a token once the mass before it already reaches top_p (the first always stays).
+            drop = cumulative - torch.softmax(ordered, dim=-1) >= params.top_p
+            scaled = scaled.clone()
+            scaled[order[drop]] = -math.inf
+        probs = torch.softmax(scaled, dim=-1)
+        return int(torch.multinomial(probs, 1, generator=generator))
+
+    def _entry(self, logprobs: torch.Tensor, token: int, k: int) -> dict[str, Any]:
+        """§6.6: the chosen token plus the k most likely ones, keyed by token id."""
+        ranks = torch.argsort(logprobs, descending=True)
+        entry: dict[str, Any] = {}
+        rank_of_token = int((ranks == token).nonzero()[0][0]) + 1
+        entry[str(token)] = self._logprob(logprobs, token, rank_of_token)
+        for rank, alt in enumerate(ranks[:k].tolist(), start=1):
+            entry.setdefault(str(alt), self._logprob(logprobs, alt, rank))
+        return entry
+
+    def _logprob(self, logprobs: torch.Tensor, token: int, rank: int) -> dict[str, Any]:
+        return {
+            "logprob": float(logprobs[token]),
+            "rank": rank,
+            "decoded_token": self.tokenizer.decode([token]),
+        }
+
+    def _prompt_logprobs(
+        self, logits: torch.Tensor, prompt: list[int], k: int
+    ) -> list[dict[str, Any] | None]:
+        table = torch.log_softmax(logits[: len(prompt)], dim=-1)
+        entries: list[dict[str, Any] | None] = [None]
+        for i in range(1, len(prompt)):
+            entries.append(self._entry(table[i - 1], prompt[i], k))
+        return entries
+
+
+def _stop_cut(text: str, stops: tuple[str, ...]) -> int | None:
+    found = [text.find(s) for s in stops if s in text]
+    return min(found) if found else None
+
+
+class SyncingTrainingBackend(TrainingBackend):
+    """The training backend, plus ``weight-sync`` (§7.2) into sampling sub-jobs of the same server."""
+
+    kinds: tuple[str, ...] = (*TrainingBackend.kinds, "weight-sync")
+
+    def execute(self, row: RequestRow, frame: bytes | None) -> tuple[dict[str, Any], dict[str, Any]]:
+        if row.kind != "weight-sync":
+            return super().execute(row, frame)
+        began = time.perf_counter()
+        weight_format = str(row.params.get("weight_format") or "vllm")
+        # One copy shared by every target: samplers only read it (load_state_dict copies into their own).
+        if weight_format == "lora":
+            if not is_lora(self.trainer.model):
+                raise RequestError("weight_format 'lora' needs a training sub-job created with peft_config")
+            tensors = adapter_tensors(self.trainer.model)
+        else:
+            tensors = full_tensors(self.trainer.model)
+        clear = row.params.get("clear_cache") or {}
+        targets = []
+        for target in row.params.get("targets") or []:
+            version = WEIGHTS.publish(str(target), tensors, weight_format)
+            targets.append(
+                {
+                    "sub_job_id": target,
+                    "recv": {
+                        "recv": {"clear_cache": bool(clear.get(target, True)), "weights_version": version}
+                    },
+                }
+            )
+        self.say(
+            f"synced weights ({weight_format}, global step {self.trainer.global_steps}) "
+            f"to {len(targets)} sampler(s)"
+        )
+        return {
+            "job_id": self.job.job_id,
+            "source_sub_job_id": self.sub_job_id,
+            "weight_format": weight_format,
+            "global_steps": self.trainer.global_steps,
+            "num_tensors": len(tensors),
+            "elapsed_s": time.perf_counter() - began,
+            "targets": targets,
+        }, {}

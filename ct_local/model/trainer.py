@@ -1,0 +1,376 @@
+"""The training backend of one sub-job: forward-backward, optimizer step, save, load, forward.
+
+One :class:`Trainer` holds the model, the optimizer and the bookkeeping a real trainer reports
+(global step count, the last forward-backward loss). A worker thread owns it and calls one method
+per request, in arrival order; nothing here is thread-safe on purpose.
+
+Batch contract (§10.1, §10.4): ``{"args": (), "kwargs": {"input_ids", "labels", ...}}`` with
+labels already aligned to the predictions, as the reference's next-token helper builds them
+(``labels[:, i]`` is the target of position ``i``; ``-100`` is ignored). An optional ``loss_mask``
+(in kwargs or ``context``) weights each position. Forward returns log-probabilities in the shifted
+convention: ``logprobs[:, i]`` is the log-probability of ``input_ids[:, i + 1]``.
+
+LoRA (§7.3, §8.2): a sub-job whose config carries ``peft_config`` wraps the model with peft, so
+only the adapter tensors train (the optimizer holds just those). Checkpoints stay loadable by a
+plain model: a weights-only save writes the merged weights (base + adapter), which is what a
+sampler or a deployment started from it serves (§14.2); a resumable save writes the unmerged base
+weights plus the adapter in ``adapter/`` and the optimizer state over the adapter tensors, so a
+load restores the adapter itself. The helpers below translate between peft's tensor names and the
+plain Hugging Face ones, for saving and for weight sync.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import resource
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from ct_local.model import tinylm
+from ct_local.model.training_spec import SUPPORTED_LOSS_FNS, TrainingSpec
+
+IGNORE_INDEX = -100
+# Model kwargs passed to the model as given; rr_* router-replay inputs are accepted and ignored
+# (the tiny model has no experts to replay).
+_MODEL_KWARGS = {"input_ids", "attention_mask", "position_ids"}
+_LOSS_KWARGS = {"labels", "loss_mask"}
+
+
+# §8.2 client-side defaults of a normalized peft_config, applied here too for raw bodies.
+LORA_DEFAULTS: dict[str, Any] = {"r": 8, "lora_alpha": 8, "lora_dropout": 0.0, "bias": "none"}
+# Where a resumable LoRA checkpoint keeps its adapter (a subfolder, so weight_files() skips it).
+ADAPTER_FOLDER = "adapter"
+ADAPTER_FILE = "adapter.safetensors"
+_PEFT_PREFIX = "base_model.model."
+
+
+def peft_config_of(sub_job: dict[str, Any]) -> dict[str, Any] | None:
+    """The sub-job's peft_config (training_config or inference_config), or None without LoRA."""
+    for section in ("training_config", "inference_config"):
+        config = sub_job.get(section)
+        if isinstance(config, dict) and isinstance(config.get("peft_config"), dict) and config["peft_config"]:
+            return dict(config["peft_config"])
+    return None
+
+
+#: Seed of the adapter's random initialisation (the B matrices start at zero either way).
+LORA_INIT_SEED = 1234
+
+
+def with_lora(model: torch.nn.Module, peft_config: dict[str, Any]) -> torch.nn.Module:
+    """Wrap ``model`` with a LoRA adapter; only the adapter tensors keep requires_grad."""
+    import peft
+
+    given = {k: v for k, v in peft_config.items() if k != "peft_type"}
+    values = {**LORA_DEFAULTS, "task_type": "CAUSAL_LM", **given}
+    try:
+        config = peft.LoraConfig(**values)
+        # peft draws the A matrices from torch's global generator; a fixed seed keeps a LoRA job's
+        # training as reproducible as the seeded base model.
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(LORA_INIT_SEED)
+            wrapped: torch.nn.Module = peft.get_peft_model(model, config)  # type: ignore[arg-type]
+    except (TypeError, ValueError) as exc:
+        raise RuntimeError(f"peft_config cannot be applied to this model: {exc}") from exc
+    return wrapped
+
+
+def is_lora(model: torch.nn.Module) -> bool:
+    return hasattr(model, "peft_config") and hasattr(model, "get_base_model")
+
+
+def _plain_name(name: str) -> str:
+    return name.removeprefix(_PEFT_PREFIX).replace(".base_layer.", ".")
+
+
+def adapter_tensors(model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    """The LoRA A/B tensors of a wrapped model, named without peft's outer prefix."""
+    return {
+        name.removeprefix(_PEFT_PREFIX): t.detach().clone()
+        for name, t in model.state_dict().items()
+        if ".lora_" in name
+    }
+
+
+def load_adapter(model: torch.nn.Module, tensors: dict[str, torch.Tensor]) -> None:
+    """Copy adapter tensors (as :func:`adapter_tensors` names them) into a wrapped model."""
+    own = {name.removeprefix(_PEFT_PREFIX): name for name in model.state_dict() if ".lora_" in name}
+    if set(own) != set(tensors):
+        raise ValueError("the adapter tensors do not match this model's LoRA layers")
+    # The name sets are equal, so the only "missing" keys are the base weights, which stay as they are.
+    model.load_state_dict({own[k]: v for k, v in tensors.items()}, strict=False)
+
+
+def full_tensors(model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    """Full-model weights under plain names; a LoRA model contributes its merged weights."""
+    if is_lora(model):
+        merged = copy.deepcopy(model).merge_and_unload()  # type: ignore[operator]
+        return {name: t.detach().clone() for name, t in merged.state_dict().items()}
+    return {name: t.detach().clone() for name, t in model.state_dict().items()}
+
+
+def load_full(model: torch.nn.Module, tensors: dict[str, torch.Tensor]) -> None:
+    """Load plain full-model weights; a LoRA model takes them as its base and restarts its adapter at zero."""
+    if not is_lora(model):
+        model.load_state_dict(tensors)
+        return
+    names = {_plain_name(n): n for n in model.state_dict() if ".lora_" not in n}
+    renamed = {names[k]: v for k, v in tensors.items() if k in names}
+    model.load_state_dict(renamed, strict=False)
+    _zero_adapter(model)
+
+
+def _zero_adapter(model: torch.nn.Module) -> None:
+    # peft starts B at zero, so a zero B makes the adapter a no-op until it trains again.
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if ".lora_B." in name:
+                p.zero_()
+
+
+class RequestError(ValueError):
+    """A request the backend refuses; its message becomes the request's ``error``."""
+
+
+def _tensor(value: Any, name: str, dtype: torch.dtype) -> torch.Tensor:
+    try:
+        tensor = value if torch.is_tensor(value) else torch.as_tensor(value)
+    except (TypeError, ValueError, RuntimeError) as exc:
+        raise RequestError(f"{name} must be a tensor or a nested list of numbers: {exc}") from exc
+    if tensor.ndim == 1:
+        tensor = tensor.unsqueeze(0)
+    if tensor.ndim != 2:
+        raise RequestError(f"{name} must have shape [batch, sequence], got {tuple(tensor.shape)}")
+    return tensor.to(dtype)
+
+
+def _current_rss() -> int:
+    """This process's resident set size in bytes (§6.2 cpu_peak)."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as f:
+            pages = int(f.read().split()[1])
+        return pages * resource.getpagesize()
+    except (OSError, ValueError, IndexError):
+        return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
+
+
+class Trainer:
+    """Model + optimizer of one training sub-job."""
+
+    def __init__(
+        self, spec: TrainingSpec, model: torch.nn.Module, peft_config: dict[str, Any] | None = None
+    ) -> None:
+        self.spec = spec
+        self.model = with_lora(model, peft_config) if peft_config else model
+        self.model.train()
+        self.optimizer = self._new_optimizer()
+        self.global_steps = 0
+        self.last_avg_loss: float | None = None
+        self._accumulated_calls = 0
+
+    # --- setup --------------------------------------------------------------------------------
+
+    def _new_optimizer(self) -> torch.optim.Optimizer:
+        o = self.spec.optimizer
+        params = [p for p in self.model.parameters() if p.requires_grad]
+        if o.name == "sgd":
+            return torch.optim.SGD(params, lr=o.lr, momentum=o.momentum, weight_decay=o.weight_decay)
+        cls = torch.optim.AdamW if o.name == "adamw" else torch.optim.Adam
+        return cls(params, lr=o.lr, betas=o.betas, eps=o.eps, weight_decay=o.weight_decay)
+
+    def vocab_size(self) -> int:
+        return int(self.model.get_input_embeddings().weight.shape[0])  # type: ignore[operator]
+
+    # --- batches ------------------------------------------------------------------------------
+
+    def _read_batch(self, batch: Any) -> tuple[dict[str, torch.Tensor], dict[str, Any], dict[str, Any]]:
+        if not isinstance(batch, dict):
+            raise RequestError("the batch must be a dict with args and kwargs")
+        args = batch.get("args") or ()
+        if len(args):
+            raise RequestError("positional args are not supported; send model inputs under kwargs")
+        kwargs = batch.get("kwargs") or {}
+        if not isinstance(kwargs, dict):
+            raise RequestError("batch kwargs must be a dict")
+        context = batch.get("context") or {}
+        processing = batch.get("processing") or {}
+        if not isinstance(context, dict) or not isinstance(processing, dict):
+            raise RequestError("batch context and processing must be dicts")
+        unknown = sorted(
+            k for k in kwargs if k not in _MODEL_KWARGS | _LOSS_KWARGS and not k.startswith("rr_")
+        )
+        if unknown:
+            raise RequestError(f"unsupported model kwargs: {', '.join(unknown)}")
+        if "input_ids" not in kwargs:
+            raise RequestError("kwargs.input_ids is required")
+        inputs = {"input_ids": _tensor(kwargs["input_ids"], "input_ids", torch.long)}
+        for name in ("attention_mask", "position_ids"):
+            if kwargs.get(name) is not None:
+                inputs[name] = _tensor(kwargs[name], name, torch.long)
+                if inputs[name].shape != inputs["input_ids"].shape:
+                    raise RequestError(f"{name} must have the shape of input_ids")
+        ids = inputs["input_ids"]
+        if ids.numel() == 0:
+            raise RequestError("input_ids is empty")
+        vocab = self.vocab_size()
+        if int(ids.min()) < 0 or int(ids.max()) >= vocab:
+            raise RequestError(f"input_ids must lie in [0, {vocab}) for this model")
+        limit = self.spec.max_seq_len
+        if limit is not None and ids.shape[1] > limit:
+            raise RequestError(f"sequence length {ids.shape[1]} exceeds the sub-job's max_seq_len of {limit}")
+        return inputs, {**kwargs, **{k: v for k, v in context.items() if k == "loss_mask"}}, processing
+
+    def _loss(self, logits: torch.Tensor, extras: dict[str, Any]) -> tuple[torch.Tensor, int]:
+        if extras.get("labels") is None:
+            raise RequestError("kwargs.labels is required for forward-backward")
+        labels = _tensor(extras["labels"], "labels", torch.long)
+        if labels.shape != logits.shape[:2]:
+            raise RequestError(f"labels must have the shape of input_ids {tuple(logits.shape[:2])}")
+        per_token = torch.nn.functional.cross_entropy(
+            logits.reshape(-1, logits.shape[-1]),
+            labels.reshape(-1),
+            ignore_index=IGNORE_INDEX,
+            reduction="none",
+        ).reshape(labels.shape)
+        weights = (labels != IGNORE_INDEX).to(per_token.dtype)
+        if extras.get("loss_mask") is not None:
+            mask = _tensor(extras["loss_mask"], "loss_mask", per_token.dtype)
+            if mask.shape != labels.shape:
+                raise RequestError("loss_mask must have the shape of labels")
+            weights = weights * mask
+        if "attention_mask" in extras and extras["attention_mask"] is not None:
+            weights = weights * _tensor(extras["attention_mask"], "attention_mask", per_token.dtype)
+        total = weights.sum()
+        tokens = int((weights > 0).sum())
+        if float(total) <= 0:
+            raise RequestError("no position carries a label: every label is -100 or masked out")
+        return (per_token * weights).sum() / total, tokens
+
+    # --- requests -----------------------------------------------------------------------------
+
+    def forward_backward(self, batch: Any) -> dict[str, Any]:
+        inputs, extras, processing = self._read_batch(batch)
+        loss_fn = processing.get("loss_fn")
+        if loss_fn is not None and str(loss_fn).lower() not in SUPPORTED_LOSS_FNS:
+            raise RequestError(
+                f"unknown processing.loss_fn {loss_fn!r}: this local server supports "
+                f"{', '.join(SUPPORTED_LOSS_FNS)} (cross-entropy SFT)"
+            )
+        self.model.train()
+        logits = self.model(**inputs).logits
+        loss, tokens = self._loss(logits.float(), extras)
+        loss.backward()
+        self._accumulated_calls += 1
+        value = float(loss.detach())
+        if not math.isfinite(value):
+            raise RequestError(f"the loss is not finite ({value})")
+        self.last_avg_loss = value
+        metrics = {
+            "loss": value,
+            "num_tokens": tokens,
+            "num_sequences": int(inputs["input_ids"].shape[0]),
+            "accumulated_calls": self._accumulated_calls,
+        }
+        return {"avg_loss": value, "metrics": metrics, "post_process_outputs": {}}
+
+    def step(self, learning_rate: float | None) -> dict[str, Any]:
+        configured = [group["lr"] for group in self.optimizer.param_groups]
+        if learning_rate is not None:
+            for group in self.optimizer.param_groups:
+                group["lr"] = learning_rate
+        result: dict[str, Any] = {}
+        if self.spec.gradient_clipping is not None:
+            params = [p for p in self.model.parameters() if p.grad is not None]
+            norm = torch.nn.utils.clip_grad_norm_(params, self.spec.gradient_clipping) if params else 0.0
+            result["grad_norm"] = float(norm)
+        used = self.optimizer.param_groups[0]["lr"]
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        # A per-step lr applies to this step only; the next one without lr uses the job's setting.
+        for group, lr in zip(self.optimizer.param_groups, configured, strict=True):
+            group["lr"] = lr
+        self._accumulated_calls = 0
+        self.global_steps += 1
+        result.update({"global_steps": self.global_steps, "last_lr": float(used)})
+        if self.spec.step_peak_memory_log:
+            gpu = int(torch.cuda.max_memory_allocated()) if torch.cuda.is_available() else 0
+            result["peak_memory"] = {"gpu_peak": gpu, "cpu_peak": _current_rss()}
+        return result
+
+    def forward(self, batch: Any) -> dict[str, Any]:
+        inputs, extras, _ = self._read_batch(batch)
+        self.model.eval()
+        try:
+            with torch.no_grad():
+                logits = self.model(**inputs).logits.float()
+        finally:
+            self.model.train()
+        ids = inputs["input_ids"]
+        logprobs = (
+            torch.log_softmax(logits[:, :-1, :], dim=-1).gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1)
+        )
+        result: dict[str, Any] = {"logprobs": logprobs.contiguous()}
+        if extras.get("labels") is not None:
+            loss, tokens = self._loss(logits, extras)
+            result["avg_loss"] = float(loss)
+            result["metrics"] = {"num_tokens": tokens}
+        return result
+
+    def save(self, folder: Path, checkpoint_type: str) -> None:
+        state = {
+            "global_steps": self.global_steps,
+            "avg_loss": self.last_avg_loss,
+            "model_name": self.spec.model_name,
+        }
+        optimizer = self.optimizer if checkpoint_type == "resumable" else None
+        if not is_lora(self.model):
+            tinylm.write_checkpoint(folder, self.model, optimizer=optimizer, trainer_state=state)
+            return
+        if optimizer is None:
+            merged = copy.deepcopy(self.model).merge_and_unload()  # type: ignore[operator]
+            tinylm.write_checkpoint(folder, merged, optimizer=None, trainer_state=state)
+            return
+        base = copy.deepcopy(self.model).unload()  # type: ignore[operator]
+        extra = {f"{ADAPTER_FOLDER}/{ADAPTER_FILE}": adapter_tensors(self.model)}
+        tinylm.write_checkpoint(folder, base, optimizer=optimizer, trainer_state=state, extra=extra)
+
+    def load(self, folder: Path, *, with_optimizer: bool) -> dict[str, Any]:
+        """Restore weights (and optimizer state when asked and present); pending gradients are dropped."""
+        if is_lora(self.model):
+            self._load_lora(folder)
+        else:
+            tinylm.load_weights(self.model, folder)
+        self.optimizer.zero_grad(set_to_none=True)
+        self._accumulated_calls = 0
+        self.optimizer = self._new_optimizer()
+        state = tinylm.read_trainer_state(folder)
+        restored = with_optimizer and tinylm.load_optimizer_state(self.optimizer, folder)
+        if restored:
+            self.global_steps = int(state.get("global_steps") or 0)
+        loss = state.get("avg_loss")
+        self.last_avg_loss = float(loss) if isinstance(loss, int | float) else None
+        return {"loaded_optimizer_states": bool(restored), "global_steps": self.global_steps}
+
+    def _load_lora(self, folder: Path) -> None:
+        """Base weights from the folder; the adapter too when it holds one, else a fresh (zero) one."""
+        from safetensors.torch import load_file
+
+        state: dict[str, torch.Tensor] = {}
+        for path in tinylm.weight_files(folder):
+            state.update(load_file(str(path)))
+        if not state:
+            raise ValueError(f"no safetensors weights in {folder}")
+        base = {_plain_name(n) for n in self.model.state_dict() if ".lora_" not in n}
+        missing = sorted(base - set(state) - {"lm_head.weight"})
+        unexpected = sorted(set(state) - base)
+        if missing or unexpected:
+            raise ValueError(
+                f"checkpoint does not match the model: missing {missing[:5]}, unexpected {unexpected[:5]}"
+            )
+        load_full(self.model, state)
+        adapter = folder / ADAPTER_FOLDER / ADAPTER_FILE
+        if adapter.is_file():
+            load_adapter(self.model, load_file(str(adapter)))

@@ -1,0 +1,172 @@
+"""Runs the requests of one training sub-job against its :class:`~ct_local.model.trainer.Trainer`.
+
+This is the glue between stored requests and the model: it decodes request frames, names and
+records checkpoints (§6.3: ``cp_<uuid>`` ids, a ``stage_path`` carrying that id, no
+``checkpoint_id`` key in the result), resolves what a load or a create-time
+``source_checkpoint_info`` points at (§6.4, §6.5), and snapshots the live training state when the
+server stops so a restart carries on from the same weights, optimizer and step count.
+
+Imported only by worker threads: it imports torch.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ct_core import wire
+from ct_local.model import tinylm
+from ct_local.model.trainer import RequestError, Trainer, peft_config_of
+from ct_local.model.training_spec import TrainingSpec, training_spec
+from ct_local.storage.checkpoint_paths import checkpoint_folder, live_folder, resolve_checkpoint
+from ct_local.storage.requests import RequestRow
+from ct_local.storage.store import CheckpointRow, JobRow, Store
+
+log = logging.getLogger(__name__)
+
+# §6.3 observed save result: a format version the caller may check.
+SAVE_RESULT_VERSION = 1.0
+
+
+class TrainingBackend:
+    """Executes forward-backward, step, save, load and forward for one training sub-job."""
+
+    kinds: tuple[str, ...] = ("forward-backward", "step", "save", "load", "forward")
+
+    def __init__(
+        self,
+        store: Store,
+        state_dir: Path,
+        job: JobRow,
+        sub_job: dict[str, Any],
+        say: Callable[..., None],
+    ) -> None:
+        self.store = store
+        self.state_dir = state_dir
+        self.job = job
+        self.sub_job = sub_job
+        self.sub_job_id = str(sub_job["sub_job_id"])
+        self.say = say
+        self.spec: TrainingSpec = training_spec(sub_job)
+        self.peft_config = peft_config_of(sub_job)
+        self.trainer = self._initial_trainer()
+        if self.peft_config:
+            trainable = sum(p.numel() for p in self.trainer.model.parameters() if p.requires_grad)
+            self.say(f"LoRA adapter applied from peft_config: {trainable} trainable parameters")
+
+    # --- start-up -----------------------------------------------------------------------------
+
+    def _initial_trainer(self) -> Trainer:
+        live = live_folder(self.state_dir, self.job.job_id, self.sub_job_id)
+        if (live / tinylm.TRAINER_STATE_FILE).is_file():
+            trainer = Trainer(self.spec, tinylm.load_pretrained(live), self.peft_config)
+            trainer.load(live, with_optimizer=True)
+            shutil.rmtree(live, ignore_errors=True)
+            self.say(f"restored the training state saved at shutdown (global step {trainer.global_steps})")
+            return trainer
+        source = self.spec.source
+        if source is None:
+            self.say(f"building {self.spec.model_name} (tiny local model, seeded from its name)")
+            return Trainer(self.spec, tinylm.build_model(self.spec.model_name), self.peft_config)
+        if source.external_path is not None:
+            self.say(f"loading Hugging Face weights from {source.external_path}")
+            return Trainer(self.spec, tinylm.load_pretrained(source.external_path), self.peft_config)
+        assert source.source_job_id is not None and source.checkpoint_id is not None
+        row = resolve_checkpoint(self.store, source.source_job_id, source.checkpoint_id)
+        if row is None or not row.path:
+            raise RuntimeError(
+                f"source checkpoint {source.checkpoint_id} of job {source.source_job_id} no longer exists"
+            )
+        folder = Path(row.path)
+        trainer = Trainer(self.spec, tinylm.load_pretrained(folder), self.peft_config)
+        if row.checkpoint_type == "resumable":
+            info = trainer.load(folder, with_optimizer=self.spec.load_optimizer_states)
+            self.say(
+                f"initialized from {row.checkpoint_id} "
+                f"(resumable, optimizer restored: {info['loaded_optimizer_states']})"
+            )
+        else:
+            self.say(f"initialized from {row.checkpoint_id} (weights-only)")
+        return trainer
+
+    # --- requests -----------------------------------------------------------------------------
+
+    @staticmethod
+    def _batch(frame: bytes) -> tuple[Any, dict[str, Any]]:
+        try:
+            batch = wire.loads(frame, backend="torch", copy=True)
+        except wire.WireError as exc:
+            raise RequestError(f"the request body is not a valid DSSST1 frame: {exc}") from exc
+        options = wire.read_metadata(frame).get("response_options")
+        return batch, options if isinstance(options, dict) else {}
+
+    def execute(self, row: RequestRow, frame: bytes | None) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Run one request; returns the result and the response options of its frame."""
+        if row.kind in ("forward-backward", "forward"):
+            if frame is None:
+                raise RequestError("the request input is missing")
+            batch, options = self._batch(frame)
+            if row.kind == "forward":
+                return {"job_id": self.job.job_id, **self.trainer.forward(batch)}, options
+            return {"job_id": self.job.job_id, **self.trainer.forward_backward(batch)}, options
+        if row.kind == "step":
+            return self.trainer.step(row.params.get("learning_rate")), {}
+        if row.kind == "save":
+            return self._save(str(row.params.get("checkpoint_type") or "resumable")), {}
+        if row.kind == "load":
+            return self._load(row.params), {}
+        raise RequestError(f"{row.kind} requests are not run by a training sub-job")
+
+    def _save(self, checkpoint_type: str) -> dict[str, Any]:
+        checkpoint_id = f"cp_{uuid.uuid4()}"
+        tag = f"global_step{self.trainer.global_steps}"
+        folder = checkpoint_folder(self.state_dir, self.job.job_id, checkpoint_id, tag)
+        self.trainer.save(folder, checkpoint_type)
+        self.store.add_checkpoint(
+            CheckpointRow(
+                job_id=self.job.job_id,
+                checkpoint_id=checkpoint_id,
+                global_steps=self.trainer.global_steps,
+                avg_loss=self.trainer.last_avg_loss,
+                created_at=time.time(),
+                checkpoint_type=checkpoint_type,
+                path=str(folder),
+            )
+        )
+        self.say(f"saved {checkpoint_type} checkpoint {checkpoint_id} ({tag})")
+        return {
+            "job_id": self.sub_job_id,
+            "stage_path": folder.resolve().as_uri() + "/",
+            "checkpoint_path": str(folder),
+            "checkpoint_tag": tag,
+            "version": SAVE_RESULT_VERSION,
+        }
+
+    def _load(self, params: dict[str, Any]) -> dict[str, Any]:
+        source_job = str(params["source_job_id"])
+        row = resolve_checkpoint(self.store, source_job, str(params["checkpoint_id"]))
+        if row is None or not row.path or not Path(row.path).is_dir():
+            raise RequestError(f"checkpoint {params['checkpoint_id']} of job {source_job} no longer exists")
+        with_optimizer = row.checkpoint_type == "resumable" and self.spec.load_optimizer_states
+        try:
+            info = self.trainer.load(Path(row.path), with_optimizer=with_optimizer)
+        except ValueError as exc:
+            raise RequestError(str(exc)) from exc
+        self.say(f"loaded checkpoint {row.checkpoint_id} from job {source_job}")
+        return {
+            "job_id": self.sub_job_id,
+            "checkpoint_id": row.checkpoint_id,
+            "source_job_id": source_job,
+            "checkpoint_type": row.checkpoint_type,
+            **info,
+        }
+
+    def snapshot(self) -> None:
+        """Keep the live state across a graceful restart (read back by the next start-up)."""
+        folder = live_folder(self.state_dir, self.job.job_id, self.sub_job_id)
+        self.trainer.save(folder, "resumable")
