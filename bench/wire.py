@@ -32,7 +32,7 @@ from typing import Any
 MIB = 1024 * 1024
 CODEC_SIZES_MIB = (16, 256, 1024)
 CHUNK_SIZES_MIB = (64, 256, 1024)
-# The reference's request chunk limit (rest-api.md §9.3).
+# The reference's request chunk limit: larger frames are sent as request chunks.
 CHUNK_MAX_BYTES = 60 * MIB
 WEIGHT_TENSOR_BYTES = 2 * MIB
 QUICK_DIVISOR = 16

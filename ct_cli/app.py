@@ -1,6 +1,6 @@
 """The `ct` cyclopts application: global options, command registration and dispatch.
 
-Shape of a command line (CLI-02): `ct [GLOBAL OPTIONS] COMMAND [COMMAND OPTIONS]`. Global
+Shape of a command line: `ct [GLOBAL OPTIONS] COMMAND [COMMAND OPTIONS]`. Global
 options are read only *before* the command, as the reference CLI does, so a command may
 reuse a name for its own option (`ct list --all --database DB` filters the account-level list
 by database, while `ct --database DB list` picks the connection's database).
@@ -24,7 +24,7 @@ from ct_cli import context, output
 from ct_core import __version__
 from ct_core.plugins import CTPluginManager, register_builtin, register_commands
 
-#: Global options that take a value (CLI-02), by the `GlobalOptions` field they set; `--opt=value`
+#: Global options that take a value, by the `GlobalOptions` field they set; `--opt=value`
 #: is accepted too.
 GLOBAL_VALUE_FIELDS = {
     "--config": "config",
@@ -41,7 +41,7 @@ GLOBAL_VALUE_FIELDS = {
     "--job-id": "job",
 }
 GLOBAL_VALUE_OPTIONS = frozenset(GLOBAL_VALUE_FIELDS)
-#: Global switches (CLI-02), by the field they turn on.
+#: Global switches, by the field they turn on.
 GLOBAL_FLAG_FIELDS = {"--no-verify-ssl": "no_verify_ssl", "--compact": "compact"}
 HELP_FLAGS = ("--help", "-h")
 VERSION_FLAG = "--version"

@@ -3,7 +3,7 @@
 The global options (given before the command) are kept as plain values; the SDK client is
 built from them only when a command first asks for it, so commands that need no connection
 (`submit --dry-run`, `login`, `plugins`, `--help`) never import the transport or read any
-credentials (CLI-26).
+credentials.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 @dataclass
 class GlobalOptions:
-    """The options placed before the command (CLI-02); None means "not given on the command line"."""
+    """The options placed before the command; None means "not given on the command line"."""
 
     config: str | None = None
     connection: str | None = None
@@ -72,9 +72,9 @@ ClientFactory = Callable[[GlobalOptions], Any]
 
 
 def default_client_factory(options: GlobalOptions) -> CortexTrainingClient:
-    from ct_core.connect.resolve import client_from_options
+    from ct_core.client import CortexTrainingClient
 
-    return client_from_options(options.connection_options())
+    return CortexTrainingClient.from_options(options.connection_options())
 
 
 @dataclass

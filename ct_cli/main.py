@@ -1,6 +1,6 @@
 """Entry point of the `ct` and `cortex-training` console scripts.
 
-`main()` owns the process-level contract of CLI-03: it loads plugins, builds the app, runs one
+`main()` owns the process-level contract of the command line: it loads plugins, builds the app, runs one
 command, and turns every outcome into an exit code: 0 on success, 1 with an `error:` line
 for any failure (a one-line message plus a hint, the traceback only with `CT_DEBUG=1`), 2 for
 a usage error, 130 on Ctrl+C. Streams and the client factory can be injected for tests.
@@ -25,7 +25,7 @@ from ct_cli.app import (
 from ct_cli.context import ClientFactory
 from ct_core import __version__
 
-#: Program names the console scripts are installed under (CLI-01).
+#: Program names the console scripts are installed under.
 PROG_NAMES = ("ct", "cortex-training")
 
 _INSTALL_HINT = "python3 -m pip install -e ."
@@ -61,14 +61,14 @@ def describe_error(exc: BaseException) -> tuple[str, str | None]:
     if isinstance(exc, errors.CTConnectionError):
         return message, "check the host or --base-url, and that the service is reachable"
     if isinstance(exc, errors.APIError):
-        # A refused PAT already carries its next steps in the message (CFG-23); a 401 on a
+        # A refused PAT already carries its next steps in the message; a 401 on a
         # profile request gets no hint, because that token was accepted at sign-in.
         if exc.status_code == 404:
             return message, "check the job id, database and schema (a job is visible only to its owner role)"
         return message, _validation_details(exc)
     if isinstance(exc, (errors.CTError, OSError, ValueError, RuntimeError)):
         return message, None
-    # Anything else is a bug somewhere; still one clean line (BUG-35), with its type to report.
+    # Anything else is a bug somewhere; still one clean line, not a traceback, with its type to report.
     return f"{type(exc).__name__}: {message}", "set CT_DEBUG=1 to see the traceback"
 
 
@@ -77,7 +77,7 @@ MAX_DETAIL_HINTS = 5
 
 
 def _validation_details(exc: Any) -> str | None:
-    """§3.6: a body like {"detail": [{"loc": [...], "msg": ...}]} says what was wrong; the SDK's
+    """A validation error body like {"detail": [{"loc": [...], "msg": ...}]} says what was wrong; the SDK's
     message does not repeat it (it carries only a code or message), so the CLI shows it as the hint."""
     try:
         body = exc.response.json() if exc.response is not None else None

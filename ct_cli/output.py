@@ -1,6 +1,6 @@
 """The one place the `ct` command line writes to the terminal.
 
-Conventions (CLI-03): stdout carries exactly one JSON document per command, keys sorted,
+Conventions: stdout carries exactly one JSON document per command, keys sorted,
 pretty-printed unless `--compact`, always ending in a newline; stderr carries progress,
 warnings and errors. A known error is printed as `error: <message>` plus, where one helps, a
 `hint: ...` line; a traceback is shown only with `CT_DEBUG=1`.
@@ -23,7 +23,7 @@ from typing import Any, TextIO
 #: Environment variable that turns on tracebacks for errors (any non-empty value but 0/false).
 DEBUG_ENV_VAR = "CT_DEBUG"
 
-#: Exit codes of the command line (CLI-03): success, a reported error, a usage error, Ctrl+C.
+#: Exit codes of the command line: success, a reported error, a usage error, Ctrl+C.
 EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_USAGE = 2

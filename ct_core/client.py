@@ -1,23 +1,28 @@
 """`CortexTrainingClient`: the SDK facade over the Cortex Training REST API.
 
 Method names and signatures follow the reference client so code ports by changing an import; the
-answers are plain dicts and lists. This module holds the facade only: transport policy lives in
-`_transport`/`_retry`, the generated-client bridge in `_api`, answer shaping in `_control_plane`,
-polling in `_polling`, create-body checks in `validation`, connection choice in `connection`.
+answers are plain dicts and lists. The facade owns the control-plane methods (jobs, the account
+list, capacity, checkpoints) and forwards the rest to its parts, each built with an explicit
+`ClientContext` (ct_core.context): the data plane (`ct_core.data.plane.DataPlane`), generation
+(`ct_core.data.generate.Generation`) and downloads (`ct_core.downloads.Downloads`).
 
-The data plane (forward_backward, step, save, load, the §7 operations, poll_request, live logs) comes
-from `_dataplane.DataPlaneMixin` and builds on the same seams: `self._ops` for JSON operations,
-`self._transport` for streamed chunk uploads under the same retry policy, and `self._poll_schedule()`
-for request polling.
+Every request goes through the one `Transport.request()` (ct_core.http.transport): URLs from the
+route table generated out of openapi/, the retry policy of ct_core.http.retry, error mapping in
+ct_core.errors. Answer shaping lives in ct_core.control.shaping, create-body checks in
+ct_core.config.validation, connection choice in ct_core.connect.
+
+Plugins and scripts that need an operation the facade has no method for use the public low-level
+interface: `client.request(operation_id, ...)`, `client.stream(...)`, `client.url_for(...)` and
+`client.rest_prefix`.
 """
 
 from __future__ import annotations
 
-import threading
-import time
-from collections import OrderedDict
+import functools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
 
 from ct_core.config.typed import Hardware, SubJobConfig, hardware_wire
 from ct_core.config.validation import build_create_body, validate_create_body
@@ -35,48 +40,48 @@ from ct_core.constants import (
     PAT_TOKEN_TYPE,
     TOKEN_TYPE_HEADER,
 )
+from ct_core.context import ClientContext, PollSettings, forward_to
 from ct_core.control import shaping as _control_plane
 from ct_core.control.polling import TERMINAL_JOB_STATES, PollSchedule, normalize_job_status
 from ct_core.control.shaping import (
     DEFAULT_BREAKDOWN_DIMENSIONS,
     create_job_body_from_job,
 )
-from ct_core.data.generate import GenerateMixin
-from ct_core.data.plane import DataPlaneMixin
+from ct_core.data.chunk_groups import MAX_REQUEST_CHUNK_BYTES
+from ct_core.data.generate import Generation
+from ct_core.data.plane import DataPlane
 from ct_core.data.results import RequestRegistry
-from ct_core.downloads import DownloadsMixin
+from ct_core.downloads import Downloads
 from ct_core.errors import APIError, JobTerminalError, JobWaitTimeout
 from ct_core.http import retry as _retry
-from ct_core.http.operations import Operations
-from ct_core.http.transport import AuthProvider, Transport, capacity_timeout, validate_request_timeout
+from ct_core.http.transport import (
+    AuthProvider,
+    Response,
+    StreamedResponse,
+    Transport,
+    capacity_timeout,
+    validate_request_timeout,
+)
 
-__all__ = ["CortexTrainingClient", "create_job_body_from_job"]
+if TYPE_CHECKING:
+    from ct_core.connect.resolve import ConnectionOptions, ResolvedConnection
 
-#: Experiment runs never change for a job; remember the newest ones (§5.7, CP-15).
+__all__ = ["CortexTrainingClient", "Credential", "create_job_body_from_job"]
+
+#: Experiment runs never change for a job; remember the newest ones.
 EXPERIMENT_RUN_CACHE_SIZE = 256
 
 
-class _ExperimentRunCache:
-    """A small thread-safe LRU shared by a client and the clients `for_job` derives from it."""
+@dataclass(frozen=True)
+class Credential:
+    """How a client signs in, for code that must open a Snowflake session of its own (artifact
+    downloads, Snowpark): a programmatic access token for `host`, a connection `profile`, or none."""
 
-    def __init__(self, size: int = EXPERIMENT_RUN_CACHE_SIZE) -> None:
-        self._size = size
-        self._items: OrderedDict[tuple[str, str, str], dict[str, Any]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: tuple[str, str, str]) -> dict[str, Any] | None:
-        with self._lock:
-            value = self._items.get(key)
-            if value is not None:
-                self._items.move_to_end(key)
-            return dict(value) if value is not None else None
-
-    def put(self, key: tuple[str, str, str], value: dict[str, Any]) -> None:
-        with self._lock:
-            self._items[key] = dict(value)
-            self._items.move_to_end(key)
-            while len(self._items) > self._size:
-                self._items.popitem(last=False)
+    kind: Literal["pat", "profile", "none"]
+    host: str | None = None
+    profile: str | None = None
+    #: The token itself (PAT clients); never part of the repr.
+    token: str | None = field(default=None, repr=False)
 
 
 def _account_list_predicate(error: BaseException) -> bool:
@@ -86,7 +91,7 @@ def _account_list_predicate(error: BaseException) -> bool:
     return _retry.is_transient(error)
 
 
-class CortexTrainingClient(GenerateMixin, DataPlaneMixin, DownloadsMixin):
+class CortexTrainingClient:
     """A client for one database and schema of a Cortex Training service.
 
     Against a local or compatible server::
@@ -119,6 +124,8 @@ class CortexTrainingClient(GenerateMixin, DataPlaneMixin, DownloadsMixin):
         verify_ssl: bool | str = True,
         headers: Mapping[str, str] | None = None,
         auth: AuthProvider | None = None,
+        sleep: Callable[[float], None] | None = None,
+        max_request_chunk_bytes: int = MAX_REQUEST_CHUNK_BYTES,
     ) -> None:
         # Checked in this order so the first bad argument names itself (CFG-01 fixes the messages);
         # each rule is a thunk so a later comparison never runs ahead of an earlier failure.
@@ -129,6 +136,7 @@ class CortexTrainingClient(GenerateMixin, DataPlaneMixin, DownloadsMixin):
             (lambda: poll_max_interval >= poll_interval, "poll_max_interval must be >= poll_interval"),
             (lambda: pool_maxsize > 0, "pool_maxsize must be > 0"),
             (lambda: max_retries >= 0, "max_retries must be >= 0"),
+            (lambda: max_request_chunk_bytes > 0, "max_request_chunk_bytes must be > 0"),
         )
         for holds, message in rules:
             if not holds():
@@ -151,12 +159,38 @@ class CortexTrainingClient(GenerateMixin, DataPlaneMixin, DownloadsMixin):
             pool_maxsize=pool_maxsize,
             max_retries=max_retries,
             auth=auth,
+            sleep=sleep,
+            path_defaults={"database": database, "schema": schema, "endpoint": endpoint},
         )
         self._owns_transport = True
-        self._ops = Operations(self._transport, database=database, schema=schema, endpoint=endpoint)
-        self._experiment_runs = _ExperimentRunCache()
-        self._requests = RequestRegistry()
-        self._sleep = time.sleep
+        self.max_request_chunk_bytes = max_request_chunk_bytes
+        # Shared with the clients for_job derives, keyed by location, so it spans databases.
+        self._experiment_runs = functools.lru_cache(maxsize=EXPERIMENT_RUN_CACHE_SIZE)(
+            self._fetch_experiment_run
+        )
+        self._build_parts()
+
+    def _build_parts(self) -> None:
+        ctx = ClientContext(
+            transport=self._transport,
+            requests=RequestRegistry(),
+            poll=PollSettings(
+                interval=self.poll_interval,
+                timeout=self.poll_timeout,
+                multiplier=self.poll_backoff_multiplier,
+                max_interval=self.poll_max_interval,
+            ),
+            sleep=self._transport.sleep,
+            max_request_chunk_bytes=self.max_request_chunk_bytes,
+            get_job=self.get_job,
+            list_checkpoints=self.list_checkpoints,
+        )
+        self._ctx = ctx
+        self._data = DataPlane(ctx)
+        self._generation = Generation(ctx, self._data)
+        # A for_job twin keeps its origin's download state (root memory, kept sessions).
+        earlier = self.__dict__.get("_downloads")
+        self._downloads = Downloads(self, state=earlier.state if earlier is not None else None)
 
     # --- construction --------------------------------------------------------------------------
 
@@ -209,7 +243,7 @@ class CortexTrainingClient(GenerateMixin, DataPlaneMixin, DownloadsMixin):
         """
         from ct_core.connect import snowflake as _snowflake
         from ct_core.connect.files import default_connection_name, read_connection_profiles, read_login_state
-        from ct_core.connect.resolve import ConnectionOptions, client_from_resolved, resolve_connection
+        from ct_core.connect.resolve import ConnectionOptions, resolve_connection
 
         profiles = read_connection_profiles()
         name = connection
@@ -223,7 +257,7 @@ class CortexTrainingClient(GenerateMixin, DataPlaneMixin, DownloadsMixin):
         )
         if not name:
             # No profile anywhere: the CI fallback through the environment.
-            return client_from_resolved(resolve_connection(options), **client_kwargs)
+            return cls.from_resolved(resolve_connection(options), **client_kwargs)
         resolved = resolve_connection(options)
         session = _snowflake.open_profile_session(name)
         server_url = _snowflake.session_server_url(session)
@@ -239,6 +273,36 @@ class CortexTrainingClient(GenerateMixin, DataPlaneMixin, DownloadsMixin):
         )
         return client
 
+    @classmethod
+    def from_resolved(cls, resolved: ResolvedConnection, **client_kwargs: Any) -> CortexTrainingClient:
+        """Build the client for a connection `ct_core.connect.resolve` resolved."""
+        common: dict[str, Any] = {
+            "database": resolved.database,
+            "schema": resolved.schema,
+            "endpoint": resolved.endpoint,
+            "poll_interval": resolved.poll_interval,
+            "poll_timeout": resolved.poll_timeout,
+            **client_kwargs,
+        }
+        if resolved.mode == "base_url":
+            assert resolved.base_url is not None
+            return cls(base_url=resolved.base_url, verify_ssl=resolved.verify_ssl, **common)
+        if resolved.mode == "pat":
+            assert resolved.host is not None and resolved.pat is not None
+            return cls.from_pat(
+                host=resolved.host, pat=resolved.pat, verify_ssl=resolved.verify_ssl, **common
+            )
+        return cls.from_configs(connection=resolved.profile, verify_ssl=resolved.verify_ssl, **common)
+
+    @classmethod
+    def from_options(
+        cls, options: ConnectionOptions | None = None, **client_kwargs: Any
+    ) -> CortexTrainingClient:
+        """Resolve `options` (flags, environment, remembered login) and build the client."""
+        from ct_core.connect.resolve import resolve_connection
+
+        return cls.from_resolved(resolve_connection(options), **client_kwargs)
+
     def for_job(self, job: Mapping[str, Any]) -> CortexTrainingClient:
         """A client bound to the database and schema of a job from the account-level list.
 
@@ -253,18 +317,16 @@ class CortexTrainingClient(GenerateMixin, DataPlaneMixin, DownloadsMixin):
         twin = object.__new__(type(self))
         twin.__dict__.update(self.__dict__)
         twin.database, twin.schema = str(database), str(schema)
-        twin._transport = self._transport.borrow()
+        twin._transport = self._transport.bind(database=twin.database, schema=twin.schema)
         twin._owns_transport = False
-        twin._ops = Operations(
-            twin._transport, database=twin.database, schema=twin.schema, endpoint=self.endpoint
-        )
+        twin._build_parts()
         return twin
 
     def close(self) -> None:
         """Release the connections (and the Snowflake session) this client owns."""
         if not self._owns_transport:
             return
-        self._close_artifact_sessions()
+        self._downloads.close_sessions()
         self._transport.close()
         closer = getattr(self._auth, "close", None)
         if callable(closer):
@@ -287,18 +349,56 @@ class CortexTrainingClient(GenerateMixin, DataPlaneMixin, DownloadsMixin):
 
         return snowpark_session(self)
 
+    # --- the low-level interface (plugins, scripts) --------------------------------------------
+
+    def request(self, operation_id: str, **options: Any) -> Response:
+        """Send one REST operation of the spec by its operationId, under the client's policy.
+
+        The same path every method of the client takes (retries, timeouts, auth, errors mapped to
+        `APIError`). `options` are those of `Transport.request`: `params` (path parameters over this
+        client's database, schema and endpoint), `query`, `json_body` or `content`, `predicate`,
+        `job_id`, `timeout`, `max_retries`. Returns the 2xx `Response` (`.json()`, `.content`).
+        """
+        return self._transport.request(operation_id, **options)
+
+    def stream(self, operation_id: str, **options: Any) -> AbstractContextManager[StreamedResponse]:
+        """Send one operation and read the answer as it arrives: ``with client.stream(...) as r:``.
+
+        One attempt (no retry); for server-sent events and files. Options as in `request`, without
+        the retry ones.
+        """
+        return self._transport.stream(operation_id, **options)
+
+    def url_for(self, operation_id: str, **params: Any) -> str:
+        """The absolute URL of an operation, path parameters filled (this client's location by default)."""
+        return self._transport.url(operation_id, params)
+
     @property
-    def _prefix(self) -> str:
-        return f"{self.base_url}/api/v2/databases/{self.database}/schemas/{self.schema}/{self.endpoint}"
+    def rest_prefix(self) -> str:
+        """The absolute URL of this client's per-schema Cortex Training routes."""
+        return self.url_for("listJobs")
+
+    @property
+    def credential(self) -> Credential:
+        """How this client signs in (see `Credential`)."""
+        profile = getattr(self._auth, "connection", None)
+        if self._auth is not None and profile:
+            return Credential("profile", profile=str(profile))
+        bearer = self._transport.header("Authorization") or ""
+        if self._pat_host and bearer.startswith("Bearer "):
+            return Credential("pat", host=self._pat_host, token=bearer.removeprefix("Bearer "))
+        return Credential("none")
+
+    @property
+    def sleep(self) -> Callable[[float], None]:
+        """How the client waits between retries and polls (`time.sleep` unless injected)."""
+        return self._transport.sleep
+
+    def _call(self, operation_id: str, **options: Any) -> Any:
+        return self._transport.request(operation_id, **options).json()
 
     def _poll_schedule(self) -> PollSchedule:
-        return PollSchedule(
-            interval=self.poll_interval,
-            timeout=self.poll_timeout,
-            multiplier=self.poll_backoff_multiplier,
-            max_interval=self.poll_max_interval,
-            sleep=self._sleep,
-        )
+        return self._ctx.poll_schedule()
 
     # --- jobs ----------------------------------------------------------------------------------
 
@@ -333,7 +433,7 @@ class CortexTrainingClient(GenerateMixin, DataPlaneMixin, DownloadsMixin):
         only when it provably never reached the server, so a job is never created twice.
         """
         normalized = validate_create_body(body)
-        answer = self._ops.call("createJob", body=normalized, predicate=_retry.never_reached_server)
+        answer = self._call("createJob", json_body=normalized, predicate=_retry.never_reached_server)
         answer = answer if isinstance(answer, dict) else {}
         job_id = answer.get("job_id")
         if isinstance(job_id, str) and job_id:
@@ -342,7 +442,7 @@ class CortexTrainingClient(GenerateMixin, DataPlaneMixin, DownloadsMixin):
 
     def get_job(self, job_id: str) -> dict[str, Any]:
         """The job record: status, reason, times, hardware, timeouts and every sub-job (§5.2)."""
-        return self._ops.call("getJob", params={"job_id": job_id}, job_id=job_id) or {}
+        return self._call("getJob", params={"job_id": job_id}, job_id=job_id) or {}
 
     def wait_for_job(self, job_id: str) -> dict[str, Any]:
         """Poll until the job is running and return its record.
@@ -371,7 +471,7 @@ class CortexTrainingClient(GenerateMixin, DataPlaneMixin, DownloadsMixin):
 
     def list_jobs(self, status: str | None = None) -> list[dict[str, Any]]:
         """Jobs of this schema that the role owns, optionally filtered by one status (sent as given)."""
-        answer = self._ops.call("listJobs", query={"status": status})
+        answer = self._call("listJobs", query={"status": status})
         jobs = answer.get("jobs") if isinstance(answer, dict) else None
         return list(jobs or [])
 
@@ -381,17 +481,15 @@ class CortexTrainingClient(GenerateMixin, DataPlaneMixin, DownloadsMixin):
         predicate = _retry.general(
             job_id=job_id, recent_jobs=self._transport.recent_jobs, final=_retry.conflict_is_final
         )
-        self._ops.call("cancelJob", params={"job_id": job_id}, predicate=predicate)
+        self._call("cancelJob", params={"job_id": job_id}, predicate=predicate)
 
     def get_experiment_run(self, job_id: str) -> dict[str, Any]:
         """`{"experiment_name": ..., "experiment_run_name": ...}` of a job (cached; failures are not)."""
-        key = (self.database, self.schema, job_id)
-        cached = self._experiment_runs.get(key)
-        if cached is not None:
-            return cached
-        answer = self._ops.call("getExperimentRun", params={"job_id": job_id}, job_id=job_id) or {}
-        self._experiment_runs.put(key, answer)
-        return dict(answer)
+        return dict(self._experiment_runs(self.database, self.schema, job_id))
+
+    def _fetch_experiment_run(self, database: str, schema: str, job_id: str) -> dict[str, Any]:
+        params = {"database": database, "schema": schema, "job_id": job_id}
+        return self._call("getExperimentRun", params=params, job_id=job_id) or {}
 
     # --- account-level list --------------------------------------------------------------------
 
@@ -427,7 +525,7 @@ class CortexTrainingClient(GenerateMixin, DataPlaneMixin, DownloadsMixin):
             raise ValueError("max_retries must be >= 0")
         timeout = validate_request_timeout(request_timeout) if request_timeout is not None else None
         try:
-            answer = self._ops.call(
+            answer = self._call(
                 "listAccountJobs",
                 query=query,
                 predicate=_account_list_predicate,
@@ -482,7 +580,7 @@ class CortexTrainingClient(GenerateMixin, DataPlaneMixin, DownloadsMixin):
 
     def list_models(self) -> list[dict[str, Any]]:
         """Models the account offers for new jobs (policy discovery, not a capacity promise)."""
-        answer = self._ops.call("listModels")
+        answer = self._call("listModels")
         models = answer.get("models") if isinstance(answer, dict) else None
         return list(models or [])
 
@@ -491,7 +589,7 @@ class CortexTrainingClient(GenerateMixin, DataPlaneMixin, DownloadsMixin):
             "hardware": hardware_wire(hardware) if hardware is not None else None,
             "breakdown": breakdown,
         }
-        return self._ops.call(
+        return self._call(
             "getCapacity",
             query=query,
             predicate=_retry.never,
@@ -520,7 +618,7 @@ class CortexTrainingClient(GenerateMixin, DataPlaneMixin, DownloadsMixin):
 
     def list_checkpoints(self, job_id: str) -> list[dict[str, Any]]:
         """The job's checkpoints, in no guaranteed order (select by created_at)."""
-        answer = self._ops.call("listCheckpoints", params={"job_id": job_id}, job_id=job_id)
+        answer = self._call("listCheckpoints", params={"job_id": job_id}, job_id=job_id)
         checkpoints = answer.get("checkpoints") if isinstance(answer, dict) else None
         return list(checkpoints or [])
 
@@ -529,12 +627,12 @@ class CortexTrainingClient(GenerateMixin, DataPlaneMixin, DownloadsMixin):
         # No job_id grace: a checkpoint exists only long after its job was created, so a 517601 here
         # (missing checkpoint or job) is final at once.
         params = {"job_id": job_id, "checkpoint_id": checkpoint_id}
-        return self._ops.call("exportCheckpoint", params=params) or {}
+        return self._call("exportCheckpoint", params=params) or {}
 
     def delete_checkpoint(self, job_id: str, checkpoint_id: str) -> None:
         """Delete a checkpoint; a missing one raises (NotFoundError), it is not a success."""
         params = {"job_id": job_id, "checkpoint_id": checkpoint_id}
-        self._ops.call("deleteCheckpoint", params=params)
+        self._call("deleteCheckpoint", params=params)
 
     # --- model deployments (plugin) ------------------------------------------------------------
 
@@ -548,3 +646,61 @@ class CortexTrainingClient(GenerateMixin, DataPlaneMixin, DownloadsMixin):
         from ct_model_deployment import ModelDeployments
 
         return ModelDeployments(self)
+
+    # --- the data plane (ct_core.data.plane.DataPlane) -----------------------------------------
+
+    forward_backward = forward_to("_data", DataPlane.forward_backward)
+    step = forward_to("_data", DataPlane.step)
+    save = forward_to("_data", DataPlane.save)
+    load = forward_to("_data", DataPlane.load)
+    checkpoint_id_from_save_result = staticmethod(DataPlane.checkpoint_id_from_save_result)
+    operation = forward_to("_data", DataPlane.operation)
+    forward = forward_to("_data", DataPlane.forward)
+    fwd = forward
+    fwd_no_grad = forward
+    weight_sync = forward_to("_data", DataPlane.weight_sync)
+    bootstrap_router_replay = forward_to("_data", DataPlane.bootstrap_router_replay)
+    router_replay_discard = forward_to("_data", DataPlane.router_replay_discard)
+    reset_prefix_cache = forward_to("_data", DataPlane.reset_prefix_cache)
+    cancel_request = forward_to("_data", DataPlane.cancel_request)
+    get_request_status = forward_to("_data", DataPlane.get_request_status)
+    poll_request = forward_to("_data", DataPlane.poll_request)
+    pipeline = forward_to("_data", DataPlane.pipeline)
+    handle = forward_to("_data", DataPlane.handle)
+    tail_logs = forward_to("_data", DataPlane.tail_logs)
+    stream_logs = forward_to("_data", DataPlane.stream_logs)
+    tail_events = forward_to("_data", DataPlane.tail_events)
+    stream_events = forward_to("_data", DataPlane.stream_events)
+
+    # --- generation (ct_core.data.generate.Generation) -----------------------------------------
+
+    generate = forward_to("_generation", Generation.generate)
+    generate_stream = forward_to("_generation", Generation.generate_stream)
+    iter_generate_events = forward_to("_generation", Generation.iter_generate_events)
+
+    # --- downloads (ct_core.downloads.Downloads) -----------------------------------------------
+
+    download_checkpoint = forward_to("_downloads", Downloads.download_checkpoint)
+    warm_artifact_session = forward_to("_downloads", Downloads.warm_artifact_session)
+    download_execution_logs = forward_to("_downloads", Downloads.download_execution_logs)
+    fetch_execution_logs = forward_to("_downloads", Downloads.fetch_execution_logs)
+    download_stdout_logs = forward_to("_downloads", Downloads.download_stdout_logs)
+    download_metrics = forward_to("_downloads", Downloads.download_metrics)
+    download_training_metrics = forward_to("_downloads", Downloads.download_training_metrics)
+
+    @property
+    def download_state(self) -> Any:
+        """What downloads remember between calls (root listings, kept sessions); shared with for_job."""
+        return self._downloads.state
+
+    @property
+    def keep_artifact_sessions(self) -> bool:
+        """Keep a successful download's Connector session for the next one (default False).
+
+        Shared with the clients for_job makes; turning it off closes the kept sessions.
+        """
+        return self._downloads.keep_artifact_sessions
+
+    @keep_artifact_sessions.setter
+    def keep_artifact_sessions(self, value: bool) -> None:
+        self._downloads.keep_artifact_sessions = value

@@ -1,50 +1,90 @@
-"""Named limits, defaults and environment-variable names of the SDK, each tied to the contract section
-(rest-api.md, "§") or acceptance feature it comes from. Nothing else in ct_core spells these numbers.
+"""Named limits, defaults and environment-variable names of the SDK, each with the rule it comes from.
+
+Nothing else in ct_core spells these numbers: the retry policies of every request path, the timeouts,
+the service's limits and error codes, and the environment variables a client reads.
 """
 
 from __future__ import annotations
 
-# --- URL layout (§2.1, CFG-02) -------------------------------------------------------------------
+# --- URL layout: <host>/api/v2/databases/<db>/schemas/<schema>/<endpoint>/... ----------------------
 DEFAULT_ENDPOINT = "cortex-training"
 DEFAULT_SCHEMA = "PUBLIC"
-#: The account-scoped model list keeps the literal endpoint name (§5.4; A-2).
+#: The account-scoped model list keeps this literal endpoint name, whatever endpoint a client is given.
 MODELS_ENDPOINT = "cortex-training"
 SNOWFLAKE_HOST_SUFFIXES = (".snowflakecomputing.com", ".snowflakecomputing.cn")
 
-# --- Headers (§2.2, §2.4) --------------------------------------------------------------------------
+# --- Headers: the service's request id, and how a programmatic access token is announced ----------
 REQUEST_ID_HEADER = "x-snowflake-request-id"
 TOKEN_TYPE_HEADER = "X-Snowflake-Authorization-Token-Type"
 PAT_TOKEN_TYPE = "PROGRAMMATIC_ACCESS_TOKEN"
 
-# --- Polling (§3.4, CFG-01) ------------------------------------------------------------------------
+# --- Polling a job or request: first interval, overall limit, growth per poll, largest interval ----
 DEFAULT_POLL_INTERVAL = 0.5
 DEFAULT_POLL_TIMEOUT = 1800.0
 DEFAULT_POLL_BACKOFF_MULTIPLIER = 1.25
 DEFAULT_POLL_MAX_INTERVAL = 6.0
 
-# --- Transport (§3.5, CFG-01, CFG-12, TRN-01) ------------------------------------------------------
+# --- Transport: what a client starts with unless it is configured otherwise -----------------------
 DEFAULT_POOL_MAXSIZE = 1024
 DEFAULT_MAX_RETRIES = 10
 DEFAULT_CONNECT_TIMEOUT = 30.0
 DEFAULT_READ_TIMEOUT = 600.0
-#: Capacity is one attempt bounded by 10 s connect / 30 s read; a shorter configured timeout wins (§5.5).
+#: Capacity is one attempt bounded by 10 s connect / 30 s read; a shorter configured timeout wins.
 CAPACITY_CONNECT_TIMEOUT = 10.0
 CAPACITY_READ_TIMEOUT = 30.0
-#: Exponential jitter between attempts: min(initial * 2**(n-1) + U(0, jitter), max) seconds (TRN-01).
+
+# --- Retry policies (ct_core.http.retry runs all of them) ----------------------------------------
+# Retry n (1-based) waits min(first * 2**(n-1) + U(0, jitter), max) seconds, then loses a random share
+# of up to `jitter share` of that; a Retry-After the service sends on a 429/503 replaces the backoff
+# where a path honours it (still capped by the max).
+#
+#: General API requests: DEFAULT_MAX_RETRIES retries, 0.5 s doubling up to 10 s plus up to 1 s at
+#: random, Retry-After honoured. What is retried: transport failures other than certificate
+#: failures, and RETRYABLE_STATUSES.
 RETRY_INITIAL_WAIT = 0.5
 RETRY_MAX_WAIT = 10.0
 RETRY_JITTER = 1.0
-#: Statuses worth another attempt on the general request path (§3.5).
+#: Statuses worth another attempt on the general request path: a redirect (asked again, never
+#: followed), a job not visible yet, a restarting zone, rate limiting, and transient 5xx answers.
 RETRYABLE_STATUSES = frozenset({307, 308, 404, 409, 429, 500, 502, 503, 504})
-#: 404 with this service code is final unless this client created the job recently (§3.5).
+#: Artifact LIST and GET (chunked stdout/metrics downloads and execution logs): 4 retries, 0.25 s
+#: doubling up to 8 s, each wait cut by a random share of up to half so parallel workers do not retry
+#: in step; Retry-After is not read (stores answer through the Connector or a plain stream). What is
+#: retried: a store that says it is unavailable, connection failures, timeouts (an attempt abandoned
+#: past the transfer timeout included), ARTIFACT_RETRYABLE_STATUSES and every 5xx.
+ARTIFACT_RETRIES = 4
+ARTIFACT_RETRY_FIRST_WAIT = 0.25
+ARTIFACT_RETRY_MAX_WAIT = 8.0
+ARTIFACT_RETRY_JITTER_SHARE = 0.5
+#: 408 is retried here though not on the general path: a LIST or GET of an artifact only reads, so a
+#: request the server stopped waiting for is always safe to send again, while the general path keeps to
+#: the statuses the service names as passing. 409 and 429 are a busy store, as on the general path.
+ARTIFACT_RETRYABLE_STATUSES = frozenset({408, 409, 429})
+#: Checkpoint files over presigned links: 5 retries per file, 0.2 s doubling up to 5 s, no jitter (one
+#: file at a time, so there is nobody to spread out from). Every retry continues the partial file with
+#: a Range request. A body that ended short of the announced size is retried at once, without a wait,
+#: and counts against the same 5. A link refused as expired is not a retry: it is re-exported once.
+CHECKPOINT_RETRIES = 5
+CHECKPOINT_RETRY_FIRST_WAIT = 0.2
+CHECKPOINT_RETRY_MAX_WAIT = 5.0
+#: Statuses of a presigned link worth another attempt on the same link (408 included, as for artifacts:
+#: a GET of a file is always safe to send again).
+CHECKPOINT_RETRYABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+#: Statuses an object store answers for a presigned link past its expiry (the export is asked again).
+CHECKPOINT_LINK_EXPIRED_STATUSES = frozenset({401, 403})
+
+# --- Service codes the retry rules and error messages read ----------------------------------------
+#: 404 with this service code is final unless this client created the job in the last
+#: RECENTLY_CREATED_WINDOW_SECONDS (a new job can be invisible for a moment).
 JOB_NOT_FOUND_CODE = "517601"
 RECENTLY_CREATED_WINDOW_SECONDS = 120.0
-#: How many created job ids a client remembers for the window above (bounded bookkeeping, BUG-17).
+#: How many created job ids a client remembers for the window above (bounded, so a long-lived client
+#: does not grow without limit).
 RECENTLY_CREATED_MAX_ENTRIES = 1024
-#: Shared code of every 400 refusal (§3.7) and the message prefix of an inaccessible database/schema.
+#: Shared code of every 400 refusal and the message prefix of an inaccessible database/schema.
 BAD_REQUEST_CODE = "517602"
 UNSUPPORTED_HARDWARE_CODE = "517604"
-#: 409 codes that name a lasting conflict rather than a restarting zone: never retried (A-10, BUG-04).
+#: 409 codes that name a lasting conflict rather than a restarting zone: never retried.
 PERMANENT_CONFLICT_CODES = frozenset(
     {
         UNSUPPORTED_HARDWARE_CODE,
@@ -53,26 +93,26 @@ PERMANENT_CONFLICT_CODES = frozenset(
         "chunk_group_missing_chunks",
     }
 )
-#: Codes that say a Snowflake session token expired; the profile client replays once (CFG-10).
+#: Codes that say a Snowflake session token expired; the profile client renews it and replays once.
 SESSION_EXPIRED_CODES = frozenset({"390111", "390112", "390114"})
 
-# --- Error messages (§3.6, TRN-10, TRN-11) ---------------------------------------------------------
+# --- Error messages: how much of the service's message is kept, how deep a body is searched -------
 ERROR_MESSAGE_LIMIT = 1000
 ERROR_BODY_SEARCH_DEPTH = 8
 
-# --- Create-job limits (§5.1, CP-02, CP-03) --------------------------------------------------------
+# --- Create-job limits the service enforces (checked before a body is sent) -----------------------
 TIMEOUT_MIN_SECONDS = 300
 TIMEOUT_MAX_SECONDS = 604_800
-#: What a job runs with when the create body omits a timeout (§5.2, create_job_body_from_job).
+#: What a job runs with when the create body omits a timeout (see create_job_body_from_job).
 DEFAULT_IDLE_TIMEOUT_SECONDS = 1800
 DEFAULT_PENDING_TIMEOUT_SECONDS = 86_400
 MAX_ZERO_STAGE = 2
 
-# --- Account-level list (§5.3) ---------------------------------------------------------------------
+# --- Account-level job list: page size bounds ------------------------------------------------------
 ACCOUNT_LIST_MIN_PAGE_SIZE = 1
 ACCOUNT_LIST_MAX_PAGE_SIZE = 1000
 
-# --- Environment variables (CFG-13) ----------------------------------------------------------------
+# --- Environment variables -------------------------------------------------------------------------
 ENV_CONNECTION = "CORTEX_TRAINING_CONNECTION"
 ENV_CONFIG = "CORTEX_TRAINING_CONFIG"
 ENV_BASE_URL = "CORTEX_TRAINING_BASE_URL"
@@ -81,7 +121,7 @@ ENV_PAT = ("CORTEX_TRAINING_PAT", "SNOWFLAKE_PAT")
 ENV_DATABASE = ("CORTEX_TRAINING_DATABASE", "SNOWFLAKE_DATABASE")
 ENV_SCHEMA = ("CORTEX_TRAINING_SCHEMA", "SNOWFLAKE_SCHEMA")
 ENV_ENDPOINT = "CORTEX_TRAINING_ENDPOINT"
-#: Last-resort database of a profile client (§2.2).
+#: Last-resort database of a profile client that names none.
 ENV_DB_FALLBACK = "CORTEX_TRAINING_DB"
 ENV_LOGIN_FILE = "CORTEX_TRAINING_LOGIN_FILE"
 ENV_SNOWFLAKE_HOME = "SNOWFLAKE_HOME"

@@ -4,13 +4,15 @@ Families:
 
 - `APIError` and its per-status subclasses: the service answered with a status the caller must see.
   Each carries `status_code`, the service `code` (when the JSON body has one), `request_id` (the
-  `x-snowflake-request-id` header) and the `httpx.Response` itself. Their messages follow §2.4/§3.6
-  of the contract (request-id prefix, `(code): message` suffix, 1,000-character cut, credentials
-  redacted, `Unexpected redirect ...` for a 3xx).
+  `x-snowflake-request-id` header) and the `httpx.Response` itself. Their messages have a fixed
+  shape (request-id prefix, `(code): message` suffix, 1,000-character cut, credentials redacted,
+  `Unexpected redirect ...` for a 3xx).
 - `CTConnectionError` / `CTTimeoutError` / `TLSVerificationError`: the request got no answer.
 - `ValidationError` and `ConfigError`: refused before anything is sent.
-- `WireError`, chunk-group, download, deployment and job-wait errors, owned by the modules that
-  raise them but declared here so callers can catch by family.
+- `WireError`, chunk-group, request, live-log, download, deployment and job-wait errors, owned by
+  the modules that raise them but declared here so callers can catch by family. Several also derive
+  from the built-in they were first raised as (`ValueError`, `RuntimeError`), so code that catches
+  that keeps working.
 
 `api_error_from_response` builds the right `APIError` for a response; the transport calls it.
 """
@@ -106,7 +108,8 @@ class TLSVerificationError(CTConnectionError):
 class APIError(CTError):
     """The service answered with a status that is not a success.
 
-    `str(err)` is the enriched message of §3.6; `.response` is the service's answer, unchanged.
+    `str(err)` is the enriched message (see `api_error_from_response`); `.response` is the service's
+    answer, unchanged.
     """
 
     def __init__(
@@ -137,15 +140,15 @@ class APIError(CTError):
 
 
 class UnexpectedRedirectError(APIError):
-    """A 3xx answer: redirects are never followed (§3.5)."""
+    """A 3xx answer: redirects are never followed."""
 
 
 class BadRequestError(APIError):
-    """400: an invalid request, or a refused privilege (code 517602, §3.7)."""
+    """400: an invalid request, or a refused privilege (code 517602)."""
 
 
 class DatabaseAccessError(BadRequestError):
-    """400 517602 for the database/schema in the request path; ct never creates it for you (CFG-22)."""
+    """400 517602 for the database/schema in the request path; ct never creates it for you."""
 
 
 class InvalidPageToken(BadRequestError):
@@ -157,7 +160,7 @@ class AuthenticationError(APIError):
 
 
 class PATRejectedError(AuthenticationError):
-    """Snowflake refused a programmatic access token (CFG-23).
+    """Snowflake refused a programmatic access token.
 
     Raised for a 401 on a direct-PAT request, and when the Connector refuses a profile's token at
     sign-in (errno 394400). The message is the original error followed by what to check; `.hint`
@@ -195,7 +198,7 @@ class ServerError(APIError):
 
 
 class AccountJobListUnavailable(APIError):
-    """The account-level job list cannot be used here (§5.3).
+    """The account-level job list cannot be used here.
 
     `.reason` is `forbidden` (403), `not_deployed` (404 with an empty body), `disabled` (404 with the
     service's JSON) or `rest_disabled` (405).
@@ -223,7 +226,7 @@ class ChunkGroupConflictError(ChunkGroupError):
 
 
 # --------------------------------------------------------------------------------------------------
-# Higher-level waits and downloads
+# Higher-level waits, requests, live logs and downloads
 # --------------------------------------------------------------------------------------------------
 
 
@@ -242,7 +245,7 @@ class JobWaitTimeout(CTError, TimeoutError):
 
 
 class NoChunksError(CTError, ValueError):
-    """Sub-jobs named in a download have no artifacts of that kind (ART-18).
+    """Sub-jobs named in a download have no artifacts of that kind.
 
     `sub_job_ids` lists the names without any; `available` lists the job's sub-jobs that have some.
     """
@@ -257,6 +260,67 @@ class NoChunksError(CTError, ValueError):
 
 class DownloadCancelled(CTError):
     """A download was cancelled by the caller; partial files are kept for a resume."""
+
+
+class DownloadInProgress(CTError, RuntimeError):
+    """Another download is writing the same stream into the same output folder."""
+
+
+class ChunkDamaged(CTError, ValueError):
+    """strict=True: a chunk could not be decompressed (after one more fetch) or had vanished."""
+
+
+class CheckpointDownloadError(CTError):
+    """A checkpoint file could not be downloaded or failed its checks; nothing was promoted."""
+
+
+class LinkTransportError(CTError):
+    """A presigned link could not be fetched (connection, TLS, timeout or a body cut short).
+
+    `retryable` says whether another attempt on the same link could succeed.
+    """
+
+    def __init__(self, message: str, *, retryable: bool) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+
+
+class ArtifactError(CTError):
+    """An experiment-run artifact listing or fetch broke the store's rules (run name, paths, roots)."""
+
+
+class ArtifactMissing(ArtifactError):
+    """A GET found no object at a listed path: it was removed after the listing."""
+
+
+class ArtifactUnavailable(ArtifactError):
+    """A store failure another attempt may fix: the network, a busy service, an expired session.
+
+    Stores raise it for what the artifact retry policy covers; anything else (missing privileges, a
+    refused storage read, a bad path, other statement errors) propagates as it is and fails at once.
+    """
+
+
+class RequestFailedError(CTError, RuntimeError):
+    """A polled request ended failed or cancelled; `.state` and `.error` say how."""
+
+    def __init__(self, request_id: str, state: str, error: Any) -> None:
+        super().__init__(f"Request {request_id} ended with state '{state}': {error or ''}")
+        self.request_id = request_id
+        self.state = state
+        self.error = error
+
+
+class LogsUnavailableError(CTError, RuntimeError):
+    """Live logs cannot be read because the job has ended; its saved console can be downloaded."""
+
+    def __init__(self, job_id: str, status: str) -> None:
+        super().__init__(
+            f"job {job_id} has ended ({status}), so its live logs are gone. Download the saved console "
+            f"instead: ct download-log {job_id} --log-type stdout (SDK: download_stdout_logs())"
+        )
+        self.job_id = job_id
+        self.status = status
 
 
 class ModelDeploymentWaitError(CTError, RuntimeError):
@@ -308,7 +372,7 @@ def shorten(text: str, limit: int = ERROR_MESSAGE_LIMIT) -> str:
 
 
 def iter_error_objects(value: Any, *, depth: int = 0) -> Iterator[dict[str, Any]]:
-    """Every JSON object in an error body, outermost first (TRN-11).
+    """Every JSON object in an error body, outermost first.
 
     Gateways wrap the service's error in other objects, sometimes as a JSON string inside a string
     field, so strings are scanned for embedded objects and arrays too. Depth is bounded.
@@ -396,7 +460,7 @@ def standard_http_message(response: httpx.Response) -> str:
 
 
 # --------------------------------------------------------------------------------------------------
-# A programmatic access token that Snowflake refuses (CFG-23)
+# A programmatic access token that Snowflake refuses
 # --------------------------------------------------------------------------------------------------
 
 #: The Connector's error number when Snowflake refuses a programmatic access token at sign-in.
@@ -442,7 +506,7 @@ def pat_rejected_from_connector(error: BaseException) -> PATRejectedError:
 
 
 def api_error_from_response(response: httpx.Response, *, direct_pat: bool = False) -> APIError:
-    """Build the `APIError` subclass for a non-success response, with the §3.6 message.
+    """Build the `APIError` subclass for a non-success response, with the enriched message.
 
     `direct_pat` says the request was signed with a programmatic access token by the client itself
     (not a profile session): a 401 then becomes `PATRejectedError` with next steps appended.

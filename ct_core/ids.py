@@ -1,10 +1,10 @@
-"""Identifiers a caller handles by hand: checkpoint ids (CP-20) and sub-job ids (CP-21).
+"""Identifiers a caller handles by hand: checkpoint ids and sub-job ids.
 
-Checkpoints: the durable id is the `cp_<uuid>` segment of a save result's `stage_path` (§6.3);
+Checkpoints: the durable id is the `cp_<uuid>` segment of a save result's `stage_path`;
 `checkpoint_tag` (for example `global_step1`) is only the backend's tag and `checkpoint_path` is a
 mount inside the saving job's containers, so neither identifies a checkpoint elsewhere.
 
-Sub-jobs: `{job_id}:{sub_job_type}:{index}` (§1.2), where the type segment is `training`,
+Sub-jobs: `{job_id}:{sub_job_type}:{index}`, where the type segment is `training`,
 `sampling` or `log_prob` and the index counts from 0 per type. The create-time job type
 `log_probability` is spelled `log_prob` in the id.
 
@@ -30,9 +30,9 @@ __all__ = [
     "sub_job_id_segment",
 ]
 
-#: The type segments a sub-job id may carry (§1.2).
+#: The type segments a sub-job id may carry.
 SUB_JOB_ID_TYPES = ("training", "sampling", "log_prob")
-#: Create-time job types whose id segment is spelled differently (§1.2).
+#: Create-time job types whose id segment is spelled differently.
 _SEGMENT_FOR_JOB_TYPE = {"log_probability": "log_prob"}
 #: Separator between the three parts of a sub-job id.
 _SEPARATOR = ":"
@@ -94,7 +94,7 @@ def parse_sub_job_id(value: str) -> SubJobId:
 
 
 def find_sub_jobs(job: Mapping[str, Any], job_type: str) -> list[dict[str, Any]]:
-    """The `sub_jobs` entries of a Get job record (§5.2) that have `job_type`, in record order.
+    """The `sub_jobs` entries of a Get job record (operationId getJob) that have `job_type`, in record order.
 
     An entry matches on its `job_type` (any spelling `sub_job_id_segment` accepts) or, when that
     is missing, on the type segment of its `sub_job_id`.
@@ -119,7 +119,7 @@ def find_sub_jobs(job: Mapping[str, Any], job_type: str) -> list[dict[str, Any]]
 
 
 def checkpoint_id_from_save_result(result: Mapping[str, Any]) -> str:
-    """The durable `cp_<uuid>` id of a finished save: its `stage_path` segment (§6.3).
+    """The durable `cp_<uuid>` id of a finished save: its `stage_path` segment.
 
     Raises ValueError when the result carries no id; `latest_checkpoint` over `list_checkpoints`
     finds it then.
@@ -133,7 +133,7 @@ def _created_at(value: Any) -> datetime:
     if not isinstance(value, str) or not value:
         raise ValueError(f"created_at must be an ISO 8601 timestamp, got {value!r}")
     text = value.strip()
-    # Z means UTC (§6.3); spelled as an offset it also parses where fromisoformat predates Z support.
+    # Z means UTC; spelled as an offset it also parses where fromisoformat predates Z support.
     if text.endswith(("Z", "z")):
         text = text[:-1] + "+00:00"
     moment = datetime.fromisoformat(text)

@@ -19,7 +19,7 @@ from types import FrameType
 
 import uvicorn
 
-from ct_local.http.control_plane import create_app
+from ct_local.app import create_app
 from ct_local.settings import ServerSettings
 
 log = logging.getLogger("ct_local")
@@ -64,7 +64,7 @@ def serve(settings: ServerSettings, *, ready_file: Path | None = None, log_level
     base_url = f"http://{host}:{port}"
     from ct_local.dataplane.training_plane import TrainingDataPlane
 
-    app, _state = create_app(settings, data_plane_factory=TrainingDataPlane)
+    app, _ = create_app(settings, data_plane_factory=TrainingDataPlane)
     config = uvicorn.Config(
         app,
         log_level=log_level,

@@ -3,8 +3,8 @@
 One frozen :class:`ServerSettings` value describes a server run. It is built from the `ct local
 serve` flags, optionally layered over a JSON document (``--settings-json`` or the
 ``CT_LOCAL_SETTINGS`` environment variable), so tests can start a server shaped exactly as they
-need without a flag for every knob. Contract defaults are named constants with the section they
-come from.
+need without a flag for every knob. The service's defaults and limits are named constants, each
+with a comment saying what it bounds.
 """
 
 from __future__ import annotations
@@ -18,26 +18,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-# §5.1 GPU hardware: the accepted values of the create-job ``hardware`` field; H200 when omitted.
+# GPU hardware: the accepted values of the create-job ``hardware`` field; H200 when omitted.
 KNOWN_HARDWARE: tuple[str, ...] = ("H200", "B200", "B300")
 DEFAULT_HARDWARE = "H200"
 
-# §5.1 idle_timeout_seconds / pending_timeout_seconds: server defaults and accepted ranges.
+# Create-job idle_timeout_seconds / pending_timeout_seconds: server defaults and accepted ranges.
 DEFAULT_IDLE_TIMEOUT_S = 1800
 DEFAULT_PENDING_TIMEOUT_S = 86400
 TIMEOUT_MIN_S = 300
 TIMEOUT_MAX_S = 604800
 
-# §5.3 account-level list: page size bounds and default.
+# Account-level job list: page size bounds and default.
 ACCOUNT_LIST_DEFAULT_LIMIT = 100
 ACCOUNT_LIST_MAX_LIMIT = 1000
 
-# §5.5 breakdown: at most this many dimension names per request.
+# Capacity breakdown: at most this many dimension names per request.
 BREAKDOWN_MAX_DIMENSIONS = 8
 
-# §9.3: request chunks are at most 60 MiB; a body may carry one chunk frame plus its header.
+# Request chunks are at most 60 MiB; a body may carry one chunk frame plus its header.
 MAX_BODY_BYTES = 64 * 1024 * 1024
-# §9.4/§9.5: encoded results above this size are delivered as result_chunk events...
+# Encoded results above this size are delivered as result_chunk events...
 RESULT_CHUNK_THRESHOLD_BYTES = 4 * 1024 * 1024
 # ...each chunk frame at most this large (it must exceed the chunk header allowance of 8 KiB).
 RESULT_CHUNK_MAX_BYTES = 4 * 1024 * 1024
@@ -46,8 +46,8 @@ RESULT_CHUNK_MIN_BYTES = 8192 + 64
 # The environment variable holding a JSON object of settings (same keys as the dataclass fields).
 SETTINGS_ENV = "CT_LOCAL_SETTINGS"
 
-# Models the local server lists when no catalog feeds it (a later issue reads model-catalog/).
-# Used only when no model catalog can be found (an installed wheel without a checkout).
+# Models the local server lists when no model catalog can be found (an installed wheel without a
+# checkout); otherwise the catalog (ct_core.catalog) names them.
 BUILTIN_MODELS: tuple[str, ...] = (
     "Qwen/Qwen3-0.6B",
     "Qwen/Qwen3-1.7B",
@@ -56,7 +56,7 @@ BUILTIN_MODELS: tuple[str, ...] = (
 
 
 def _catalog_models() -> tuple[str, ...]:
-    """The models the catalog supports (rest-api §1.4: the catalog is the source of truth)."""
+    """The models the catalog supports (the catalog is the source of truth)."""
     from ct_core.catalog import CatalogError, model_names
 
     try:
@@ -73,7 +73,7 @@ ACCOUNT_NAME = "LOCAL"
 
 @dataclass(frozen=True)
 class HardwareCapacity:
-    """The account's GPU allowance for one hardware type (§5.5).
+    """The account's GPU allowance for one hardware type, as the capacity route reports it.
 
     ``max_total_gpus`` of -1 means no ceiling. ``schedulable_gpus`` models what the cluster could
     place right now; ``None`` means "as much as the ceiling allows".
@@ -115,7 +115,7 @@ class ServerSettings:
     # How often the lifecycle loop looks at jobs.
     tick_s: float = 0.02
     capacity: Mapping[str, HardwareCapacity] = field(default_factory=_default_capacity)
-    # §5.5 breakdown switches (see ct_local.control.capacity): False reports every dimension DISABLED for
+    # Capacity breakdown switches (see ct_local.control.capacity): False reports every dimension DISABLED for
     # the account; dimensions named in breakdown_unavailable report UNAVAILABLE; past
     # breakdown_attribution_limit jobs (oldest first kept; None: no limit) the answer is truncated.
     breakdown_enabled: bool = True
@@ -126,18 +126,19 @@ class ServerSettings:
     roles_without_create: tuple[str, ...] = ()
     # "DB.SCHEMA" pairs (case-insensitive) answered 400 517602 as not found or not authorized.
     hidden_schemas: tuple[str, ...] = ()
-    # §5.3: when False the account-level list answers 404 "not enabled for this account".
+    # When False the account-level list answers 404 "not enabled for this account".
     account_list_enabled: bool = True
     # Fault rules applied from start-up (see ct_local.http.faults).
     faults: tuple[Mapping[str, Any], ...] = ()
     # Admin routes under /_ct (faults, forced states); loopback callers only.
     admin_enabled: bool = True
-    # Data plane: result delivery (§9.4, §9.5), body limit, and torch intra-op threads per process.
+    # Data plane: result delivery (inline envelope or result chunks), body limit, and torch intra-op
+    # threads per process.
     result_chunk_threshold_bytes: int = RESULT_CHUNK_THRESHOLD_BYTES
     result_chunk_max_bytes: int = RESULT_CHUNK_MAX_BYTES
     max_body_bytes: int = MAX_BODY_BYTES
     torch_threads: int = 1
-    # §12.3: how often each active sub-job's console, metrics and training rows are staged
+    # How often each active sub-job's console, metrics and training rows are staged
     # (ct_local.http.artifacts).
     artifact_upload_interval_s: float = 3.0
 

@@ -366,7 +366,7 @@ def deploy_checkpoint(workdir: Path, connection: list[str], job_id: str) -> None
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m ct_local.demo", description="Run the ct demo against a fresh local server."
+        prog="python examples/demo.py", description="Run the ct demo against a fresh local server."
     )
     parser.add_argument(
         "--output-dir",

@@ -81,7 +81,7 @@ CORE_COMMANDS: tuple[tuple[str, str, str], ...] = (
 
 
 #: Commands that act on the running job named by the global --job: their usage line shows where
-#: it goes, and their help ends with the reminder (CLI-18). Values are the arguments after the name.
+#: it goes, and their help ends with the reminder. Values are the arguments after the name.
 JOB_COMMAND_USAGE: dict[str, str] = {
     "fwd-bwd": "FILE",
     "step": "[--lr LR]",

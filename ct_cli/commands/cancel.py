@@ -1,4 +1,4 @@
-"""`ct cancel JOB_ID`: ask the service to cancel a job (CLI-10)."""
+"""`ct cancel JOB_ID`: ask the service to cancel a job."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`ct catalog`: browse the model catalog, print a job body from it, and check it (CAT-09).
+"""`ct catalog`: browse the model catalog, print a job body from it, and check it.
 
 The command group is a cyclopts sub-app (`app`), registered lazily by import path like every
 core command. It reads the catalog through `ct_core.catalog` only and needs no connection:

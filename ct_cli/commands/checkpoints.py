@@ -1,4 +1,4 @@
-"""`ct checkpoints JOB_ID` and `ct delete-checkpoint JOB_ID CHECKPOINT_ID` (CLI-07)."""
+"""`ct checkpoints JOB_ID` and `ct delete-checkpoint JOB_ID CHECKPOINT_ID`: list and delete checkpoints."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`ct download-checkpoint JOB_ID CHECKPOINT_ID --output-dir DIR [--include GLOB ...]` (CLI-08, ART-24)."""
+"""`ct download-checkpoint JOB_ID CHECKPOINT_ID --output-dir DIR [--include GLOB ...]`."""
 
 from __future__ import annotations
 

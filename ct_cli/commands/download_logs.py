@@ -1,4 +1,4 @@
-"""`ct download-log JOB_ID ...` and `ct download-metrics JOB_ID ...` (§12.2-§12.5, CLI download commands)."""
+"""`ct download-log JOB_ID ...` and `ct download-metrics JOB_ID ...`: logs, console and metrics files."""
 
 from __future__ import annotations
 

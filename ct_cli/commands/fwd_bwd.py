@@ -1,4 +1,4 @@
-"""`ct --job JOB fwd-bwd FILE|-`: one forward/backward pass from a readable JSON batch (CLI-12, CLI-13)."""
+"""`ct --job JOB fwd-bwd FILE|-`: one forward/backward pass from a readable JSON batch."""
 
 from __future__ import annotations
 

@@ -1,9 +1,10 @@
-"""`ct --job JOB generate FILE|-` and `--stream`: generation from a readable JSON request (§6.6, §6.7).
+"""`ct --job JOB generate FILE|-` and `--stream`: generation from a readable JSON request.
 
 The file holds the fields of the reference CLI's generate JSON: ``prompts`` (strings and/or token-id
 lists), optional ``sampling_params`` (one object or one per prompt), ``routing_key``, ``strict``, and
 ``poll`` (false: print the request id without waiting), optionally nested under ``payload``. A
-``sub_job_id`` next to the prompts picks the sampling sub-job like ``--sub-job`` does.
+``sub_job_id`` next to the prompts picks the sampling sub-job like ``--sub-job`` does. The requests are
+the operationIds ``generate`` and ``generateStream``.
 """
 
 from __future__ import annotations
@@ -17,7 +18,10 @@ from ct_cli.commands._waiting import wait_for_request
 
 
 def _request_fields(spec: dict[str, Any]) -> tuple[dict[str, Any], bool, str | None]:
-    """The generate fields, `poll`, and the sub-job named in the file (CLI-16's checks and texts)."""
+    """The generate fields, `poll`, and the sub-job named in the file.
+
+    The refusal texts are fixed: tooling matches on them.
+    """
     payload = spec.get("payload", spec)
     if not isinstance(payload, dict):
         raise ValueError("generate payload must be an object")

@@ -1,4 +1,4 @@
-"""`ct get JOB_ID`: a create body for a job like this one, or with --raw its record (CLI-05)."""
+"""`ct get JOB_ID`: a create body for a job like this one, or with --raw its record."""
 
 from __future__ import annotations
 

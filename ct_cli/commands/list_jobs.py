@@ -1,4 +1,4 @@
-"""`ct list`: jobs of the schema, or with --all of the whole account (CLI-06, rest-api §5.3)."""
+"""`ct list`: jobs of the schema, or with --all of the whole account (listJobs, listAccountJobs)."""
 
 from __future__ import annotations
 
@@ -10,17 +10,17 @@ from cyclopts import Parameter
 
 from ct_cli import context, output
 
-#: Statuses a service may answer from its active-job index (§5.3); each gets its own request.
+#: Statuses a service may answer from its active-job index; each gets its own request.
 ACTIVE_STATUSES = ("pending", "placing", "initializing", "running")
 #: The per-schema list's `pending` filter also returns placing jobs, so placing is asked as pending.
 _REQUEST_STATUS = {"placing": "pending"}
-#: `done` is a legacy status the account-level list rejects; it means these settled states (§5.3).
+#: `done` is a legacy status the account-level list rejects; it means these settled states.
 _ACCOUNT_DONE = "cancelled,terminated"
 _LEGACY_PREFIX = "job_state_"
 
 
 def normalize_status(value: Any) -> str:
-    """`RUNNING` and `JOB_STATE_RUNNING` both read as `running` (§3.2)."""
+    """`RUNNING` and `JOB_STATE_RUNNING` both read as `running`: case and the legacy prefix do not matter."""
     text = str(value or "").strip().lower()
     return text[len(_LEGACY_PREFIX) :] if text.startswith(_LEGACY_PREFIX) else text
 

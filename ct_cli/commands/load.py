@@ -1,4 +1,4 @@
-"""`ct --job JOB load CHECKPOINT_ID [--source-job-id] [--target-sub-job-id] [--no-poll]` (CLI-15)."""
+"""`ct --job JOB load CHECKPOINT_ID [--source-job-id] [--target-sub-job-id] [--no-poll]`."""
 
 from __future__ import annotations
 

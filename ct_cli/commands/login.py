@@ -1,4 +1,4 @@
-"""`ct login`: remember which connection later commands use (CLI-22, CFG-19, CFG-20).
+"""`ct login`: remember which connection later commands use.
 
 Three forms:
 
@@ -9,8 +9,8 @@ Three forms:
 - `ct login --host HOST --user USER ...`: create a PAT profile in connections.toml (atomic
   write, mode 0600, other profiles kept) and remember it. Missing values are prompted for on
   stderr when stdin is a terminal; otherwise they must be passed as flags.
-- `ct login --convert-legacy-config FILE`: turn an old host/PAT JSON config into such a profile
-  (CFG-21). With the old token it asks Snowflake's SQL API who the token belongs to and whether the
+- `ct login --convert-legacy-config FILE`: turn an old host/PAT JSON config into such a profile.
+  With the old token it asks Snowflake's SQL API who the token belongs to and whether the
   database and schema exist; a missing database is created only after the SQL is shown and the
   user agrees (`--yes` agrees in advance; without a terminal and without `--yes` it stops).
 
@@ -31,7 +31,7 @@ from cyclopts import Parameter
 
 from ct_cli import context, output
 
-#: Defaults of a new profile (CFG-20).
+#: Defaults of a new profile.
 DEFAULT_PROFILE_NAME = "cortex-training"
 DEFAULT_DATABASE = "CORTEX_TRAINING_DB"
 DEFAULT_SCHEMA = "PUBLIC"
@@ -90,7 +90,7 @@ def _confirm(question: str) -> bool:
 
 
 def _warn_if_readable_by_others(path: Path) -> None:
-    # A legacy config holds a plaintext PAT; say so when others can read it (BUG-41).
+    # A legacy config holds a plaintext PAT; say so when others can read it.
     try:
         mode = path.stat().st_mode
     except OSError:
@@ -240,7 +240,7 @@ def _sql_origin(config: dict[str, Any], path: Path) -> tuple[str, str]:
     """(where statements go, the host the profile names) for a legacy config.
 
     A `base_url` (a compatible or local server) is talked to as it is; a Snowflake host over https
-    at its REST name (§2.1), as every PAT request is.
+    at its REST name (an `_` in the account label becomes `-`), as every PAT request is.
     """
     from urllib.parse import urlsplit
 
@@ -273,7 +273,7 @@ def _schema_exists(sql: Any, database: str, schema: str) -> bool:
 
 
 def _agree_to_create(statement: str, database: str, role: str | None, yes: bool) -> None:
-    """Show the SQL and get a yes (CFG-21, CFG-22: a database is never created silently)."""
+    """Show the SQL and get a yes (a database is never created silently)."""
     as_role = f" for role {role}" if role else ""
     output.progress(f"database {database} does not exist or is not visible{as_role}. ct can create it with:")
     output.progress(f"  {statement};")

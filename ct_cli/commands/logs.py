@@ -1,4 +1,4 @@
-"""`ct --job JOB logs [--sub-job ID] [--follow] [--max-lines N] [--json]`: live log lines (§7.8, §12.1)."""
+"""`ct --job JOB logs [--sub-job ID] [--follow] [--max-lines N] [--json]`: live log lines."""
 
 from __future__ import annotations
 

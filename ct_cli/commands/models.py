@@ -1,4 +1,4 @@
-"""`ct models`: the models the account can start new jobs with (CLI-21)."""
+"""`ct models`: the models the account can start new jobs with."""
 
 from __future__ import annotations
 

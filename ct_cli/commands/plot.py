@@ -1,6 +1,6 @@
 """`ct plot JOB_ID [--output FILE.png]`: loss, learning rate and CPU/GPU utilisation of a job as one image.
 
-The numbers come from the job's downloaded metrics (§12.4 gpu.jsonl, §12.5 training.jsonl), fetched
+The numbers come from the job's downloaded metrics (gpu.jsonl and training.jsonl), fetched
 with resume into ``--data-dir`` (a temporary folder by default). matplotlib is imported only here and
 drawn with its file-only Agg backend, so the command works without a display.
 """
@@ -68,8 +68,8 @@ def read_series(training_files: Iterable[Path], metric_files: Iterable[Path]) ->
             if row.get("op") == "fwd_bwd" and isinstance(metrics.get("avg_loss"), int | float):
                 pending.append(float(metrics["avg_loss"]))
             elif row.get("op") == "step" and isinstance(row.get("step"), int):
-                # Whether a step's loss is the sum or mean of its calls depends on the loss scaling
-                # (§12.5); the mean is the one that stays comparable when the call count changes.
+                # Whether a step's loss is the sum or mean of its calls depends on the loss scaling;
+                # the mean is the one that stays comparable when the call count changes.
                 if pending:
                     series.steps.append(row["step"])
                     series.loss.append(sum(pending) / len(pending))

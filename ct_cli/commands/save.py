@@ -1,4 +1,4 @@
-"""`ct --job JOB save [--type resumable|weights-only] [--no-poll]`: save a checkpoint (§6.3)."""
+"""`ct --job JOB save [--type resumable|weights-only] [--no-poll]`: save a checkpoint."""
 
 from __future__ import annotations
 

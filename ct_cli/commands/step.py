@@ -1,4 +1,4 @@
-"""`ct --job JOB step [--lr LR]`: one optimizer step (CLI-14)."""
+"""`ct --job JOB step [--lr LR]`: one optimizer step."""
 
 from __future__ import annotations
 

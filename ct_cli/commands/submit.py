@@ -1,4 +1,4 @@
-"""`ct submit FILE|-`: create a job from a create-job JSON body (CLI-04)."""
+"""`ct submit FILE|-`: create a job from a create-job JSON body."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from cyclopts import Parameter
 
 from ct_cli import context, output
 
-#: The body keys the service assigns itself; a body carrying one is refused (BUG-25).
+#: The body keys the service assigns itself; a body carrying one is refused.
 _SERVER_ASSIGNED_KEYS = ("job_id",)
 
 
@@ -64,7 +64,7 @@ def submit(
     check_body_shape(body)
     normalized = validate_create_body(body)
     if dry_run:
-        # No client is built: --dry-run needs no connection and reads no login state (CLI-26).
+        # No client is built: --dry-run needs no connection and reads no login state.
         output.emit(normalized)
         return
     client = context.client()

@@ -1,4 +1,4 @@
-"""`ct wait JOB_ID`: block until a job is running, then print its record (CLI-11)."""
+"""`ct wait JOB_ID`: block until a job is running, then print its record."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`ct --job JOB weight-sync [...]`: push training weights to sampling sub-jobs (CLI-17, §7.2-§7.3)."""
+"""`ct --job JOB weight-sync [...]`: push training weights to sampling sub-jobs."""
 
 from __future__ import annotations
 

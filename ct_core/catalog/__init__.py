@@ -1,8 +1,8 @@
 """The model catalog: finding it, reading it, choosing a job file, and checking it.
 
-The catalog (REST reference §1.4) is a folder tree, `model-catalog/models/<org>--<model>/`, with one
+The catalog of supported models is a folder tree, `model-catalog/models/<org>--<model>/`, with one
 `model.json` per model and one job file per supported shape. A job file is a complete CreateJob body
-(§5.1, §8) named `<context>-<hardware>-<kind>-<mode>.json`, for example
+(operationId createJob) named `<context>-<hardware>-<kind>-<mode>.json`, for example
 `8k-H200-training+sampling-lora.json`; see model-catalog/README.md for the layout and the rules.
 
 This module owns:

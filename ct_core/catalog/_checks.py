@@ -147,7 +147,7 @@ def _sdk_problems(body: dict[str, Any], path: Path, out: _Collector) -> None:
 
 
 def _typed_problems(body: dict[str, Any], path: Path, out: _Collector) -> None:
-    """Build each sub-job through the typed factories, whose checks are stricter (VAL-11, BUG-30)."""
+    """Build each sub-job through the typed factories, whose checks are stricter (fused CE / LM head)."""
     from ct_core.config import typed as configs
 
     for index, sub_job in enumerate(body["sub_job_configs"]):
@@ -260,7 +260,7 @@ def _shape_problems(model: Model, job: JobFile, body: dict[str, Any], out: _Coll
                     f"{where}.{key}.model_provider",
                     f"{model.name} trains with model_provider {provider!r}",
                 )
-            # Expert-parallel jobs read the sequence length from prime_rl.seq_len when it is sent (§8.2).
+            # Expert-parallel jobs read the sequence length from prime_rl.seq_len when it is sent.
             prime_rl = cfg.get("prime_rl")
             if isinstance(prime_rl, dict) and "seq_len" in prime_rl and prime_rl["seq_len"] != seq:
                 out.add(
@@ -348,7 +348,7 @@ def validate_catalog(root: Path | str | None = None) -> list[Problem]:
     the model's limit, hardware, kind, LoRA on every sub-job), and pass the SDK's create-body
     validation with plugin validators exactly as `ct submit --dry-run` runs it. When the typed
     configs are available, each sub-job must also build through `SubJobConfig.training_job` /
-    `sampling_job` (their fused cross-entropy check is what BUG-30 was about).
+    `sampling_job` (their fused cross-entropy check once refused the catalog's own SFT recipes).
     """
     base = Path(root) if root is not None else find_catalog()
     catalog_dir = _catalog_dir(base)

@@ -27,7 +27,7 @@ MODEL_FILENAME = "model.json"
 #: Files a model folder may hold besides model.json and job files.
 _IGNORED_FILES = frozenset({"README.md", ".gitkeep"})
 
-#: Hardware values of the create-job body (§5.1); H200 is the server default.
+#: Hardware values of the create-job body; H200 is the server default.
 HARDWARE = ("H200", "B200", "B300")
 DEFAULT_HARDWARE = "H200"
 #: Sub-job kinds in file names, and the workflow each one serves.
@@ -40,11 +40,11 @@ KIND_JOB_TYPES = {
     "sampling": ("sampling",),
 }
 MODES = ("lora", "full")
-#: Modes a declared workflow must provide (CAT-04: training support means LoRA and full, SFT and RL).
+#: Modes a declared workflow must provide (training support means LoRA and full, SFT and RL).
 REQUIRED_MODES = {"sft": MODES, "rl": MODES, "inference": ()}
-#: Catalog policy (CAT-08): sub-jobs ask for whole 8-GPU nodes.
+#: Catalog policy: sub-jobs ask for whole 8-GPU nodes.
 GPUS_PER_NODE = 8
-#: LoRA settings that must agree between training and sampling for adapter sync (§8.3).
+#: LoRA settings that must agree between training and sampling for adapter sync.
 LORA_SYNC_KEYS = ("r", "lora_alpha", "target_modules")
 
 _JOB_NAME = re.compile(

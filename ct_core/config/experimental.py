@@ -1,4 +1,4 @@
-"""The opt-in gate for SDK methods that exist before the service supports them (CFG-28).
+"""The opt-in gate for SDK methods that exist before the service supports them.
 
 `CORTEX_TRAINING_EXPERIMENTAL` lists the features a caller opts into, comma separated, each a
 lower_snake_case name; `all` or `*` opts into every one. The variable is read on each call, not at
@@ -6,7 +6,7 @@ import, so a process (or a test) can change it at any time. A gated method calle
 raises `ExperimentalFeatureError` naming the variable and the value that would enable it.
 
 Hiding a method here does not make it work: the zone-events helpers, for instance, are gated because
-the service refuses their operation type (§7.9).
+the service refuses their operation type.
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ import re
 
 from ct_core.errors import ExperimentalFeatureError
 
-#: The environment variable that opts into experimental SDK features (CFG-28).
+#: The environment variable that opts into experimental SDK features.
 ENV_EXPERIMENTAL = "CORTEX_TRAINING_EXPERIMENTAL"
 #: Values of ENV_EXPERIMENTAL that opt into every feature at once.
 ALL_FEATURES = frozenset({"all", "*"})
 _FEATURE_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
-#: tail_events / stream_events: the `zmd-events` operation the service does not accept (§7.9, DP-26).
+#: tail_events / stream_events: the `zmd-events` operation the service does not accept.
 ZONE_EVENTS = "zone_events"
 
 

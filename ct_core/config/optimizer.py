@@ -1,4 +1,4 @@
-"""Canonical form of a typed TrainingConfig's `optimizer` block (§8.2, VAL-07).
+"""Canonical form of a typed TrainingConfig's `optimizer` block.
 
 The typed path rewrites whatever spelling the caller used (DeepSpeed `params`, `type`, `beta1`/`beta2`,
 a nested `gradient_clipping`) into one flat object with the keys name, lr, weight_decay, betas, eps

@@ -1,10 +1,10 @@
-"""Typed create-job configs (§8): `JobType`, `Hardware`, `TrainingConfig`, `InferenceConfig` and
+"""Typed create-job configs: `JobType`, `Hardware`, `TrainingConfig`, `InferenceConfig` and
 `SubJobConfig` with its `training_job` / `sampling_job` factories.
 
 Constructor names and fields match the reference client so code ports by changing an import. Each
 config checks itself in `validate()` (raising `ValidationError`, a `ValueError`) and renders the REST
 shape with `to_dict()` (`to_wire()` is the reference's name for the same thing). The optimizer block is
-canonicalized when a TrainingConfig is built (§8.2). Whole-body rules (one training sub-job, the
+canonicalized when a TrainingConfig is built. Whole-body rules (one training sub-job, the
 log-probability refusal, timeouts, ZeRO-3, plugin hooks) live in `ct_core.config.validation`.
 """
 
@@ -19,9 +19,9 @@ from ct_core.config.optimizer import canonicalize_optimizer
 from ct_core.errors import ValidationError
 
 LOG_PROBABILITY_REFUSAL = "log_probability sub-jobs are not currently supported"
-#: The server accepts the "arctic" training provider only under this name for now (§8.2, VAL-10).
+#: The server accepts the "arctic" training provider only under this name for now.
 MODEL_PROVIDER_WIRE_NAMES = {"arctic": "prime_rl"}
-#: Keys of source_checkpoint_info: a saved checkpoint, or external weights in a stage (§8.4).
+#: Keys of source_checkpoint_info: a saved checkpoint, or external weights in a stage.
 _SAVED_CHECKPOINT_KEYS = ("checkpoint_id", "source_job_id")
 _EXTERNAL_WEIGHTS_KEY = "external_stage_path"
 
@@ -68,7 +68,7 @@ def _require_positive_int(value: Any, name: str, problems: list[str]) -> None:
 
 
 def source_checkpoint_problems(info: Any, location: str = "sub_job.source_checkpoint_info") -> list[str]:
-    """Our pre-check of §8.4: exactly one source, and never credentials (VAL-15).
+    """Our pre-check of `source_checkpoint_info`: exactly one source, and never credentials.
 
     The service stamps scoped stage credentials itself, so a `stage_info` the caller supplies is refused.
     """
@@ -92,7 +92,7 @@ def source_checkpoint_problems(info: Any, location: str = "sub_job.source_checkp
 
 
 def _check_lm_head_combination(extra: dict[str, Any], location: str, problems: list[str]) -> None:
-    """Fused cross-entropy cannot be combined with an fp32 or chunked LM head (§8.2, VAL-11)."""
+    """Fused cross-entropy cannot be combined with an fp32 or chunked LM head."""
     if extra.get("fused_cross_entropy", "liger") is False:
         return
     chunk = extra.get("fused_lm_head_token_chunk_size")
@@ -107,7 +107,7 @@ def _check_lm_head_combination(extra: dict[str, Any], location: str, problems: l
 
 @dataclass
 class TrainingConfig:
-    """The `training_config` of a training sub-job (§8.2).
+    """The `training_config` of a training sub-job.
 
     `optimizer` is rewritten into its canonical flat form on construction; `extra` holds every other
     training key (ds_config, peft_config, model_options, ...) and never overrides a typed field.
@@ -181,7 +181,7 @@ class TrainingConfig:
 
 @dataclass
 class InferenceConfig:
-    """The `inference_config` of a sampling sub-job (§8.3); `extra` is open passthrough (vllm_config, ...)."""
+    """The `inference_config` of a sampling sub-job; `extra` is open passthrough (vllm_config, ...)."""
 
     max_seq_len: int
     n_gpus: int
@@ -214,7 +214,7 @@ class InferenceConfig:
 
 @dataclass
 class SubJobConfig:
-    """One entry of `sub_job_configs` (§8.1): exactly one of `training` / `sampling` is set."""
+    """One entry of `sub_job_configs`: exactly one of `training` / `sampling` is set."""
 
     job_type: JobType
     model_name: str
@@ -229,10 +229,10 @@ class SubJobConfig:
     model_post_init: list[str] | None = None
     """Names of post-init hooks the server runs on the loaded model."""
     source_checkpoint_info: dict[str, Any] | None = None
-    """Start from a saved checkpoint or from external weights in a stage (§8.4)."""
+    """Start from a saved checkpoint or from external weights in a stage."""
 
     def __post_init__(self) -> None:
-        # Spellings such as "Training ", "JOB_TYPE_SAMPLING" or "log_prob" name a known type (VAL-01);
+        # Spellings such as "Training ", "JOB_TYPE_SAMPLING" or "log_prob" name a known type;
         # anything else is kept as given and reported by problems().
         if not isinstance(self.job_type, JobType):
             known = {member.value: member for member in JobType}

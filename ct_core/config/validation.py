@@ -1,4 +1,4 @@
-"""Client-side checks of a create-job body (§5.1), shared by `create_job`, `create_job_from_body` and
+"""Client-side checks of a create-job body, shared by `create_job`, `create_job_from_body` and
 `ct submit --dry-run` so all three fail the same way, offline, before anything is sent.
 
 `validate_create_body(body)` collects every problem it finds (not just the first), runs the plugin
@@ -36,12 +36,12 @@ from ct_core.ids import parse_sub_job_id
 
 logger = logging.getLogger("ct_core.config.validation")
 
-#: The server accepts the MoE provider only under its older name (§8.2, VAL-10).
+#: The server accepts the MoE provider only under its older name.
 _PROVIDER_REWRITES = {"arctic": "prime_rl"}
 
 
-#: The sampling opt-out of the prefix-cache clear on weight sync (§7.2, §8.3); the service ignores a
-#: misspelled key, so the client points out near misses (VAL-20).
+#: The sampling opt-out of the prefix-cache clear on weight sync; the service ignores a
+#: misspelled key, so the client points out near misses.
 CLEAR_CACHE_KEY = "clear_cache_on_weight_sync"
 #: How close (difflib ratio) a vllm_config key must be to CLEAR_CACHE_KEY to be called a misspelling.
 CLEAR_CACHE_NEAR_MISS_RATIO = 0.8
@@ -52,7 +52,7 @@ def _squashed(key: str) -> str:
 
 
 def clear_cache_warnings(inference_config: Any, location: str) -> list[str]:
-    """Warnings for a sampling config whose clear_cache_on_weight_sync would be ignored (VAL-20).
+    """Warnings for a sampling config whose clear_cache_on_weight_sync would be ignored.
 
     Nothing is refused: the service does not validate the key. A near-miss spelling inside
     `vllm_config` (another case, dashes, a typo), a value that is not a boolean, or the key placed
@@ -102,7 +102,7 @@ def _is_int(value: Any) -> bool:
 
 
 def timeout_problems(idle_timeout_seconds: Any, pending_timeout_seconds: Any) -> list[str]:
-    """Range checks of the two job timeouts (§5.1); None means omitted."""
+    """Range checks of the two job timeouts; None means omitted."""
     found: list[str] = []
     if idle_timeout_seconds is not None:
         if not _is_int(idle_timeout_seconds):
@@ -124,7 +124,7 @@ def timeout_problems(idle_timeout_seconds: Any, pending_timeout_seconds: Any) ->
 
 
 def multiplex_job_id_problems(value: Any, location: str, *, own_job_id: str | None = None) -> list[str]:
-    """Format check of a `multiplex_job_id` (§8.3, VAL-19); None means the field is unset.
+    """Format check of a `multiplex_job_id`; None means the field is unset.
 
     The server wants the complete id of a sub-job in another job, `{job_id}:{type}:{index}`. A
     job's id is unknown before it is created, so `own_job_id` is only given by callers that know
@@ -185,10 +185,10 @@ def _run_plugin_hooks(body: dict[str, Any], sub_jobs: list[Any]) -> list[str]:
 def validate_create_body(body: Any) -> dict[str, Any]:
     """Check a raw create-job body and return the normalized copy to send; raise ValidationError.
 
-    Checks (§5.1, CP-04): the body is an object without a `job_id`; `sub_job_configs` is a non-empty
+    Checks: the body is an object without a `job_id`; `sub_job_configs` is a non-empty
     list of objects; no log_probability/log_prob sub-job; at most one training sub-job; known
-    hardware; timeout ranges; no ZeRO-3; a `multiplex_job_id`, when set, is a complete sub-job id
-    (VAL-19); the `debug` block only with CORTEX_TRAINING_ENABLE_DEBUG_OPTIONS. A training
+    hardware; timeout ranges; no ZeRO-3; a `multiplex_job_id`, when set, is a complete sub-job id;
+    the `debug` block only with CORTEX_TRAINING_ENABLE_DEBUG_OPTIONS. A training
     `model_provider` of "arctic" is sent as "prime_rl". Then every plugin validator runs (the lora
     plugin normalizes `peft_config`). Everything else, the optimizer included, is forwarded as given.
     """

@@ -12,20 +12,20 @@ Locations:
   `$CORTEX_TRAINING_LOGIN_FILE`, else `$XDG_CONFIG_HOME/cortex-training/login.json`, else
   `~/.config/cortex-training/login.json`, holding `{"config_path": ...}` or `{"connection": ...}`.
 
-Writes are atomic (a temporary file in the same folder, then a rename) with mode 0600, because
-connections.toml can hold a token.
+Writes are atomic and durable (`ct_core.fs.atomic_write`: a temporary file in the same folder, then a
+rename) with mode 0600, because connections.toml can hold a token.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import tempfile
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ct_core import fs
 from ct_core.constants import ENV_LOGIN_FILE, ENV_SNOWFLAKE_HOME, ENV_XDG_CONFIG_HOME
 from ct_core.errors import ConfigError
 
@@ -104,15 +104,7 @@ def legacy_login_state_path() -> Path:
 def write_private_file(path: Path, text: str) -> None:
     """Write `text` to `path` atomically with mode 0600, creating the folder when needed."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.chmod(temporary, 0o600)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    fs.atomic_write(path, text, mode=0o600)
 
 
 def _write_json(path: Path, value: dict[str, Any]) -> None:
@@ -120,7 +112,7 @@ def _write_json(path: Path, value: dict[str, Any]) -> None:
 
 
 # --------------------------------------------------------------------------------------------------
-# Legacy JSON config (CFG-16)
+# Legacy JSON config (a file named by --config or CORTEX_TRAINING_CONFIG)
 # --------------------------------------------------------------------------------------------------
 
 
@@ -166,7 +158,7 @@ def load_config_file(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------------------------------
-# Remembered login (CFG-19)
+# Remembered login (what `ct login` writes and later commands read)
 # --------------------------------------------------------------------------------------------------
 
 
@@ -219,7 +211,7 @@ def read_login_state() -> LoginState | None:
 
 
 def save_login_profile(profile: str) -> Path:
-    """Remember `profile` as the default connection (the form S0 §2.2 reads); returns the file."""
+    """Remember `profile` as the default connection; returns the file."""
     if not profile:
         raise ConfigError("a profile name is required")
     path = login_state_path()

@@ -14,17 +14,18 @@ Field by field, an explicit option beats the chosen source, which beats environm
 which beat the built-in defaults (schema PUBLIC, endpoint cortex-training). Environment variables
 only fill what is unset and never switch a base_url connection to PAT auth or back. For a profile,
 the database is the option, else CORTEX_TRAINING_DATABASE, else the profile's, else
-CORTEX_TRAINING_DB (§2.2). Empty environment variables count as unset.
+CORTEX_TRAINING_DB. Empty environment variables count as unset.
 
-`client_from_options(opts)` builds the `CortexTrainingClient`. The login helpers `ct login` needs are
-re-exported here from `ct_core.connect.files`.
+`CortexTrainingClient.from_options(opts)` / `.from_resolved(resolved)` build the client from what
+this module resolves (the client imports this module, never the other way round). The login helpers
+`ct login` needs are re-exported here from `ct_core.connect.files`.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from ct_core.connect.files import (
     LoginState,
@@ -61,14 +62,10 @@ from ct_core.constants import (
 )
 from ct_core.errors import ConfigError
 
-if TYPE_CHECKING:
-    from ct_core.client import CortexTrainingClient
-
 __all__ = [
     "ConnectionOptions",
     "LoginState",
     "ResolvedConnection",
-    "client_from_options",
     "connections_toml_path",
     "default_connection_name",
     "forget_login",
@@ -142,7 +139,7 @@ class ResolvedConnection:
 
 
 # --------------------------------------------------------------------------------------------------
-# Hosts (CFG-05, CFG-06)
+# Hosts: scheme and slash trimming, the `_` to `-` account rewrite
 # --------------------------------------------------------------------------------------------------
 
 
@@ -338,33 +335,3 @@ def resolve_connection(opts: ConnectionOptions | None = None) -> ResolvedConnect
     if default in read_connection_profiles():
         return _profile(opts, default, "default profile")
     raise ConfigError(MISSING_CONNECTION)
-
-
-def client_from_resolved(resolved: ResolvedConnection, **client_kwargs: Any) -> CortexTrainingClient:
-    """Build the SDK client for a resolved connection."""
-    from ct_core.client import CortexTrainingClient
-
-    common: dict[str, Any] = {
-        "database": resolved.database,
-        "schema": resolved.schema,
-        "endpoint": resolved.endpoint,
-        "poll_interval": resolved.poll_interval,
-        "poll_timeout": resolved.poll_timeout,
-        **client_kwargs,
-    }
-    if resolved.mode == "base_url":
-        assert resolved.base_url is not None
-        return CortexTrainingClient(base_url=resolved.base_url, verify_ssl=resolved.verify_ssl, **common)
-    if resolved.mode == "pat":
-        assert resolved.host is not None and resolved.pat is not None
-        return CortexTrainingClient.from_pat(
-            host=resolved.host, pat=resolved.pat, verify_ssl=resolved.verify_ssl, **common
-        )
-    return CortexTrainingClient.from_configs(
-        connection=resolved.profile, verify_ssl=resolved.verify_ssl, **common
-    )
-
-
-def client_from_options(opts: ConnectionOptions | None = None, **client_kwargs: Any) -> CortexTrainingClient:
-    """Resolve `opts` and build the client (the one entry point of the CLI)."""
-    return client_from_resolved(resolve_connection(opts), **client_kwargs)

@@ -20,9 +20,10 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
+if TYPE_CHECKING:
+    from ct_core.http.transport import Response
 
 from ct_core.constants import (
     DEFAULT_CONNECT_TIMEOUT,
@@ -60,7 +61,7 @@ def open_profile_session(connection: str | None, **overrides: Any) -> Any:
 
 def session_server_url(session: Any) -> str:
     """The REST origin the Connector resolved for this session (must be http or https)."""
-    rest = getattr(session, "rest", None) or getattr(session, "_rest", None)
+    rest = getattr(session, "rest", None)
     url = getattr(rest, "server_url", None)
     if not isinstance(url, str) or not url.lower().startswith(("http://", "https://")):
         raise ConfigError(f"the Snowflake Connector resolved no http(s) server URL for this profile: {url!r}")
@@ -68,7 +69,7 @@ def session_server_url(session: Any) -> str:
 
 
 def _session_token(session: Any) -> str:
-    rest = getattr(session, "rest", None) or getattr(session, "_rest", None)
+    rest = getattr(session, "rest", None)
     token = getattr(rest, "token", None)
     if not token:
         raise ConfigError("the Snowflake session has no token; run `ct login` again")
@@ -105,20 +106,22 @@ class SnowflakeSessionAuth:
                     self._pid = os.getpid()
         return self._session
 
-    def apply(self, request: httpx.Request) -> None:
-        request.headers["Authorization"] = f'Snowflake Token="{_session_token(self.session)}"'
+    def authorization(self) -> str:
+        return f'Snowflake Token="{_session_token(self.session)}"'
 
-    def refresh_after(self, error: APIError) -> bool:
+    def refresh_after(self, error: APIError, signed_with: str | None = None) -> bool:
         if not is_session_expired(error):
             return False
-        stale = self._session
         with self._lock:
-            if self._session is stale:  # another thread may have renewed it already
-                try:
-                    stale.close()
-                except Exception:
-                    pass
-                self._session = open_profile_session(self.connection, **self._overrides)
+            current = self._session
+            if signed_with is not None and self.authorization() != signed_with:
+                # Another thread renewed the session after this request was signed: replay with it.
+                return True
+            try:
+                current.close()
+            except Exception:
+                pass
+            self._session = open_profile_session(self.connection, **self._overrides)
         return True
 
     def close(self) -> None:
@@ -132,8 +135,6 @@ class SnowflakeSessionAuth:
 # The SQL statements API (§4 table of calls outside the prefix; CFG-21, CFG-24)
 # --------------------------------------------------------------------------------------------------
 
-#: Where statements are posted; the path sits outside the per-schema prefix (§2.1).
-STATEMENTS_PATH = "/api/v2/statements"
 #: Retries of one statement call. SELECT and SHOW read only, and CREATE ... IF NOT EXISTS may run
 #: twice harmlessly, so retrying is safe; kept low because the caller is usually a person waiting.
 STATEMENT_MAX_RETRIES = 2
@@ -198,7 +199,7 @@ def pat_statements_transport(origin: str, pat: str, *, verify: bool | str = True
     )
 
 
-def _json_object(response: httpx.Response, statement: str) -> dict[str, Any]:
+def _json_object(response: Response, statement: str) -> dict[str, Any]:
     try:
         payload = response.json()
     except ValueError:
@@ -227,7 +228,7 @@ def run_statement(
         body["database"] = database
     if schema:
         body["schema"] = schema
-    response = transport.request("POST", STATEMENTS_PATH, json=body)
+    response = transport.request("executeStatement", json_body=body)
     deadline = time.monotonic() + STATEMENT_TIMEOUT_S
     payload = _json_object(response, statement)
     while response.status_code == 202:
@@ -237,7 +238,7 @@ def run_statement(
         if time.monotonic() > deadline:
             raise ConfigError(f"the SQL API did not finish {statement!r} within {STATEMENT_TIMEOUT_S:g} s")
         sleep(STATEMENT_POLL_INTERVAL_S)
-        response = transport.request("GET", f"{STATEMENTS_PATH}/{handle}")
+        response = transport.request("getStatementStatus", params={"statement_handle": handle})
         payload = _json_object(response, statement)
     meta = payload.get("resultSetMetaData")
     row_type = meta.get("rowType") if isinstance(meta, dict) else None
@@ -250,7 +251,9 @@ def run_statement(
     if isinstance(partitions, list) and len(partitions) > 1 and isinstance(handle, str):
         # Large results come in partitions; the first arrives with the answer, the rest on request.
         for index in range(1, len(partitions)):
-            more = transport.request("GET", f"{STATEMENTS_PATH}/{handle}", params={"partition": index})
+            more = transport.request(
+                "getStatementStatus", params={"statement_handle": handle}, query={"partition": index}
+            )
             rows.extend(list(row) for row in _json_object(more, statement).get("data") or [])
     return StatementResult(statement=statement, columns=columns, rows=rows)
 

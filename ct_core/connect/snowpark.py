@@ -1,7 +1,7 @@
-"""A Snowpark Session on the client's own credentials (CFG-29).
+"""A Snowpark Session on the client's own credentials.
 
 Users who train with ct often prepare data or read results with Snowpark in the same script. This
-helper hands them a Session signed in exactly the way artifact downloads sign in (CFG-24): a
+helper hands them a Session signed in exactly the way artifact downloads sign in: a
 profile client opens an independent Connector session from its profile; a PAT client resolves its
 user and role through the SQL statements API and logs in with the token. The Connector connection
 is then wrapped by Snowpark (``Session.builder.configs({"connection": ...})``), so Snowpark never
@@ -22,13 +22,14 @@ SNOWPARK_HINT = "create_snowpark_session() needs snowflake-snowpark-python: pip 
 
 def _connector(client: Any) -> Callable[[], Any]:
     """How to open a Connector connection on the client's credentials, database and schema."""
-    auth = getattr(client, "_auth", None)
-    if auth is not None and hasattr(auth, "connection"):
+    credential = client.credential
+    if credential.kind == "profile":
         from ct_core.connect.snowflake import open_profile_session
 
+        profile = credential.profile
         # The client may have been pointed at another database or schema than its profile names.
-        return lambda: open_profile_session(auth.connection, database=client.database, schema=client.schema)
-    if getattr(client, "_pat_host", None):
+        return lambda: open_profile_session(profile, database=client.database, schema=client.schema)
+    if credential.kind == "pat":
         from ct_core.downloads.snowflake_store import connector_for
 
         return connector_for(client)

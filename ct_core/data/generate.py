@@ -7,19 +7,17 @@ as int32 tensors in the DSSST1 frame (int64 for a prompt that needs it; JSON lis
 CORTEX_TRAINING_DISABLE_TENSOR_PROMPTS is set), and sending the frame: `generate` unwrapped when it fits
 and as request chunks above 60 MiB, `generate_stream` as one frame only (BUG-11), refused above 60 MiB.
 
-`GenerateMixin` is mixed into `CortexTrainingClient`; it uses the facade's `_transport`, `_requests`,
-`get_job` and `get_request_status`.
+`Generation` is one part of a client (the facade forwards to it); it posts through the client's
+`DataPlane` and reads sampling windows with the context's `get_job`.
 """
 
 from __future__ import annotations
 
+import functools
 import os
-import threading
 import time
-from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
 
 from ct_core.control.polling import CANCELLED_REQUEST_STATES, SUCCESS_REQUEST_STATES, normalize_request_status
 from ct_core.data.chunk_groups import (
@@ -29,11 +27,11 @@ from ct_core.data.chunk_groups import (
     chunk_predicate,
     upload_chunks,
 )
-from ct_core.data.results import KIND_GENERATE, RequestFailedError, RequestRegistry, RequestTimeoutError
-from ct_core.http import retry as _retry
+from ct_core.data.results import KIND_GENERATE, RequestFailedError, RequestTimeoutError
 
 if TYPE_CHECKING:
-    from ct_core.http.transport import Transport
+    from ct_core.context import ClientContext
+    from ct_core.data.plane import DataPlane
 
 #: §6.6: setting this to a truthy value sends token ids as JSON lists inside the frame.
 DISABLE_TENSOR_PROMPTS_ENV = "CORTEX_TRAINING_DISABLE_TENSOR_PROMPTS"
@@ -180,60 +178,26 @@ def sampling_max_seq_len(job: dict[str, Any], sub_job_id: str | None) -> int | N
     return None
 
 
-class GenerateMixin:
-    """generate / generate_stream / iter_generate_events for `CortexTrainingClient`."""
+class Generation:
+    """generate / generate_stream / iter_generate_events of one client (the facade forwards to it)."""
 
-    _transport: Transport
-    _requests: RequestRegistry
-    poll_interval: float
-    poll_timeout: float
-    _sleep: Callable[[float], None]
+    def __init__(self, ctx: ClientContext, data: DataPlane) -> None:
+        self._ctx = ctx
+        self._data = data
+        self._requests = ctx.requests
+        # Sampling windows of recent (job, sub-job) pairs. A failed lookup raises inside the cached
+        # function, so it is not remembered: the next call looks again.
+        self._windows = functools.lru_cache(maxsize=MAX_CACHED_WINDOWS)(self._lookup_window)
 
-    if TYPE_CHECKING:
-
-        def get_job(self, job_id: str) -> dict[str, Any]: ...
-
-        def get_request_status(
-            self, job_id: str, request_id: str, *, max_events: int | None = None, cursor: str | None = None
-        ) -> dict[str, Any]: ...
-
-        def _path(self, job_id: str, tail: str) -> str: ...
-
-        def _post_bytes(self, url: str, body: ChunkBody, *, predicate: _retry.Predicate) -> Any: ...
-
-        def _nothing_ran(self, job_id: str) -> _retry.Predicate: ...
-
-        def _general(self, job_id: str) -> _retry.Predicate: ...
-
-    # --- max_seq_len cache (per client, per job and sub-job) ------------------------------------------
-
-    def _max_seq_len_cache(
-        self,
-    ) -> tuple[threading.Lock, OrderedDict[tuple[str, str | None], int | None]]:
-        cache = self.__dict__.get("_ct_seq_len_cache")
-        if cache is None:
-            cache = self.__dict__.setdefault("_ct_seq_len_cache", (threading.Lock(), OrderedDict()))
-        return cache  # type: ignore[no-any-return]
+    def _lookup_window(self, job_id: str, sub_job_id: str | None) -> int | None:
+        return sampling_max_seq_len(self._ctx.get_job(job_id), sub_job_id)
 
     def _sampling_window(self, job_id: str, sub_job_id: str | None) -> int | None:
-        lock, cache = self._max_seq_len_cache()
-        key = (job_id, sub_job_id)
-        with lock:
-            if key in cache:
-                cache.move_to_end(key)
-                return cache[key]
         try:
-            job = self.get_job(job_id)
+            return self._windows(job_id, sub_job_id)
         except Exception:
-            # Not cached: the next call looks again, and the request itself reports a real problem.
+            # The request itself reports a real problem; the check is only skipped.
             return None
-        value = sampling_max_seq_len(job, sub_job_id)
-        with lock:
-            cache[key] = value
-            # A long-lived client that samples from many jobs keeps only the recent windows.
-            while len(cache) > MAX_CACHED_WINDOWS:
-                cache.popitem(last=False)
-        return value
 
     def _check_lengths(self, what: str, job_id: str, prompts: list[Any], sub_job_id: str | None) -> None:
         if all(isinstance(p, str) for p in prompts):
@@ -271,9 +235,9 @@ class GenerateMixin:
         )
         return wire.dumps(logical, metadata=_RESPONSE_OPTIONS)
 
-    def _generate_url(self, job_id: str, tail: str, sub_job_id: str | None) -> str:
-        url = self._path(job_id, tail)
-        return f"{url}?sub_job_id={quote(sub_job_id, safe='')}" if sub_job_id else url
+    @staticmethod
+    def _query(sub_job_id: str | None) -> dict[str, Any] | None:
+        return {"sub_job_id": sub_job_id} if sub_job_id else None
 
     # --- public methods ------------------------------------------------------------------------------
 
@@ -296,13 +260,18 @@ class GenerateMixin:
         frame = self._generate_frame(
             "generate", job_id, prompts, sampling_params, routing_key, strict, sub_job_id
         )
-        plan = ChunkPlan(frame, operation="generate", max_bytes=MAX_REQUEST_CHUNK_BYTES, force_chunk=False)
-        url = self._generate_url(job_id, "generate", sub_job_id)
+        plan = ChunkPlan(
+            frame, operation="generate", max_bytes=self._ctx.max_request_chunk_bytes, force_chunk=False
+        )
         # One unwrapped frame may be resent only when it surely did not run; chunks are idempotent.
-        predicate = chunk_predicate(self._general(job_id)) if plan.chunked else self._nothing_ran(job_id)
+        data = self._data
+        predicate = (
+            chunk_predicate(data.general_rule(job_id)) if plan.chunked else data.nothing_ran_rule(job_id)
+        )
+        query = self._query(sub_job_id)
 
         def send(index: int, body: ChunkBody) -> Any:
-            return self._post_bytes(url, body, predicate=predicate)
+            return self._data.post_frame("generate", job_id, body, predicate=predicate, query=query)
 
         answer = upload_chunks(plan, send, operation="generate", group_id=plan.group_id)
         request_id = answer.get("request_id") if isinstance(answer, dict) else None
@@ -330,8 +299,13 @@ class GenerateMixin:
         )
         if len(frame) > MAX_STREAM_FRAME_BYTES:
             raise ValueError(oversized_stream_message(len(frame)))
-        url = self._generate_url(job_id, "generate-stream", sub_job_id)
-        answer = self._post_bytes(url, ChunkBody((frame,)), predicate=self._nothing_ran(job_id))
+        answer = self._data.post_frame(
+            "generateStream",
+            job_id,
+            ChunkBody((frame,)),
+            predicate=self._data.nothing_ran_rule(job_id),
+            query=self._query(sub_job_id),
+        )
         if not isinstance(answer, dict) or not answer.get("request_id"):
             raise RuntimeError(f"generate-stream answer carries no request_id: {answer!r}")
         return answer
@@ -345,9 +319,9 @@ class GenerateMixin:
         drained even if the done event went to another reader; raises RequestFailedError when the
         request fails or is cancelled without a done event, RequestTimeoutError after poll_timeout.
         """
-        deadline = time.monotonic() + self.poll_timeout
+        deadline = time.monotonic() + self._ctx.poll.timeout
         while True:
-            page = self.get_request_status(job_id, request_id, max_events=max_events)
+            page = self._data.get_request_status(job_id, request_id, max_events=max_events)
             events = page.get("events") or []
             for event in events:
                 yield event
@@ -363,5 +337,5 @@ class GenerateMixin:
             if state == "failed" or state in CANCELLED_REQUEST_STATES:
                 raise RequestFailedError(request_id, state, page.get("error"))
             if time.monotonic() >= deadline:
-                raise RequestTimeoutError(request_id, self.poll_timeout)
-            self._sleep(self.poll_interval)
+                raise RequestTimeoutError(request_id, self._ctx.poll.timeout)
+            self._ctx.sleep(self._ctx.poll.interval)

@@ -19,22 +19,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ct_core.control.polling import TERMINAL_JOB_STATES, normalize_job_status
-from ct_core.errors import APIError, CTError
+from ct_core.errors import APIError, CTError, LogsUnavailableError
 
 #: Tail-logs answers that may mean "this job's pods are gone" (§7.8, §3.5).
 ENDED_JOB_STATUSES = frozenset({404, 409, 410})
-
-
-class LogsUnavailableError(CTError, RuntimeError):
-    """Live logs cannot be read because the job has ended; its saved console can be downloaded."""
-
-    def __init__(self, job_id: str, status: str) -> None:
-        super().__init__(
-            f"job {job_id} has ended ({status}), so its live logs are gone. Download the saved console "
-            f"instead: ct download-log {job_id} --log-type stdout (SDK: download_stdout_logs())"
-        )
-        self.job_id = job_id
-        self.status = status
 
 
 class UnknownSubJobError(CTError, ValueError):

@@ -1,10 +1,9 @@
-"""The generic operation envelope of §7 and the data-plane REST operations' registration.
+"""Bodies of the generic operation envelope (the `submitOperation` REST operation).
 
 `POST /{job_id}/operation` takes `{"operation_type", "sub_job_id"?, "sub_job_type"?, "payload"?}`.
-This module builds those bodies (payload shapes of §7.1-§7.8 with their client defaults), sizes byte
-payloads of `forward` against the JSON ceiling, and registers the data-plane operations with the
-`_api` bridge: the hot ones are sent by `Transport.send_direct` over pre-built URLs, under the same
-retry policy as every other call.
+This module builds those bodies (the payload shape of each operation type — forward, weight sync,
+router replay, prefix-cache reset, live logs and events — with their client defaults) and sizes the
+byte payloads of `forward` against the JSON ceiling. It sends nothing; `ct_core.data.plane` does.
 """
 
 from __future__ import annotations
@@ -16,7 +15,6 @@ import os
 from typing import Any
 
 from ct_core.errors import ConfigError
-from ct_core.http import operations as _api
 
 # --- §7 operation types -----------------------------------------------------------------------------
 OP_FORWARD = "forward"
@@ -38,19 +36,6 @@ OCTET_STREAM = "application/octet-stream"
 #: Client defaults of reset-prefix-cache (§7.6, DP-21).
 RESET_PREFIX_CACHE_DEFAULTS: dict[str, Any] = {"drain": True, "timeout_s": 60.0, "retry_interval_s": 0.1}
 WEIGHT_FORMATS = ("vllm", "hf", "lora")
-
-_PREFIX = "/api/v2/databases/{database}/schemas/{schema}/{endpoint}/{job_id}"
-
-# The data-plane JSON operations, next to the control plane's in the bridge's table. Byte uploads
-# (forward-backward chunks) are streamed with httpx directly, as the design allows for bodies.
-for _op in (
-    _api.Operation("step", "data_plane", "POST", _PREFIX + "/step"),
-    _api.Operation("save", "data_plane", "POST", _PREFIX + "/save"),
-    _api.Operation("load", "data_plane", "POST", _PREFIX + "/load"),
-    _api.Operation("submitOperation", "data_plane", "POST", _PREFIX + "/operation"),
-    _api.Operation("getRequestStatus", "data_plane", "GET", _PREFIX + "/requests/{request_id}"),
-):
-    _api.OPERATIONS.setdefault(_op.operation_id, _op)
 
 
 def forward_max_json_bytes() -> int:

@@ -1,11 +1,14 @@
-"""The data-plane methods of `CortexTrainingClient` (§6.1-§6.5, §6.8, §7), as a mixin.
+"""The data plane of one client: forward/backward, step, save, load, the generic operations, request
+polling and live logs (`DataPlane`; the facade `CortexTrainingClient` forwards to it).
 
-Each method is thin: bodies and payloads come from `_operations`, chunk groups from `_upload`,
-polling and result decoding from `_results`, live logs from `_logs`. Nothing here prints (BUG-01);
-request bodies are logged at DEBUG only, never with their payload bytes.
+Each method is thin: operation bodies and payloads come from `ct_core.data.operations`, chunk groups
+from `ct_core.data.chunk_groups`, polling and result decoding from `ct_core.data.results`, live logs
+from `ct_core.data.logs`; every request is one `Transport.request()`. Nothing here prints; request
+bodies are logged at DEBUG only, never with their payload bytes.
 
-Which failures are retried (TRN-19): a forward/backward chunk carries its group id, the server's
-idempotency key, so it gets the general retry rule (chunk-group answers excepted, BUG-10). A step,
+Which failures are retried: a forward/backward chunk carries its group id, the server's idempotency
+key, so it gets the general retry rule (chunk-group answers excepted: they are answers about the
+group, raised at once). A step,
 save, load, weight sync or unchunked forward has no such key, so it is retried only when the answer
 proves nothing ran: a connection that never opened, a redirect, 404/409 while the job becomes
 visible or its zone restarts, 429 and 503. A read timeout or a 500/502/504 after such a POST is
@@ -24,7 +27,6 @@ from typing import TYPE_CHECKING, Any
 from ct_core.constants import JOB_NOT_FOUND_CODE, PERMANENT_CONFLICT_CODES
 from ct_core.data import operations as ops
 from ct_core.data.chunk_groups import (
-    MAX_REQUEST_CHUNK_BYTES,
     ChunkBody,
     ChunkPlan,
     chunk_predicate,
@@ -34,7 +36,6 @@ from ct_core.data.logs import EndOfJobCheck, stream_entries
 from ct_core.data.results import (
     KIND_FORWARD,
     KIND_FORWARD_BACKWARD,
-    RequestRegistry,
     decode_event_results,
     poll_until_done,
 )
@@ -42,10 +43,9 @@ from ct_core.errors import APIError, CTConnectionError, TLSVerificationError
 from ct_core.http import retry as _retry
 
 if TYPE_CHECKING:
+    from ct_core.context import ClientContext
     from ct_core.control.polling import PollSchedule
     from ct_core.data.pipeline import RequestHandle, TrainingPipeline
-    from ct_core.http.operations import Operations
-    from ct_core.http.transport import Transport
 
 logger = logging.getLogger("ct_core.dataplane")
 
@@ -95,33 +95,45 @@ def _check_learning_rate(value: Any) -> float:
     return float(value)
 
 
-class DataPlaneMixin:
-    """forward_backward, step, save, load, the operations of §7, request polling and live logs."""
+class DataPlane:
+    """forward_backward, step, save, load, the generic operations, request polling and live logs."""
 
-    # Provided by CortexTrainingClient.
-    _ops: Operations
-    _transport: Transport
-    _requests: RequestRegistry
-    poll_interval: float
-    poll_timeout: float
-    poll_backoff_multiplier: float
-    poll_max_interval: float
-    _sleep: Callable[[float], None]
+    def __init__(self, ctx: ClientContext) -> None:
+        self._ctx = ctx
+        self._transport = ctx.transport
+        self._requests = ctx.requests
 
-    if TYPE_CHECKING:
+    @property
+    def poll_interval(self) -> float:
+        return self._ctx.poll.interval
 
-        def _poll_schedule(self) -> PollSchedule: ...
+    @property
+    def poll_timeout(self) -> float:
+        return self._ctx.poll.timeout
 
-        def get_job(self, job_id: str) -> dict[str, Any]: ...
+    @property
+    def poll_backoff_multiplier(self) -> float:
+        return self._ctx.poll.multiplier
 
-        def list_checkpoints(self, job_id: str) -> list[dict[str, Any]]: ...
+    @property
+    def poll_max_interval(self) -> float:
+        return self._ctx.poll.max_interval
+
+    def _poll_schedule(self) -> PollSchedule:
+        return self._ctx.poll_schedule()
+
+    def get_job(self, job_id: str) -> dict[str, Any]:
+        return self._ctx.get_job(job_id)
+
+    def _call(self, operation_id: str, *, params: dict[str, Any], body: Any = None, **policy: Any) -> Any:
+        return self._transport.request(operation_id, params=params, json_body=body, **policy).json()
 
     # --- retry rules ---------------------------------------------------------------------------
 
-    def _general(self, job_id: str) -> _retry.Predicate:
+    def general_rule(self, job_id: str) -> _retry.Predicate:
         return _retry.general(job_id=job_id, recent_jobs=self._transport.recent_jobs)
 
-    def _nothing_ran(self, job_id: str) -> _retry.Predicate:
+    def nothing_ran_rule(self, job_id: str) -> _retry.Predicate:
         recent = self._transport.recent_jobs
 
         def predicate(error: BaseException) -> bool:
@@ -138,9 +150,9 @@ class DataPlaneMixin:
         return predicate
 
     def _json(self, operation_id: str, job_id: str, *, body: Any = None, **extra: Any) -> Any:
-        predicate = extra.pop("predicate", None) or self._nothing_ran(job_id)
+        predicate = extra.pop("predicate", None) or self.nothing_ran_rule(job_id)
         params = {"job_id": job_id, **extra.pop("params", {})}
-        return self._ops.call(operation_id, params=params, body=body, predicate=predicate, **extra)
+        return self._call(operation_id, params=params, body=body, predicate=predicate, **extra)
 
     @staticmethod
     def _request_id(answer: Any, what: str) -> str:
@@ -163,9 +175,10 @@ class DataPlaneMixin:
             raise TypeError(
                 "forward_backward data must be DSSST1 frame bytes (see serialize_forward_backward_args)"
             )
-        plan = ChunkPlan(data, operation=_FWD_BWD, max_bytes=MAX_REQUEST_CHUNK_BYTES, force_chunk=True)
-        url = self._path(job_id, "forward-backward")
-        predicate = chunk_predicate(self._general(job_id))
+        plan = ChunkPlan(
+            data, operation=_FWD_BWD, max_bytes=self._ctx.max_request_chunk_bytes, force_chunk=True
+        )
+        predicate = chunk_predicate(self.general_rule(job_id))
         logger.debug(
             "[ct fwd-bwd] phase=submit job_id=%s payload_bytes=%d chunks=%d group=%s",
             job_id,
@@ -175,7 +188,7 @@ class DataPlaneMixin:
         )
 
         def send(index: int, body: ChunkBody) -> Any:
-            return self._post_bytes(url, body, predicate=predicate)
+            return self.post_frame("forwardBackward", job_id, body, predicate=predicate)
 
         answer = upload_chunks(plan, send, operation=_FWD_BWD, group_id=plan.group_id)
         if answer is None:
@@ -184,26 +197,25 @@ class DataPlaneMixin:
         self._requests.add(request_id, KIND_FORWARD_BACKWARD)
         return request_id
 
-    def _path(self, job_id: str, tail: str) -> str:
-        from urllib.parse import quote
-
-        parts = (self._ops.database, self._ops.schema, self._ops.endpoint, job_id)
-        database, schema, endpoint, job = (quote(part, safe="") for part in parts)
-        return f"/api/v2/databases/{database}/schemas/{schema}/{endpoint}/{job}/{tail}"
-
-    def _post_bytes(self, url: str, body: ChunkBody, *, predicate: _retry.Predicate) -> Any:
-        import json
-
-        send, size = self._transport.send_direct, body.size
-        # A fresh body iterator per attempt: a retry resends the same bytes from their start.
-        content = self._transport.call(
-            lambda: send(
-                "POST", url, body=body.stream(), length=size, content_type="application/octet-stream"
-            ),
+    def post_frame(
+        self,
+        operation_id: str,
+        job_id: str,
+        body: ChunkBody,
+        *,
+        predicate: _retry.Predicate,
+        query: dict[str, Any] | None = None,
+    ) -> Any:
+        # `body.stream` gives a fresh iterator per attempt: a retry resends the same bytes from their start.
+        return self._transport.request(
+            operation_id,
+            params={"job_id": job_id},
+            query=query,
+            content=body.stream,
+            length=body.size,
+            content_type="application/octet-stream",
             predicate=predicate,
-            describe=f"POST {url}",
-        )
-        return json.loads(content) if content.strip() else None
+        ).json()
 
     # --- step, save, load ----------------------------------------------------------------------
 
@@ -274,7 +286,7 @@ class DataPlaneMixin:
         body = ops.envelope(operation_type, payload, sub_job_id=sub_job_id, sub_job_type=sub_job_type)
         logger.debug("operation %s job_id=%s sub_job_id=%s", operation_type, job_id, sub_job_id)
         answer = self._json(
-            "submitOperation", job_id, body=body, predicate=predicate or self._general(job_id)
+            "submitOperation", job_id, body=body, predicate=predicate or self.general_rule(job_id)
         )
         return answer if isinstance(answer, dict) else {}
 
@@ -300,7 +312,7 @@ class DataPlaneMixin:
                 payload,
                 sub_job_id=sub_job_id,
                 sub_job_type=sub_job_type,
-                predicate=self._nothing_ran(job_id),
+                predicate=self.nothing_ran_rule(job_id),
             )
         else:
             answer = self._forward_bytes(job_id, payload, sub_job_id=sub_job_id, sub_job_type=sub_job_type)
@@ -324,7 +336,7 @@ class DataPlaneMixin:
         hints = {"sub_job_id": sub_job_id, "sub_job_type": sub_job_type}
         if ops.forward_fits(len(frame), ceiling, **hints):
             return self.operation(
-                job_id, ops.OP_FORWARD, bytes(frame), **hints, predicate=self._nothing_ran(job_id)
+                job_id, ops.OP_FORWARD, bytes(frame), **hints, predicate=self.nothing_ran_rule(job_id)
             )
         plan = ChunkPlan(
             frame,
@@ -332,7 +344,7 @@ class DataPlaneMixin:
             max_bytes=ops.max_frame_bytes_for(ceiling, **hints),
             force_chunk=True,
         )
-        predicate = chunk_predicate(self._general(job_id))
+        predicate = chunk_predicate(self.general_rule(job_id))
 
         def send(index: int, body: ChunkBody) -> Any:
             return self.operation(job_id, ops.OP_FORWARD, body.to_bytes(), **hints, predicate=predicate)
@@ -369,7 +381,7 @@ class DataPlaneMixin:
             payload,
             sub_job_id=sub_job_id if sub_job_id is not None else source_sub_job_id,
             sub_job_type=sub_job_type if sub_job_type is not None else "training",
-            predicate=self._nothing_ran(job_id),
+            predicate=self.nothing_ran_rule(job_id),
         )
         request_id = answer.get("request_id")
         return request_id if isinstance(request_id, str) and request_id else answer
@@ -453,11 +465,11 @@ class DataPlaneMixin:
             query["max_events"] = max_events
         if cursor:
             query["cursor"] = cursor
-        answer = self._ops.call(
+        answer = self._call(
             "getRequestStatus",
             params={"job_id": job_id, "request_id": request_id},
             query=query,
-            predicate=self._general(job_id),
+            predicate=self.general_rule(job_id),
         )
         return answer if isinstance(answer, dict) else {}
 

@@ -34,7 +34,7 @@ from ct_core.control.polling import (
     PollSchedule,
     normalize_request_status,
 )
-from ct_core.errors import CTError
+from ct_core.errors import CTError, RequestFailedError
 
 logger = logging.getLogger("ct_core.results")
 
@@ -45,16 +45,6 @@ WIRE_FORMAT = "DSSST1"
 KIND_FORWARD_BACKWARD = "fwd-bwd"
 KIND_FORWARD = "forward"
 KIND_GENERATE = "generate"
-
-
-class RequestFailedError(CTError, RuntimeError):
-    """A polled request ended failed or cancelled; `.state` and `.error` say how."""
-
-    def __init__(self, request_id: str, state: str, error: Any) -> None:
-        super().__init__(f"Request {request_id} ended with state '{state}': {error or ''}")
-        self.request_id = request_id
-        self.state = state
-        self.error = error
 
 
 class RequestTimeoutError(CTError, TimeoutError):

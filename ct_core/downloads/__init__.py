@@ -1,16 +1,21 @@
-"""Downloads (§5.9, §12.2-§12.5): checkpoint files over presigned links, and experiment-run artifacts.
+"""Downloads: checkpoint files over presigned links, and experiment-run artifacts.
 
-`DownloadsMixin` adds the download methods to `CortexTrainingClient`; the work itself lives in the
-modules of this package, one concern each: `checkpoint` (export links, resumable streaming),
+`Downloads` holds the download methods of `CortexTrainingClient` (the facade forwards to it); the
+work itself lives in the modules of this package, one concern each: `checkpoint` (export links,
+resumable streaming),
 `artifacts` (the artifact store interface), `chunks` (rebuilding a file from gzip chunks) and `logs`
-(execution logs, stdout and metrics of a job).
+(execution logs, stdout and metrics of a job). The user guides are docs/checkpoint-download.md and
+docs/logs-and-metrics.md.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ct_core.client import CortexTrainingClient
 
 from ct_core.downloads import logs as _logs
 from ct_core.downloads.checkpoint import (
@@ -30,11 +35,20 @@ from ct_core.downloads.chunks import (
     ProgressCallback,
 )
 
-__all__ = ["CheckpointDownloadError", "ChunkDamaged", "DownloadsMixin"]
+__all__ = ["CheckpointDownloadError", "ChunkDamaged", "Downloads"]
 
 
-class DownloadsMixin:
-    """Download methods of the client facade (needs ``list_checkpoints`` and ``export_checkpoint``)."""
+class Downloads:
+    """The download methods of one client (the facade forwards to them).
+
+    They work through the client's public methods (``list_checkpoints``, ``export_checkpoint``,
+    ``get_experiment_run``, ``request``), so they hold the client itself rather than a context.
+    """
+
+    def __init__(self, client: CortexTrainingClient, state: _logs.SharedDownloadState | None = None) -> None:
+        self._client = client
+        #: Root memory and kept Connector sessions, shared with the client's for_job twins.
+        self.state = state if state is not None else _logs.SharedDownloadState()
 
     def download_checkpoint(
         self,
@@ -47,7 +61,7 @@ class DownloadsMixin:
         on_file: FileCallback | None = None,
         durable: bool = False,
     ) -> dict[str, Any]:
-        """Download a checkpoint's files into ``output_dir`` (ART-24).
+        """Download a checkpoint's files into ``output_dir``.
 
         Each file streams into ``<name>.partial`` and is renamed only once its size matches the
         export; running it again continues a partial file with a Range request. ``include`` keeps
@@ -56,7 +70,7 @@ class DownloadsMixin:
         fsyncs each file before its rename, so a power cut right after the call loses nothing.
         """
         return download_checkpoint(
-            self,
+            self._client,
             job_id,
             checkpoint_id,
             output_dir,
@@ -66,7 +80,7 @@ class DownloadsMixin:
             durable=durable,
         )
 
-    # --- §12.7: download sessions ----------------------------------------------------------------
+    # --- download sessions ----------------------------------------------------------------------
 
     @property
     def keep_artifact_sessions(self) -> bool:
@@ -74,23 +88,23 @@ class DownloadsMixin:
 
         Shared with the clients for_job makes; turning it off closes the kept sessions.
         """
-        return _logs.shared_state(self).sessions.keep
+        return _logs.shared_state(self._client).sessions.keep
 
     @keep_artifact_sessions.setter
     def keep_artifact_sessions(self, value: bool) -> None:
-        pool = _logs.shared_state(self).sessions
+        pool = _logs.shared_state(self._client).sessions
         pool.keep = bool(value)
         if not value:
             pool.close_all()
 
     def warm_artifact_session(self, job_id: str) -> None:
         """Resolve the job's run and, while sessions are kept and none is kept yet, log one in."""
-        _logs.warm_artifact_session(self, job_id)
+        _logs.warm_artifact_session(self._client, job_id)
 
-    def _close_artifact_sessions(self) -> None:
-        _logs.shared_state(self).sessions.close_all()
+    def close_sessions(self) -> None:
+        _logs.shared_state(self._client).sessions.close_all()
 
-    # --- §12.2: execution logs ------------------------------------------------------------------
+    # --- execution logs ---------------------------------------------------------------------------
 
     def download_execution_logs(
         self,
@@ -102,13 +116,13 @@ class DownloadsMixin:
         progress: ProgressCallback | None = None,
         transfer_timeout_seconds: float | None = DEFAULT_TRANSFER_TIMEOUT_S,
     ) -> list[dict[str, Any]]:
-        """Save every execution-log file to ``<output_dir>/<sub_job_id>/<filename>`` (ART-06).
+        """Save every execution-log file to ``<output_dir>/<sub_job_id>/<filename>``.
 
         Files are staged in an owner-only hidden folder and moved into place; with ``resume`` a file
         whose listed size and checksum did not change is kept (``unchanged: True``).
         """
         return _logs.download_execution_logs(
-            self,
+            self._client,
             job_id,
             output_dir,
             resume=resume,
@@ -118,10 +132,10 @@ class DownloadsMixin:
         )
 
     def fetch_execution_logs(self, job_id: str) -> list[dict[str, Any]]:
-        """Every execution-log file with its text in memory (ART-05); prefer the download for big jobs."""
-        return _logs.fetch_execution_logs(self, job_id)
+        """Every execution-log file with its text in memory; prefer the download for big jobs."""
+        return _logs.fetch_execution_logs(self._client, job_id)
 
-    # --- §12.3-§12.5: chunked streams ------------------------------------------------------------
+    # --- chunked streams: stdout, GPU/system metrics, training metrics ---------------------------
 
     def download_stdout_logs(
         self,
@@ -139,7 +153,7 @@ class DownloadsMixin:
         preview_seconds: float | None = None,
         on_preview: PreviewCallback | None = None,
     ) -> list[dict[str, Any]]:
-        """Rebuild each sub-job's saved console into ``<output_dir>/<sub_job_id>/stdout.log`` (ART-07).
+        """Rebuild each sub-job's saved console into ``<output_dir>/<sub_job_id>/stdout.log``.
 
         Chunks are fetched in parallel and appended in name order; progress is kept in manifests so
         ``resume=True`` only adds what is new. Damaged chunks are skipped and listed (raised with
@@ -147,10 +161,10 @@ class DownloadsMixin:
 
         With ``preview_seconds`` and ``on_preview``, the first sub-job in ``sub_job_ids`` is written
         first, and its last ``preview_seconds`` of console reach ``on_preview`` before the rest of
-        its history (ART-19; see download_metrics for the callback's arguments).
+        its history (see download_metrics for the callback's arguments).
         """
         return _logs.download_chunked(
-            self,
+            self._client,
             job_id,
             output_dir,
             STDOUT,
@@ -185,7 +199,7 @@ class DownloadsMixin:
         preview_seconds: float | None = None,
         on_preview: PreviewCallback | None = None,
     ) -> list[dict[str, Any]]:
-        """Rebuild GPU and system rows into ``<output_dir>/<sub_job_id>/gpu.jsonl`` (ART-20).
+        """Rebuild GPU and system rows into ``<output_dir>/<sub_job_id>/gpu.jsonl``.
 
         Sub-jobs in ``priority`` are written first, in order; ``on_commit(entry)`` follows each
         committed file. With ``preview_seconds`` and ``on_preview``, the first priority sub-job's
@@ -195,7 +209,7 @@ class DownloadsMixin:
         chunk is fetched twice; there is no preview when those chunks are most of what is new.
         """
         return _logs.download_chunked(
-            self,
+            self._client,
             job_id,
             output_dir,
             GPU_METRICS,
@@ -231,11 +245,11 @@ class DownloadsMixin:
         preview_seconds: float | None = None,
         on_preview: PreviewCallback | None = None,
     ) -> list[dict[str, Any]]:
-        """Rebuild the §12.5 rows of training sub-jobs into ``<sub_job_id>/training.jsonl`` (ART-21).
+        """Rebuild the training-metrics rows of training sub-jobs into ``<sub_job_id>/training.jsonl``.
 
         Takes download_metrics' options, preview included."""
         return _logs.download_chunked(
-            self,
+            self._client,
             job_id,
             output_dir,
             TRAINING_METRICS,

@@ -1,4 +1,4 @@
-"""The experiment-run artifact store (§12.2-§12.5, ART-01..04): list a root, get one object.
+"""The experiment-run artifact store: list a root, get one object (see docs/logs-and-metrics.md).
 
 A store is bound to one run (``snow://experiment/<experiment>/versions/<run>/``) and does two
 things: `list(root)` returns every object below a run-relative folder, and `get(path, directory)`
@@ -6,9 +6,9 @@ writes one object, under its own base name, into a directory the caller made pri
 above this interface (chunk ordering, manifests, retries) is shared by every store.
 
 `LocalArtifactStore` reads the tree ct_local serves beside its REST routes. Listings from any store
-pass through `checked_listing`, which applies the ART-02 rules: names must belong to the run, be
+pass through `checked_listing`, which applies the listing rules: names must belong to the run, be
 relative and free of traversal, stay under the requested root, and come back de-duplicated and
-sorted.
+sorted. The errors (`ArtifactError` and its kinds) are declared in ct_core.errors.
 """
 
 from __future__ import annotations
@@ -19,28 +19,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-import httpx
+from ct_core.errors import ArtifactError, ArtifactMissing, ArtifactUnavailable
 
-from ct_core.errors import CTError
+__all__ = [
+    "ArtifactEntry",
+    "ArtifactError",
+    "ArtifactMissing",
+    "ArtifactStore",
+    "ArtifactUnavailable",
+    "LocalArtifactStore",
+    "checked_listing",
+    "run_uri",
+    "safe_relative",
+]
 
-#: ART-01: only these characters may appear in an experiment or run name used to build a URI.
+#: Only these characters may appear in an experiment or run name used to build a URI (it is quoted
+#: into SQL and paths, so nothing that could end a literal or a path segment).
 _RUN_PART = re.compile(r"[A-Za-z0-9_.$:@=+-]+")
-
-
-class ArtifactError(CTError):
-    """An artifact listing or fetch broke one of the rules of ART-01..03."""
-
-
-class ArtifactMissing(ArtifactError):
-    """A GET found no object at a listed path: it was removed after the listing (ART-10)."""
-
-
-class ArtifactUnavailable(ArtifactError):
-    """A store failure another attempt may fix: the network, a busy service, an expired session.
-
-    Stores raise it for what the retry policy of §12.3 covers; anything else (missing privileges, a
-    refused storage read, a bad path, other statement errors) propagates as it is and fails at once.
-    """
 
 
 @dataclass(frozen=True, order=True)
@@ -66,12 +61,13 @@ class ArtifactStore(Protocol):
         ...
 
     def close(self, *, keep: bool = False) -> None:
-        """The download is over; ``keep`` (it succeeded) allows the session to be kept (§12.7)."""
+        """The download is over; ``keep`` (it succeeded) allows the session to be kept for the next."""
         ...
 
 
 def run_uri(experiment_run: Mapping[str, Any]) -> str:
-    """ART-01: the logical URI of a run from the experiment-run answer (§5.7)."""
+    """The logical URI of a run (``snow://experiment/<experiment>/versions/<run>/``) from the
+    experiment-run answer (operationId getExperimentRun)."""
     for key in ("experiment_name", "experiment_run_name"):
         if not experiment_run.get(key):
             raise ArtifactError(f"experiment-run response missing field: {key}")
@@ -94,7 +90,8 @@ def safe_relative(path: str) -> bool:
 
 
 def checked_listing(rows: Iterable[tuple[str, int, str | None]], run: str, root: str) -> list[ArtifactEntry]:
-    """Apply ART-02 to raw ``(name, size, md5)`` rows whose names start with ``/versions/<run>/``."""
+    """Apply the listing rules to raw ``(name, size, md5)`` rows whose names start with
+    ``/versions/<run>/``."""
     prefix = f"/versions/{run}/"
     folder = root.strip("/") + "/"
     found: dict[str, ArtifactEntry] = {}
@@ -113,17 +110,20 @@ def checked_listing(rows: Iterable[tuple[str, int, str | None]], run: str, root:
 
 
 class LocalArtifactStore:
-    """The artifact tree of a ct_local server, read over its ``/_artifacts`` routes."""
+    """The artifact tree of a ct_local server, read over its local-only REST operations
+    (`listLocalArtifacts`, `getLocalArtifact`) through the client's one request path."""
 
-    def __init__(self, http: httpx.Client, experiment_run: Mapping[str, Any]) -> None:
+    def __init__(self, client: Any, experiment_run: Mapping[str, Any]) -> None:
         self.run_uri = run_uri(experiment_run)
-        self._http = http
+        self._client = client
         self._run = str(experiment_run["experiment_run_name"])
-        self._base = f"/_artifacts/{experiment_run['experiment_name']}/{self._run}"
+        self._params = {"experiment_name": str(experiment_run["experiment_name"]), "run_name": self._run}
 
     def list(self, root: str) -> list[ArtifactEntry]:
-        response = self._http.get(self._base, params={"prefix": root.strip("/") + "/"})
-        files = response.json().get("files", [])
+        answer = self._client.request(
+            "listLocalArtifacts", params=self._params, query={"prefix": root.strip("/") + "/"}
+        ).json()
+        files = answer.get("files", []) if isinstance(answer, dict) else []
         rows = [(str(f.get("name", "")), int(f.get("size") or 0), f.get("md5")) for f in files]
         return checked_listing(rows, self._run, root)
 
@@ -131,9 +131,12 @@ class LocalArtifactStore:
         if not safe_relative(path):
             raise ArtifactError(f"unsafe experiment artifact path: {path!r}")
         target = directory / path.rsplit("/", 1)[-1]
-        request_timeout = httpx.Timeout(timeout) if timeout is not None else httpx.Timeout(None)
-        url = f"{self._base}/{path}"
-        with self._http.stream("GET", url, timeout=request_timeout) as response, target.open("wb") as sink:
+        params = {**self._params, "artifact_path": path}
+        limit = (timeout, timeout) if timeout is not None else None
+        with (
+            self._client.stream("getLocalArtifact", params=params, timeout=limit) as response,
+            target.open("wb") as sink,
+        ):
             for block in response.iter_bytes():
                 sink.write(block)
         if not target.is_file():

@@ -1,4 +1,7 @@
-"""Checkpoint download (§5.9, ART-24): export links, resumable streaming to disk, atomic promotion.
+"""Checkpoint download: export links, resumable streaming to disk, atomic promotion.
+
+See docs/checkpoint-download.md; the export is operationId exportCheckpoint.
+
 
 The flow is list -> export -> one streamed GET per file. Each file is written to
 ``<name>.partial`` beside its destination; an existing partial file is continued with a ``Range``
@@ -10,6 +13,9 @@ Like curl, pip and huggingface_hub, the data is not fsynced by default: a proces
 loses nothing the page cache holds, and forcing every byte to disk before the rename would make the
 disk, not the network, the pace of every download. ``durable=True`` fsyncs the file and its folder
 before and after the rename, for downloads that must survive a power cut the moment they return.
+
+Failures are retried under `ct_core.http.retry.CHECKPOINT_LINKS` (the numbers and the reasons are in
+ct_core.constants), each attempt continuing the partial file where the last one stopped.
 
 Presigned links carry their own credentials in the query, so the files are fetched by a separate
 client (link_client.py) that never sends the service's auth headers. The generated client is not
@@ -29,22 +35,21 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ct_core.downloads.link_client import LinkClient, LinkTimeouts, LinkTransportError
-from ct_core.errors import CTError, NotFoundError
+from ct_core import fs
+from ct_core.constants import CHECKPOINT_LINK_EXPIRED_STATUSES, CHECKPOINT_RETRYABLE_STATUSES
+from ct_core.downloads.link_client import LinkClient, LinkTimeouts
+from ct_core.errors import CheckpointDownloadError, LinkTransportError, NotFoundError
+from ct_core.http.retry import CHECKPOINT_LINKS, RetryPolicy, run_with_retries
+
+__all__ = ["CheckpointDownloadError", "CheckpointDownloader", "download_checkpoint"]
 
 logger = logging.getLogger("ct_core.downloads")
 
-#: Extra attempts per file after a transient failure (connection drop, 5xx, 429); finished bytes
-#: stay in the partial file, so an attempt continues where the last one stopped.
-TRANSIENT_RETRIES = 5
-#: Backoff between attempts: doubles from the first value up to the cap (seconds).
-RETRY_FIRST_WAIT_S = 0.2
-RETRY_MAX_WAIT_S = 5.0
-#: Statuses a presigned store answers for a link that is past its expiry (ART-24).
-EXPIRED_STATUSES = frozenset({401, 403})
+#: Statuses a presigned store answers for a link that is past its expiry (the export is asked again).
+EXPIRED_STATUSES = CHECKPOINT_LINK_EXPIRED_STATUSES
 #: Statuses worth another attempt on the same link.
-TRANSIENT_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
-#: Suffix of the file a download is written to until it is complete (§5.9).
+TRANSIENT_STATUSES = CHECKPOINT_RETRYABLE_STATUSES
+#: Suffix of the file a download is written to until it is complete.
 PARTIAL_SUFFIX = ".partial"
 #: Connect / read timeouts for presigned-link GETs (seconds): reads are per block, not per file.
 LINK_TIMEOUTS = LinkTimeouts(connect=30.0, read=120.0)
@@ -58,16 +63,28 @@ BytesCallback = Callable[[str, int, int], None]
 FileCallback = Callable[[str, int, int], None]
 
 
-class CheckpointDownloadError(CTError):
-    """A checkpoint file could not be downloaded or failed its checks; nothing was promoted."""
-
-
 class _LinkExpired(Exception):
     """The presigned link was refused as expired; the caller re-exports once."""
 
 
 class _Transient(Exception):
     """A failure another attempt on the same link may fix."""
+
+
+class _Short(Exception):
+    """The body ended before the announced size; the next attempt continues from where it stopped."""
+
+    def __init__(self, got: int) -> None:
+        super().__init__(f"stopped at {got} bytes")
+        self.got = got
+
+
+def _retried(error: BaseException) -> bool:
+    return isinstance(error, _Transient | _Short)
+
+
+def _short(error: BaseException) -> bool:
+    return isinstance(error, _Short)
 
 
 @dataclass
@@ -79,7 +96,7 @@ class _FileSpec:
 
 
 def parse_size_bytes(value: Any, filename: str) -> int:
-    """§5.9: ``size_bytes`` is a non-negative integer or a string of decimal digits."""
+    """An export's ``size_bytes``: a non-negative integer or a string of decimal digits."""
     if isinstance(value, bool):
         raise CheckpointDownloadError(f"export gave {filename!r} an invalid size_bytes: {value!r}")
     if isinstance(value, int) and value >= 0:
@@ -120,19 +137,6 @@ def _partial_of(dest: Path) -> Path:
     return dest.with_name(dest.name + PARTIAL_SUFFIX)
 
 
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 class CheckpointDownloader:
     """Downloads the files of one checkpoint export into a folder (one instance per download)."""
 
@@ -148,6 +152,7 @@ class CheckpointDownloader:
         sleep: Callable[[float], None] = time.sleep,
         links: LinkClient | None = None,
         durable: bool = False,
+        retry_policy: RetryPolicy = CHECKPOINT_LINKS,
     ) -> None:
         self._export = export
         self.output_dir = Path(output_dir)
@@ -155,6 +160,7 @@ class CheckpointDownloader:
         self._on_bytes = on_bytes
         self._on_file = on_file
         self._sleep = sleep
+        self._retry_policy = retry_policy
         self._own_links = links is None
         self._durable = durable
         self._links_client = links or LinkClient(verify, LINK_TIMEOUTS)
@@ -248,58 +254,63 @@ class CheckpointDownloader:
                             break
                         if self._on_bytes is not None:
                             self._on_bytes(spec.filename, done, spec.size)
-                    if self._durable:
-                        sink.flush()
-                        os.fsync(sink.fileno())
         except LinkTransportError as error:
             if not error.retryable:
                 raise CheckpointDownloadError(f"downloading {spec.filename!r} failed: {error}") from error
             raise _Transient(str(error)) from error
+
+    def _complete_partial(self, spec: _FileSpec, partial: Path) -> None:
+        """One attempt at a whole partial file: GETs (re-exporting an expired link, which is not a
+        retry) until the body ends, then the size check. Raises _Transient / _Short to be retried."""
+        while True:
+            try:
+                self._attempt(spec, self._links[spec.filename], partial)
+                break
+            except _LinkExpired:
+                self._refresh(spec.filename)
+        got = partial.stat().st_size if partial.exists() else 0
+        if spec.size == 0 and not partial.exists():
+            partial.touch()
+        if got > spec.size:
+            partial.unlink()
+            raise CheckpointDownloadError(
+                f"{spec.filename!r} came back larger than the {spec.size} bytes the export announced"
+            )
+        if got != spec.size:
+            raise _Short(got)
 
     def _fetch(self, spec: _FileSpec) -> bool:
         """Download one file into place; True when an earlier partial file was continued."""
         partial = _partial_of(spec.dest)
         spec.dest.parent.mkdir(parents=True, exist_ok=True)
         resumed = partial.exists() and 0 < partial.stat().st_size <= spec.size
-        failures = 0
-        while True:
-            url = self._links[spec.filename]
-            try:
-                self._attempt(spec, url, partial)
-            except _LinkExpired:
-                self._refresh(spec.filename)
-                continue
-            except _Transient as error:
-                failures += 1
-                if failures > TRANSIENT_RETRIES:
-                    raise CheckpointDownloadError(
-                        f"downloading {spec.filename!r} kept failing ({error}); "
-                        f"run the command again to continue from {partial.name}"
-                    ) from None
-                wait = min(RETRY_MAX_WAIT_S, RETRY_FIRST_WAIT_S * 2 ** (failures - 1))
-                logger.warning("retrying %s in %.1fs: %s", spec.filename, wait, error)
-                self._sleep(wait)
-                continue
-            got = partial.stat().st_size if partial.exists() else 0
-            if spec.size == 0 and not partial.exists():
-                partial.touch()
-            if got != spec.size:
-                if got > spec.size:
-                    partial.unlink()
-                    raise CheckpointDownloadError(
-                        f"{spec.filename!r} came back larger than the {spec.size} bytes the export announced"
-                    )
-                failures += 1
-                if failures > TRANSIENT_RETRIES:
-                    raise CheckpointDownloadError(
-                        f"{spec.filename!r} stopped at {got} of {spec.size} bytes; "
-                        f"run the command again to continue"
-                    )
-                continue
-            os.replace(partial, spec.dest)
-            if self._durable:
-                _fsync_dir(spec.dest.parent)
-            return resumed
+
+        def notice(number: int, delay: float, error: BaseException) -> None:
+            if not _short(error):
+                logger.warning("retrying %s in %.1fs: %s", spec.filename, delay, error)
+
+        try:
+            run_with_retries(
+                lambda: self._complete_partial(spec, partial),
+                predicate=_retried,
+                policy=self._retry_policy,
+                sleep=self._sleep,
+                describe=f"GET {spec.filename}",
+                at_once=_short,
+                on_retry=notice,
+            )
+        except _Short as error:
+            raise CheckpointDownloadError(
+                f"{spec.filename!r} stopped at {error.got} of {spec.size} bytes; "
+                f"run the command again to continue"
+            ) from None
+        except _Transient as error:
+            raise CheckpointDownloadError(
+                f"downloading {spec.filename!r} kept failing ({error}); "
+                f"run the command again to continue from {partial.name}"
+            ) from None
+        fs.atomic_replace(partial, spec.dest, durable=self._durable)
+        return resumed
 
     # --- whole download ----------------------------------------------------------------------------
 
@@ -347,7 +358,7 @@ def download_checkpoint(
     verify: bool | str | None = None,
     durable: bool = False,
 ) -> dict[str, Any]:
-    """Download a checkpoint's files into ``output_dir``; the CLI-08 summary dict.
+    """Download a checkpoint's files into ``output_dir``; the summary dict `ct download-checkpoint` prints.
 
     ``client`` is a `CortexTrainingClient` (anything with list_checkpoints / export_checkpoint).
     ``durable=True`` fsyncs each file before it takes its final name.

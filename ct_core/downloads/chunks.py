@@ -1,4 +1,4 @@
-"""Rebuilding a file from time-named gzip chunks (§12.3-§12.5, ART-07..18).
+"""Rebuilding a file from time-named gzip chunks (stdout and metrics; see docs/logs-and-metrics.md).
 
 Persisted stdout, GPU/system metrics and training metrics are all staged the same way: gzip chunks
 named ``<kind>.YYYYMMDD-HHMMSS.<id>.gz`` under ``_<folder>/<sub_job_id>/`` and
@@ -12,7 +12,9 @@ named ``<kind>.YYYYMMDD-HHMMSS.<id>.gz`` under ``_<folder>/<sub_job_id>/`` and
   manifest that is only ever written after the bytes it counts are fsynced;
 - a chunk that does not gunzip is rolled back out of the file, fetched once more, and then skipped
   (or raised with ``strict``); a chunk that vanished after the listing is treated the same way;
-- with a preview (ART-19/20), the first priority sub-job's newest chunks are fetched first and
+- every LIST and GET runs under the artifact retry policy (`ct_core.http.retry.ARTIFACT_TRANSFERS`),
+  interruptible by a cancel;
+- with a preview, the first priority sub-job's newest chunks are fetched first and
   handed to ``on_preview`` as one file, then reused for the in-order rebuild (never fetched twice).
 """
 
@@ -23,7 +25,6 @@ import functools
 import json
 import logging
 import os
-import random
 import re
 import shutil
 import tempfile
@@ -37,42 +38,40 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, cast
 
-import httpx
+from ct_core import fs
+from ct_core.downloads.artifacts import ArtifactEntry, ArtifactMissing, ArtifactStore
+from ct_core.errors import APIError, ChunkDamaged, DownloadCancelled, DownloadInProgress, NoChunksError
+from ct_core.http.retry import ARTIFACT_TRANSFERS, RetryPolicy, artifact_retryable, run_with_retries
 
-from ct_core.downloads.artifacts import ArtifactEntry, ArtifactMissing, ArtifactStore, ArtifactUnavailable
-from ct_core.errors import APIError, CTConnectionError, DownloadCancelled, NoChunksError
+__all__ = ["ChunkDamaged", "ChunkDownload", "DownloadInProgress", "Retrier", "Stream"]
 
-#: The logger §12.3 names for download warnings (retries, skipped chunks, notices).
+#: The logger download warnings (retries, skipped chunks, notices) go to, as users configure it.
 logger = logging.getLogger("cortex_training")
 
-#: §12.3: concurrent GETs by default, and how many fetched chunks may wait per worker.
+#: Concurrent GETs by default, and how many fetched chunks may wait per worker (bounded memory).
 DEFAULT_MAX_WORKERS = 16
 LOOKAHEAD_PER_WORKER = 4
-#: §12.3: each LIST or GET attempt is limited to this many seconds by default.
+#: Each LIST or GET attempt is limited to this many seconds by default.
 DEFAULT_TRANSFER_TIMEOUT_S = 300.0
-#: Retries of a transient LIST/GET failure, with exponential backoff between these bounds.
-TRANSIENT_RETRIES = 4
-RETRY_FIRST_WAIT_S = 0.25
-RETRY_MAX_WAIT_S = 8.0
-#: §12.3: manifests are checkpointed every 64 chunks or 5 s (and at least every tenth of the chunks).
+#: Manifests are checkpointed every 64 chunks or 5 s, but never before a tenth more chunks were added.
 CHECKPOINT_EVERY_CHUNKS = 64
 CHECKPOINT_EVERY_S = 5.0
-#: §12.3: leftovers of a killed download are removed once unwritten for an hour.
+#: Leftovers of a killed download are removed once unwritten for an hour.
 STALE_TEMP_S = 3600.0
-#: ART-11: manifest format version.
+#: Manifest format version (a manifest of another version is ignored and the file rebuilt).
 MANIFEST_VERSION = 1
-#: ART-08: a single sub-job id with only these characters is listed by its own folder.
+#: A single sub-job id with only these characters is listed by its own folder (a narrower LIST).
 _LISTABLE_ID = re.compile(r"[A-Za-z0-9_.:-]+")
-#: §12.7: after one root's listing failed, how long the other one is waited for (seconds).
+#: After one root's listing failed, how long the other one is waited for (seconds).
 LISTING_GRACE_S = 10.0
-#: ART-08: how long a sub-job's single root is remembered (seconds).
+#: How long a sub-job's single root is remembered (seconds).
 ROOT_MEMORY_S = 600.0
-#: Width of the text progress bar (§12.3 example: 20 cells).
+#: Width of the text progress bar, in cells.
 BAR_CELLS = 20
 #: Bytes read from a gzip member at a time while appending (memory stays bounded).
 INFLATE_BLOCK = 1 << 20
 TEMP_PREFIX = "ct-artifact-chunks-"
-#: §12.4: a chunk's name is the time it starts; its rows may run this much later (seconds).
+#: A chunk's name is the time it starts; its rows may run this much later (seconds).
 CHUNK_NAME_SLACK_S = 120.0
 
 
@@ -133,23 +132,15 @@ def preview_indices(new_paths: Sequence[str], preview_seconds: float) -> list[in
 
 
 def sub_job_dir(output_dir: Path, sub_job_id: str) -> Path:
-    """ART-25: ``:`` is not allowed in Windows paths; the result keeps the exact id."""
+    """Where a sub-job's files go: ``:`` is not allowed in Windows paths, elsewhere the exact id."""
     return output_dir / (sub_job_id.replace(":", "_") if os.name == "nt" else sub_job_id)
 
 
 def belongs_to_job(sub_job_id: str, job_id: str) -> bool:
-    """ART-04: a folder name is a sub-job of this job, and is safe to use as a directory."""
+    """A folder name is a sub-job of this job, and is safe to use as a directory."""
     if sub_job_id in (".", "..") or "\\" in sub_job_id or "/" in sub_job_id:
         return False
     return sub_job_id == job_id or sub_job_id.startswith(job_id + ":")
-
-
-def _transient(error: BaseException) -> bool:
-    if isinstance(error, ArtifactUnavailable):
-        return True
-    if isinstance(error, APIError):
-        return error.status_code in (408, 409, 429) or (error.status_code or 0) >= 500
-    return isinstance(error, CTConnectionError | httpx.TransportError | TimeoutError | ConnectionError)
 
 
 def _vanished(error: BaseException) -> bool:
@@ -183,37 +174,52 @@ def _with_timeout(action: Callable[[], Any], timeout: float | None) -> Any:
 
 
 class Retrier:
-    """Bounded exponential backoff for LIST/GET, interruptible by a cancel event."""
+    """LIST/GET under the artifact retry policy, each attempt time-limited, interruptible by a cancel.
 
-    def __init__(self, cancelled: threading.Event, timeout: float | None) -> None:
+    The loop and the backoff are `ct_core.http.retry.run_with_retries`; this adds the per-attempt
+    time limit and the cancel event, which both ends a backoff wait early and stops further attempts.
+    """
+
+    def __init__(
+        self, cancelled: threading.Event, timeout: float | None, policy: RetryPolicy = ARTIFACT_TRANSFERS
+    ) -> None:
         self.cancelled = cancelled
         self.timeout = timeout
-        # §12.7: a session that had an attempt abandoned past the timeout is never kept.
+        self.policy = policy
+        # A session that had an attempt abandoned past the timeout is never kept for another download:
+        # the abandoned attempt may still be using it.
         self.abandoned = False
 
     def run(self, what: str, action: Callable[[], Any]) -> Any:
-        failures = 0
-        while True:
+        def attempt() -> Any:
             if self.cancelled.is_set():
                 raise DownloadCancelled("download cancelled")
             try:
                 return _with_timeout(action, self.timeout)
-            except BaseException as error:
-                if isinstance(error, _Abandoned):
-                    self.abandoned = True
-                if not _transient(error) or failures >= TRANSIENT_RETRIES:
-                    raise
-                failures += 1
-                wait = min(RETRY_MAX_WAIT_S, RETRY_FIRST_WAIT_S * 2 ** (failures - 1))
-                wait *= 0.5 + random.random() / 2
-                logger.warning("retrying %s in %.1fs after: %s", what, wait, error)
-                if self.cancelled.wait(wait):
-                    raise DownloadCancelled("download cancelled") from None
+            except _Abandoned:
+                self.abandoned = True
+                raise
+
+        def wait(seconds: float) -> None:
+            if self.cancelled.wait(seconds):
+                raise DownloadCancelled("download cancelled") from None
+
+        def notice(number: int, delay: float, error: BaseException) -> None:
+            logger.warning("retrying %s in %.1fs after: %s", what, delay, error)
+
+        return run_with_retries(
+            attempt,
+            predicate=artifact_retryable,
+            policy=self.policy,
+            sleep=wait,
+            describe=what,
+            on_retry=notice,
+        )
 
 
 @dataclass
 class Manifest:
-    """ART-11: what a file holds: sorted run-relative chunk paths, committed length, skipped paths."""
+    """What a file holds: sorted run-relative chunk paths, committed length, skipped paths."""
 
     names: list[str] = field(default_factory=list)
     bytes: int = 0
@@ -241,21 +247,8 @@ class Manifest:
         body: dict[str, Any] = {"version": MANIFEST_VERSION, "names": self.names, "bytes": self.bytes}
         if self.skipped:
             body["skipped"] = self.skipped
-        temp = path.with_name(path.name + ".tmp")
-        with temp.open("w", encoding="utf-8") as sink:
-            json.dump(body, sink)
-            sink.flush()
-            os.fsync(sink.fileno())
-        os.replace(temp, path)
-
-
-def _fsync_dir(folder: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        # Durable: a manifest must never count bytes of an older file, even after a power cut.
+        fs.atomic_write(path, json.dumps(body), durable=True)
 
 
 def _remove_stale_temp_dirs() -> None:
@@ -273,7 +266,7 @@ def progress_bar(done: int, total: int) -> str:
 
 
 class RootMemory:
-    """ART-08: which single root a sub-job's chunks were last found under, for ROOT_MEMORY_S.
+    """Which single root a sub-job's chunks were last found under, for ROOT_MEMORY_S.
 
     Shared by a client and the clients for_job makes from it, so a later download that names that
     sub-job alone lists one root instead of two.
@@ -335,10 +328,6 @@ def group_listing(
     return grouped
 
 
-class DownloadInProgress(RuntimeError):
-    """Another download is writing the same stream into the same output folder (ART-18)."""
-
-
 @contextlib.contextmanager
 def exclusive(output_dir: Path, stream: Stream) -> Iterator[None]:
     """Hold ``<output_dir>/.<filename>.lock`` for the download; the OS drops it if the process dies."""
@@ -359,10 +348,6 @@ def exclusive(output_dir: Path, stream: Stream) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-
-
-class ChunkDamaged(ValueError):
-    """strict=True: a chunk could not be decompressed (after one more fetch) or had vanished."""
 
 
 def inflate_into(source: Path, sink: Any) -> None:
@@ -407,6 +392,7 @@ class ChunkDownload:
         root_memory: RootMemory | None = None,
         preview_seconds: float | None = None,
         on_preview: PreviewCallback | None = None,
+        retry_policy: RetryPolicy = ARTIFACT_TRANSFERS,
     ) -> None:
         workers = DEFAULT_MAX_WORKERS if max_workers is None else int(max_workers)
         if workers < 1:
@@ -423,9 +409,9 @@ class ChunkDownload:
         self.sub_job_ids = list(sub_job_ids) if sub_job_ids is not None else None
         self.priority = list(priority)
         self.cancelled = threading.Event()
-        self.retrier = Retrier(self.cancelled, transfer_timeout_seconds)
+        self.retrier = Retrier(self.cancelled, transfer_timeout_seconds, retry_policy)
         self.saved_any = False
-        # §12.7: a listing still running when the download gave up keeps its session from being kept.
+        # A listing still running when the download gave up keeps its session from being kept.
         self.listing_left_running = False
         self.root_memory = root_memory
         self.preview_seconds, self.on_preview = preview_seconds, on_preview
@@ -447,7 +433,7 @@ class ChunkDownload:
                 f"LIST {folders[only_rank]}/", functools.partial(listing, folders[only_rank])
             )
             return (found, []) if only_rank == 0 else ([], found)
-        # §12.7: the two roots are listed at the same time, each on its own cursor.
+        # The two roots are listed at the same time, each on its own cursor.
         pool = ThreadPoolExecutor(2, thread_name_prefix="ct-list")
         futures = [
             pool.submit(self.retrier.run, f"LIST {folder}/", functools.partial(listing, folder))
@@ -466,7 +452,7 @@ class ChunkDownload:
         return futures[0].result(), futures[1].result()
 
     def _list_narrow(self, sub: str) -> dict[str, SubJobChunks]:
-        """One sub-job: its remembered root alone when that root still holds its chunks (ART-08)."""
+        """One sub-job: its remembered root alone when that root still holds its chunks."""
         known = self.root_memory.get(self.stream.kind, sub) if self.root_memory is not None else None
         if known is not None:
             grouped = group_listing(self.stream, self.job_id, *self._list_roots(True, only_rank=known))
@@ -585,7 +571,7 @@ class ChunkDownload:
         total_new = len(new_paths)
         self._say(f"{self.stream.label}: {progress_bar(0, total_new)} 0/{total_new} {sub}")
         self._counts(sub, len(manifest.names), len(names), manifest.bytes)
-        # ART-17: the first progress line comes before anything in the output folder changes.
+        # The first progress line comes before anything in the output folder changes.
         folder.mkdir(parents=True, exist_ok=True)
         self._remove_stale_leftovers(folder)
         mode = "r+b" if target.exists() and manifest.names else "wb"
@@ -639,11 +625,12 @@ class ChunkDownload:
                 raise
             self._checkpoint(sink, manifest, manifest_path)
         if target != dest:
-            # The rebuilt file replaces the destination only now that every chunk is in it.
-            os.replace(target, dest)
+            # The rebuilt file replaces the destination only now that every chunk is in it. Its bytes
+            # were fsynced by the last checkpoint; the folder fsync covers the rename and the removal.
+            fs.atomic_replace(target, dest, durable=False)
             manifest.write(dest_manifest)
             manifest_path.unlink(missing_ok=True)
-            _fsync_dir(folder)
+            fs.fsync_dir(folder)
         self._say("\n")
         self._counts(sub, len(names), len(names), manifest.bytes)
         entry = self._entry(group, dest, manifest)
@@ -652,7 +639,7 @@ class ChunkDownload:
         return entry
 
     def _show_preview(self, sub: str, fetched: list[tuple[str, Future[Path]]]) -> None:
-        """ART-19/20: the newest chunks' rows, in time order, in one file handed to ``on_preview``.
+        """The newest chunks' rows, in time order, in one file handed to ``on_preview``.
 
         The fetched chunk files stay where they are for the rebuild. A chunk that failed or does not
         gunzip is left out here (the rebuild deals with it); with none readable there is no preview.

@@ -31,21 +31,17 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from ct_core.errors import LinkTransportError
+
 if TYPE_CHECKING:
     import urllib3
+
+__all__ = ["LinkClient", "LinkResponse", "LinkTimeouts", "LinkTransportError"]
 
 #: Size of each read from the socket (and of each write to the file).
 BLOCK_BYTES = 1024 * 1024
 #: Redirect hops followed before giving up.
 MAX_REDIRECTS = 5
-
-
-class LinkTransportError(Exception):
-    """The link could not be fetched (connection, TLS, timeout or a body cut short)."""
-
-    def __init__(self, message: str, *, retryable: bool) -> None:
-        super().__init__(message)
-        self.retryable = retryable
 
 
 @dataclass(frozen=True)

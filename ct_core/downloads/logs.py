@@ -1,9 +1,9 @@
-"""Execution logs, persisted stdout and metrics of a job (§12.2-§12.5), on top of an artifact store.
+"""Execution logs, persisted stdout and metrics of a job, on top of an artifact store.
 
 This module resolves a job's run and its store, then hands the work to `chunks.ChunkDownload` (for
 the chunked streams) or does the whole-file copies of execution logs itself. It also adds the
-notices §12.4 asks for: a sub-job with console output but no metrics is never left out silently,
-and a download made while chunks may still be arriving says so.
+download notices (docs/logs-and-metrics.md): a sub-job with console output but no metrics is never
+left out silently, and a download made while chunks may still be arriving says so.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ import os
 import shutil
 import tempfile
 import threading
-import weakref
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ct_core import fs
 from ct_core.constants import SNOWFLAKE_HOST_SUFFIXES
 from ct_core.downloads.artifacts import ArtifactEntry, ArtifactStore, LocalArtifactStore
 from ct_core.downloads.chunks import (
@@ -42,13 +42,13 @@ from ct_core.errors import NoChunksError
 
 logger = logging.getLogger("cortex_training")
 
-#: ART-06: a large execution log gets at least size / this rate (bytes per second) per GET attempt.
+#: A large execution log gets at least size / this rate (bytes per second) per GET attempt.
 EXECUTION_LOG_MIN_RATE = 512 * 1024
-#: §12.4: while a job runs, and this long after it ends, its last chunks may still be arriving.
+#: While a job runs, and this long after it ends, its last chunks may still be arriving.
 LATE_CHUNK_WINDOW_S = 120.0
-#: §12.4: a running sub-job with stdout chunks this old and no metrics chunks gets a warning.
+#: A running sub-job with stdout chunks this old and no metrics chunks gets a warning.
 MISSING_METRICS_AFTER_S = 120.0
-#: ART-15: a job-status lookup still running once the chunks are written is waited for this long.
+#: A job-status lookup still running once the chunks are written is waited for this long.
 STATUS_LOOKUP_GRACE_S = 10.0
 EXECUTION_ROOTS = ("_logs", "checkpoints/_logs")
 _ENDED = frozenset({"terminated", "failed", "cancelled", "succeeded", "completed"})
@@ -62,19 +62,10 @@ class SharedDownloadState:
         self.sessions = SessionPool()
 
 
-_SHARED: weakref.WeakKeyDictionary[Any, SharedDownloadState] = weakref.WeakKeyDictionary()
-_SHARED_LOCK = threading.Lock()
-
-
 def shared_state(client: Any) -> SharedDownloadState:
-    """The download state of ``client``'s family, keyed by the experiment-run cache it already shares
-    with its for_job twins (a client without one gets a state of its own)."""
-    key = getattr(client, "_experiment_runs", None) or client
-    with _SHARED_LOCK:
-        state = _SHARED.get(key)
-        if state is None:
-            state = _SHARED[key] = SharedDownloadState()
-        return state
+    """The download state ``client`` shares with its for_job twins (`client.download_state`)."""
+    state: SharedDownloadState = client.download_state
+    return state
 
 
 def root_memory(client: Any) -> RootMemory:
@@ -94,7 +85,7 @@ def artifact_store(client: Any, job_id: str) -> ArtifactStore:
             pool=shared_state(client).sessions,
             location=(str(client.database), str(client.schema)),
         )
-    return LocalArtifactStore(client._transport.http, run)
+    return LocalArtifactStore(client, run)
 
 
 def _parse_time(value: Any) -> datetime | None:
@@ -110,17 +101,17 @@ def job_and_server_now(client: Any, job_id: str) -> tuple[dict[str, Any], dateti
     """GET /{job_id} and the server's clock from the response's Date header (local clock without one)."""
     from email.utils import parsedate_to_datetime
 
-    response = client._transport.request("GET", f"{client._prefix}/{job_id}", job_id=job_id)
+    response = client.request("getJob", params={"job_id": job_id}, job_id=job_id)
     now = datetime.now(UTC)
     with contextlib.suppress(TypeError, ValueError):
-        stamped = parsedate_to_datetime(response.headers.get("date", ""))
+        stamped = parsedate_to_datetime(response.header("date") or "")
         now = stamped if stamped.tzinfo else stamped.replace(tzinfo=UTC)
     body = response.json()
     return (body if isinstance(body, dict) else {}), now
 
 
 class StatusLookup:
-    """GET /{job_id} on a daemon thread, so the notices' lookup never holds a download back (ART-15).
+    """GET /{job_id} on a daemon thread, so the notices' lookup never holds a download back.
 
     It starts before the listing and runs beside the fetches. Its answer is waited for at most
     ``grace`` seconds once the chunks are written; a lookup that is slower, or fails, costs only the
@@ -153,7 +144,8 @@ class StatusLookup:
 def stall_warning(
     job: dict[str, Any], now: datetime, label: str, sub: str, newest: datetime | None, stale_after: float
 ) -> str | None:
-    """ART-15: the newest chunk is old while the job, and the sub-job, have been running a while."""
+    """The stall notice: the newest chunk is old while the job, and the sub-job, have been running a
+    while."""
     if newest is None or str(job.get("status", "")).lower() != "running":
         return None
     for entry in job.get("sub_jobs") or []:
@@ -175,7 +167,8 @@ def stall_warning(
 
 
 def _late_chunk_warning(job: dict[str, Any], now: datetime, label: str, sub: str) -> str | None:
-    """ART-16: while the job runs, or shortly after it ended, the newest chunks may be missing.
+    """The late-chunk notice: while the job runs, or shortly after it ended, the newest chunks may be
+    missing.
 
     ``now`` is the server's clock (the Date header of the job lookup), like the stall check's."""
     status = str(job.get("status", "")).lower()
@@ -192,16 +185,17 @@ def _late_chunk_warning(job: dict[str, Any], now: datetime, label: str, sub: str
 
 
 def warm_artifact_session(client: Any, job_id: str) -> None:
-    """ART-23: resolve the run and, while sessions are kept and none is kept for this location,
+    """Resolve the run and, while sessions are kept and none is kept for this location,
     log one in and keep it. Raises what resolving or logging in raises, keeping nothing."""
     store = artifact_store(client, job_id)
     pool = shared_state(client).sessions
     location = (str(client.database), str(client.schema))
-    if not pool.keep or pool.has(location) or not hasattr(store, "_session"):
+    opener = getattr(store, "session", None)  # only a Connector-backed store has a session to open
+    if not pool.keep or pool.has(location) or opener is None:
         store.close()
         return
     try:
-        store._session()
+        opener()
     except BaseException:
         store.close()
         raise
@@ -217,12 +211,12 @@ def download_chunked(
     stale_after_seconds: float | None = 600,
     **options: Any,
 ) -> list[dict[str, Any]]:
-    """Rebuild ``stream`` for every (or each named) sub-job; adds the §12.4 notices."""
+    """Rebuild ``stream`` for every (or each named) sub-job; adds the stall and late-chunk notices."""
     lookup = StatusLookup(client, job_id) if stale_after_seconds is not None else None
     store = artifact_store(client, job_id)
     kept = False
     try:
-        # Training rows: a named sub-job without any is left out, never an error (§12.5).
+        # Training rows: a named sub-job without any is left out, never an error.
         missing_ok = stream is TRAINING_METRICS or stream is GPU_METRICS
         download = ChunkDownload(
             store,
@@ -271,7 +265,7 @@ def _console_listing(
     grouped: dict[str, Any],
     sub_job_ids: Sequence[str] | None,
 ) -> dict[str, Any]:
-    """For a metrics download, the stdout chunks of the same sub-jobs (§12.4); {} for other streams.
+    """For a metrics download, the stdout chunks of the same sub-jobs; {} for other streams.
 
     A sub-job named in ``sub_job_ids`` may lack metrics as long as it has stdout; one with neither
     is a NoChunksError, raised before any GET.
@@ -301,7 +295,7 @@ def _console_listing(
 def _missing_metrics_entries(
     job: dict[str, Any], now: datetime, grouped: dict[str, Any], console: dict[str, Any]
 ) -> list[dict[str, Any]]:
-    """§12.4: sub-jobs with stdout but no metrics get an entry with a warning instead of nothing.
+    """Sub-jobs with stdout but no metrics get an entry with a warning instead of nothing.
 
     Ages are judged with ``now``, the server's clock."""
     status = str(job.get("status", "")).lower()
@@ -340,7 +334,7 @@ def _missing_metrics_entries(
 def _execution_files(
     store: ArtifactStore, job_id: str, sub_job_ids: Sequence[str] | None, retrier: Retrier
 ) -> dict[tuple[str, str], ArtifactEntry]:
-    """(sub_job_id, filename) -> entry; a file under both roots keeps the ``_logs/`` copy (BUG-15)."""
+    """(sub_job_id, filename) -> entry; a file under both roots keeps the ``_logs/`` copy."""
     single = sub_job_ids[0] if sub_job_ids is not None and len(sub_job_ids) == 1 else None
     chosen: dict[tuple[str, str], ArtifactEntry] = {}
     for root in EXECUTION_ROOTS:
@@ -380,7 +374,7 @@ def download_execution_logs(
     progress: Callable[[str], None] | None = None,
     transfer_timeout_seconds: float | None = DEFAULT_TRANSFER_TIMEOUT_S,
 ) -> list[dict[str, Any]]:
-    """ART-06: every execution-log file to ``<output_dir>/<sub_job_id>/<filename>``, streamed."""
+    """Every execution-log file to ``<output_dir>/<sub_job_id>/<filename>``, streamed."""
     store = artifact_store(client, job_id)
     cancelled = threading.Event()
     listing = Retrier(cancelled, transfer_timeout_seconds)
@@ -405,7 +399,7 @@ def download_execution_logs(
                 meta_path.write_text(json.dumps(listed), encoding="utf-8")
                 saved_any = True
             if progress is not None:
-                # ART-06: one finished line per file, in the form of the chunked downloads' lines.
+                # One finished line per file, in the form of the chunked downloads' lines.
                 bar = progress_bar(index, len(files))
                 progress(f"execution logs: {bar} {index}/{len(files)} {sub}/{filename}\n")
             results.append(
@@ -418,7 +412,7 @@ def download_execution_logs(
                     "unchanged": unchanged,
                 }
             )
-        # §12.7: a session that had an attempt abandoned past its time limit is never kept.
+        # A session that had an attempt abandoned past its time limit is never kept.
         kept = not listing.abandoned and not any(r.abandoned for r in fetches)
         return results
     except BaseException as error:
@@ -443,14 +437,14 @@ def _fetch_whole(store: ArtifactStore, entry: ArtifactEntry, dest: Path, retrier
     try:
         local = retrier.run(f"GET {entry.path}", attempt)
         os.chmod(local, 0o600)
-        os.replace(local, dest)
+        fs.atomic_replace(local, dest, durable=False)
     finally:
         for stage in stages:
             shutil.rmtree(stage, ignore_errors=True)
 
 
 def fetch_execution_logs(client: Any, job_id: str) -> list[dict[str, Any]]:
-    """ART-05: the same files as download_execution_logs, bodies in memory (UTF-8 with replacement)."""
+    """The same files as download_execution_logs, bodies in memory (UTF-8 with replacement)."""
     store = artifact_store(client, job_id)
     cancelled = threading.Event()
     try:

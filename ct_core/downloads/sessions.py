@@ -1,4 +1,4 @@
-"""Kept artifact sessions (§12.7, ART-23): reuse a download's Connector session for the next one.
+"""Kept artifact sessions: reuse a download's Connector session for the next one.
 
 With ``keep_artifact_sessions`` on, a download that succeeded hands its session back here instead of
 closing it, and the next download of the same database and schema starts with its first LIST
@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-#: §12.7: kept sessions per database and schema, and how long one may sit unused.
+#: Kept sessions per database and schema, and how long one may sit unused.
 MAX_KEPT_PER_LOCATION = 2
 IDLE_LIMIT_S = 30 * 60.0
 

@@ -1,4 +1,4 @@
-"""The Snowflake artifact store (§12.2, §12.7, ART-02/03, CFG-24): LIST and GET on a Connector session.
+"""The Snowflake artifact store: LIST and GET on a Connector session.
 
 One Connector session serves a whole download; every LIST or GET runs on its own cursor, so the
 parallel fetches of a chunked download share the session without sharing a cursor. The session is
@@ -6,7 +6,7 @@ opened lazily on first use:
 
 - a PAT client resolves its user and role through the SQL statements API, then logs in with the
   original host as ``account`` (the Connector derives the real account from it: never
-  ``CURRENT_ACCOUNT_NAME()``, which is wrong on locator hosts, BUG-18) and
+  ``CURRENT_ACCOUNT_NAME()``, which is wrong on locator hosts) and
   ``platform_detection_timeout_seconds=0`` so login skips the cloud-metadata probes;
 - a profile client opens an independent session from the same profile.
 
@@ -31,18 +31,19 @@ from ct_core.downloads.artifacts import (
 )
 from ct_core.downloads.sessions import SessionPool
 
-#: Connector error numbers of an expired session or token (§12.3: the session is opened again).
+#: Connector error numbers of an expired session or token (the next attempt opens a new session).
 SESSION_EXPIRED_ERRNOS = frozenset({390111, 390112, 390114})
 #: Connector error numbers another attempt cannot fix even when raised as an OperationalError:
 #: missing privileges, an object that does not exist, a refused storage read, a bad local path.
 PERMANENT_ERRNOS = frozenset({2003, 3001, 2043, 253006, 253007, 390189})
-#: §12.7: skip the Connector's cloud-metadata probes at login (Connector 3.17.2 and later).
+#: Skip the Connector's cloud-metadata probes at login (Connector 3.17.2 and later): they only slow
+#: a login down.
 PAT_PLATFORM_DETECTION_TIMEOUT_S = 0
 PAT_AUTHENTICATOR = "PROGRAMMATIC_ACCESS_TOKEN"
 
 
 def sql_literal(text: str) -> str:
-    """A single-quoted SQL string literal (quotes doubled, ART-02)."""
+    """A single-quoted SQL string literal (quotes doubled)."""
     return "'" + text.replace("'", "''") + "'"
 
 
@@ -51,7 +52,7 @@ class SessionExpired(ArtifactUnavailable):
 
 
 def classify(error: BaseException) -> BaseException:
-    """Map a Connector error onto the retry policy of §12.3.
+    """Map a Connector error onto the artifact retry policy (`ct_core.http.retry.artifact_retryable`).
 
     Returns `ArtifactUnavailable` (retried with backoff) for an expired session or token and for the
     network-level errors (`OperationalError`, `InterfaceError`) the Connector raises when it could not
@@ -75,7 +76,7 @@ def classify(error: BaseException) -> BaseException:
 def pat_connect_kwargs(
     host: str, pat: str, user: str, role: str | None, database: str, schema: str
 ) -> dict[str, Any]:
-    """CFG-24: how a PAT client's artifact session logs in."""
+    """How a PAT client's artifact session logs in."""
     kwargs: dict[str, Any] = {
         "host": host,
         "account": host,
@@ -107,12 +108,13 @@ class SnowflakeArtifactStore:
         self._connect = connect
         self._pool, self._location = pool, location
         self._connection: Any = None
-        # A session from the pool is trusted only once a call on it has worked (§12.7).
+        # A session from the pool is trusted only once a call on it has worked.
         self._from_pool = False
         self._proven = False
         self._lock = threading.Lock()
 
-    def _session(self) -> Any:
+    def session(self) -> Any:
+        """The Connector connection of this store (a kept one when the pool has it), opened on first use."""
         with self._lock:
             if self._connection is None:
                 kept = self._pool.take(self._location) if self._pool is not None else None
@@ -141,14 +143,14 @@ class SnowflakeArtifactStore:
             failed.close()
 
     def _run_sql(self, statement: str) -> list[Any]:
-        session = self._session()
+        session = self.session()
         try:
             try:
                 rows = self._execute(session, statement)
             except Exception:
                 if not self._replace_unproven(session):
                     raise
-                session = self._session()
+                session = self.session()
                 rows = self._execute(session, statement)
         except Exception as error:
             mapped = classify(error)
@@ -210,16 +212,15 @@ class SnowflakeArtifactStore:
 
 def connector_for(client: Any) -> Callable[[], Any]:
     """How ``client`` opens an artifact session: PAT login or an independent profile session."""
-    auth = getattr(client, "_auth", None)
-    if auth is not None and hasattr(auth, "connection"):
+    credential = client.credential
+    if credential.kind == "profile":
         from ct_core.connect.snowflake import open_profile_session
 
-        return lambda: open_profile_session(auth.connection)
-    host = getattr(client, "_pat_host", None)
-    token = str(client._transport.http.headers.get("Authorization", ""))
-    if not host or not token.startswith("Bearer "):
+        profile = credential.profile
+        return lambda: open_profile_session(profile)
+    host, pat = credential.host, credential.token
+    if credential.kind != "pat" or not host or not pat:
         raise ArtifactError("artifact downloads need a PAT or connection-profile client")
-    pat = token.removeprefix("Bearer ")
 
     def connect() -> Any:
         import snowflake.connector

@@ -1,6 +1,14 @@
-"""The retry policy of §3.5: which failures get another attempt, how long to wait, and the loop.
+"""Every retry of the SDK: which failures get another attempt, how long to wait, and the one loop.
 
-Everything here is a pure decision over ct's own exceptions (the transport maps httpx failures to
+`run_with_retries` is the only retry loop and `RetryPolicy.wait_before` the only backoff computation.
+Each request path brings its own policy (the numbers, all in ct_core.constants) and its own predicate
+(which failures are worth another attempt):
+
+- the general API path (the transport): `RetryPolicy(max_retries=...)` with `general(...)`;
+- artifact LIST/GET of the chunked downloads and execution logs: `ARTIFACT_TRANSFERS`;
+- checkpoint files over presigned links: `CHECKPOINT_LINKS`.
+
+The general rule is a pure decision over ct's own exceptions (the transport maps httpx failures to
 them first), so the same policy serves the generated client and raw httpx streaming requests.
 
 Why each status is retried on the general path:
@@ -23,6 +31,7 @@ from __future__ import annotations
 
 import logging
 import random
+import sys
 import threading
 import time
 from collections import OrderedDict
@@ -31,6 +40,14 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from ct_core.constants import (
+    ARTIFACT_RETRIES,
+    ARTIFACT_RETRY_FIRST_WAIT,
+    ARTIFACT_RETRY_JITTER_SHARE,
+    ARTIFACT_RETRY_MAX_WAIT,
+    ARTIFACT_RETRYABLE_STATUSES,
+    CHECKPOINT_RETRIES,
+    CHECKPOINT_RETRY_FIRST_WAIT,
+    CHECKPOINT_RETRY_MAX_WAIT,
     JOB_NOT_FOUND_CODE,
     PERMANENT_CONFLICT_CODES,
     RECENTLY_CREATED_MAX_ENTRIES,
@@ -40,34 +57,63 @@ from ct_core.constants import (
     RETRY_MAX_WAIT,
     RETRYABLE_STATUSES,
 )
-from ct_core.errors import APIError, CTConnectionError, TLSVerificationError
+from ct_core.errors import APIError, ArtifactUnavailable, CTConnectionError, TLSVerificationError
 
 logger = logging.getLogger("ct_core.retry")
 
 T = TypeVar("T")
 #: Decides whether an exception deserves another attempt.
 Predicate = Callable[[BaseException], bool]
+#: Told about each retry before its wait: ``on_retry(retry_number, delay_seconds, error)``.
+RetryNotice = Callable[[int, float, BaseException], None]
 
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """How many extra attempts to make and how long to wait between them (TRN-01)."""
+    """How many extra attempts to make and how long to wait between them.
+
+    ``max_retries`` attempts follow the first one. Retry n (1-based) waits
+    ``min(initial_wait * 2**(n-1) + U(0, jitter), max_wait)`` seconds, less a random share of up to
+    ``jitter_share`` of that. With ``honour_retry_after``, a 429 or 503 that names a delay in
+    Retry-After waits that delay instead (still capped by ``max_wait``).
+    """
 
     max_retries: int
     initial_wait: float = RETRY_INITIAL_WAIT
     max_wait: float = RETRY_MAX_WAIT
     jitter: float = RETRY_JITTER
+    jitter_share: float = 0.0
+    honour_retry_after: bool = True
 
     def wait_before(self, retry_number: int, error: BaseException | None = None) -> float:
-        """Seconds to sleep before retry `retry_number` (1-based): exponential, jittered, capped.
-
-        A 429 or 503 that names a delay in Retry-After gets that delay instead, still capped.
-        """
-        advised = _retry_after_seconds(error)
+        """Seconds to sleep before retry `retry_number` (1-based): exponential, jittered, capped."""
+        advised = _retry_after_seconds(error) if self.honour_retry_after else None
         if advised is not None:
             return min(advised, self.max_wait)
         backoff = self.initial_wait * (2 ** (retry_number - 1))
-        return min(backoff + random.uniform(0, self.jitter), self.max_wait)
+        wait = min(backoff + random.uniform(0, self.jitter), self.max_wait)
+        if self.jitter_share:
+            wait *= 1.0 - random.uniform(0, self.jitter_share)
+        return wait
+
+
+#: Artifact LIST/GET of the chunked downloads and the execution logs (numbers: ct_core.constants).
+ARTIFACT_TRANSFERS = RetryPolicy(
+    max_retries=ARTIFACT_RETRIES,
+    initial_wait=ARTIFACT_RETRY_FIRST_WAIT,
+    max_wait=ARTIFACT_RETRY_MAX_WAIT,
+    jitter=0.0,
+    jitter_share=ARTIFACT_RETRY_JITTER_SHARE,
+    honour_retry_after=False,
+)
+#: One checkpoint file over its presigned link (numbers: ct_core.constants).
+CHECKPOINT_LINKS = RetryPolicy(
+    max_retries=CHECKPOINT_RETRIES,
+    initial_wait=CHECKPOINT_RETRY_FIRST_WAIT,
+    max_wait=CHECKPOINT_RETRY_MAX_WAIT,
+    jitter=0.0,
+    honour_retry_after=False,
+)
 
 
 def _retry_after_seconds(error: BaseException | None) -> float | None:
@@ -140,13 +186,28 @@ def never(error: BaseException) -> bool:
     return False
 
 
+def artifact_retryable(error: BaseException) -> bool:
+    """The artifact LIST/GET rule: a store that says it is unavailable, any failure to connect or
+    finish in time (certificate failures included), and ARTIFACT_RETRYABLE_STATUSES or any 5xx."""
+    if isinstance(error, ArtifactUnavailable):
+        return True
+    if isinstance(error, APIError):
+        return error.status_code in ARTIFACT_RETRYABLE_STATUSES or (error.status_code or 0) >= 500
+    if isinstance(error, CTConnectionError | TimeoutError | ConnectionError):
+        return True
+    # A store that streams with httpx directly lets its transport errors through. Without httpx
+    # imported there can be none, so this module does not import it.
+    httpx = sys.modules.get("httpx")
+    return httpx is not None and isinstance(error, httpx.TransportError)
+
+
 def general(
     *,
     job_id: str | None = None,
     recent_jobs: RecentJobs | None = None,
     final: Predicate | None = None,
 ) -> Predicate:
-    """The general predicate plus the fail-at-once 404s of §3.5.
+    """The general predicate plus the 404s that fail at once (see the module docstring).
 
     `job_id` names the job the request is about, so a 517601 for a job this client has just created
     keeps being retried while the service catches up. `final` lets a caller declare more answers
@@ -170,10 +231,15 @@ def run_with_retries(
     policy: RetryPolicy,
     sleep: Callable[[float], None] = time.sleep,
     describe: str = "request",
+    at_once: Predicate | None = None,
+    on_retry: RetryNotice | None = None,
 ) -> T:
     """Call `attempt` until it succeeds, the predicate refuses, or `1 + max_retries` attempts ran.
 
-    The last exception is re-raised unchanged when the attempts are used up.
+    The last exception is re-raised unchanged when the attempts are used up. `sleep` does the waiting
+    (a caller may make it interruptible: whatever it raises ends the loop). A failure `at_once`
+    accepts is retried without a wait (it still counts as a retry). `on_retry` is told about each
+    retry before its wait; without it the retry is logged at debug level.
     """
     attempts = 1 + max(policy.max_retries, 0)
     for number in range(1, attempts + 1):
@@ -182,7 +248,14 @@ def run_with_retries(
         except Exception as error:
             if number >= attempts or not predicate(error):
                 raise
-            delay = policy.wait_before(number, error)
-            logger.debug("%s failed (%s); retry %d/%d in %.2fs", describe, error, number, attempts - 1, delay)
-            sleep(delay)
+            immediate = at_once is not None and at_once(error)
+            delay = 0.0 if immediate else policy.wait_before(number, error)
+            if on_retry is not None:
+                on_retry(number, delay, error)
+            else:
+                logger.debug(
+                    "%s failed (%s); retry %d/%d in %.2fs", describe, error, number, attempts - 1, delay
+                )
+            if not immediate:
+                sleep(delay)
     raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises

@@ -1,4 +1,4 @@
-"""DSSST1, the binary wire format of Cortex Training (rest-api.md §9, features WIRE-01..15).
+"""DSSST1, the binary wire format of Cortex Training (docs/reference/wire.md).
 
 This module is the public surface and owns the value codec:
 
@@ -14,10 +14,11 @@ Layout of a frame::
     u64 little-endian header length N | N bytes of JSON header (space padded) | tensor bytes
 
 Tensors may be torch tensors or numpy arrays (bfloat16 and float8 numpy arrays come from
-`ml_dtypes`). Importing this module never imports torch (BUG-33): torch is only touched when the
+`ml_dtypes`). Importing this module never imports torch: torch is only touched when the
 value being written holds torch tensors, or when `loads` is asked for (or defaults to) torch
 tensors and the frame holds any. Frames are byte-compatible with the reference `cortex_training.wire`
-in both directions; the container details are in `_wire_format`, the structure tree in `_wire_tree`.
+in both directions; the container details are in `ct_core.wire.format`, the structure tree in
+`ct_core.wire.tree`.
 
 Decoding makes views, not copies: tensors returned by `loads` share memory with the buffer passed
 in (pass `copy=True` for private memory). See docs/reference/wire.md.
@@ -85,7 +86,7 @@ __all__ = [
 Backend = Literal["auto", "torch", "numpy"]
 _BACKENDS = ("auto", "torch", "numpy")
 
-# Written when a value holds no tensor, so every frame carries one (WIRE-06); readers skip it.
+# Written when a value holds no tensor, so every frame carries one; readers skip it.
 _PLACEHOLDER = TensorBytes(PLACEHOLDER_KEY, "U8", (1,), b"\x00", 1)
 
 _torch_available: bool | None = None
@@ -109,7 +110,7 @@ def _op_json(metadata: Any) -> str | None:
     if not isinstance(metadata, dict):
         raise WireError(f"DSSST1 operation metadata must be a dict, got {type(metadata).__qualname__}")
     if not metadata:
-        return None  # an empty op is omitted, as in the reference (WIRE-02)
+        return None  # an empty op is omitted, as in the reference
     try:
         return json.dumps(metadata, allow_nan=False)
     except (TypeError, ValueError, RecursionError) as exc:
@@ -247,7 +248,7 @@ def loads(data: bytes | bytearray | memoryview, *, backend: Backend = "auto", co
 def read_metadata(data: bytes | bytearray | memoryview) -> dict[str, Any]:
     """Return a frame's operation metadata (`op`) from its header alone; tensors are not read.
 
-    Lenient by design (WIRE-08): anything that is not a frame with a JSON object under `op` gives
+    Lenient by design: anything that is not a frame with a JSON object under `op` gives
     `{}`. Only a non-bytes argument raises WireError.
     """
     view = byte_view(data, "read_metadata")
@@ -265,7 +266,7 @@ def read_metadata(data: bytes | bytearray | memoryview) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------------------------
-# Result chunks (WIRE-15)
+# Result chunks
 # --------------------------------------------------------------------------------------------
 
 

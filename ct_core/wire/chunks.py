@@ -1,12 +1,12 @@
 """DSSST1 byte chunks: splitting a finished frame into byte-range frames and joining them back.
 
 A chunk frame is itself a DSSST1 frame holding `{"payload": <1-D uint8 tensor>}` whose `op`
-metadata carries a descriptor under `request_chunk` or `result_chunk` (WIRE-11): chunk_idx,
+metadata carries a descriptor under `request_chunk` or `result_chunk`: chunk_idx,
 total_chunks, frame_sha256 and frame_size_bytes of the whole original frame, the chunk_group_id
 (requests only) and the operation name when given. The layouts and split points are the same as
 the reference's, so either side reassembles the other's chunks.
 
-Where we differ from the reference is cost (BUG-12): the frame is hashed once, not once per chunk;
+Where we differ from the reference is cost: the frame is hashed once, not once per chunk;
 chunk sizes are computed arithmetically instead of by building every chunk and rebuilding on
 overflow; each chunk frame is one `bytes.join` over a slice view of the frame; and reassembly
 copies each payload once, straight from the chunk buffers into the result.
@@ -136,7 +136,7 @@ def _plan(
     group_id = None
     if kind == "request":
         group_id = str(chunk_group_id) if chunk_group_id else str(uuid.uuid4())
-    # The one full pass over the frame (BUG-12: the reference hashes it once per chunk).
+    # The one full pass over the frame (the reference hashes it once per chunk).
     digest = sha256(view).hexdigest()
 
     def plan(ranges: list[tuple[int, int]]) -> _ChunkPlan:
@@ -188,7 +188,7 @@ def encode_byte_chunks(
     chunk_group_id: str | None = None,
     force_chunk: bool = False,
 ) -> list[bytes]:
-    """Cut a finished frame into chunk frames, none longer than `max_bytes` (WIRE-12).
+    """Cut a finished frame into chunk frames, none longer than `max_bytes`.
 
     Returns `[frame]` unchanged when it fits (or `max_bytes <= 0`) and `force_chunk` is false; a
     forced split with `max_bytes <= 0` gives one chunk, 0 of 1. Request chunks carry
@@ -265,7 +265,7 @@ def _payload_view(frame: ParsedFrame) -> memoryview:
 def _verified_parts(
     chunks: Sequence[bytes | bytearray | memoryview], kind: str | None
 ) -> tuple[list[memoryview], str]:
-    """Check a chunk list (every rule of WIRE-14 except the final hash) and return payloads in order."""
+    """Check a chunk list (every reassembly rule except the final hash) and return payloads in order."""
     descriptors: list[dict[str, Any]] = []
     for chunk in chunks:
         desc = read_byte_chunk_metadata(chunk)
@@ -323,7 +323,7 @@ def _assemble(parts: list[memoryview], digest: str, copy_into: Callable[[list[me
     """Copy the payloads into one buffer while a worker thread hashes them.
 
     Hashing the parts in order gives the hash of the joined frame. Both hashlib and the large copy
-    release the GIL, so on two cores the hash costs little extra wall time (BUG-12).
+    release the GIL, so on two cores the hash costs little extra wall time.
     """
     if sum(len(part) for part in parts) < PARALLEL_HASH_BYTES:
         result, actual = copy_into(parts), _hash_parts(parts)
@@ -365,7 +365,7 @@ def _check_chunk_list(chunks: Any) -> None:
 
 
 def decode_byte_chunks(chunks: Sequence[bytes | bytearray | memoryview], *, kind: str | None = None) -> bytes:
-    """Reassemble chunk frames (in any order) into the original frame, checking everything (WIRE-14).
+    """Reassemble chunk frames (in any order) into the original frame, checking everything.
 
     One frame that carries no chunk descriptor passes through untouched. Kinds, totals, hashes, sizes, group
     ids and operations must agree; indexes must be in range, unique and complete; the joined bytes

@@ -25,18 +25,18 @@ from typing import Any
 
 from ct_core.errors import WireError
 
-# rest-api.md §9 / features WIRE-07: a header longer than this is refused before it is parsed, so a
+# A header longer than this is refused before it is parsed, so a
 # hostile length prefix cannot make us allocate or scan more than this much JSON.
 MAX_HEADER_BYTES = 64 * 1024 * 1024
-# The length prefix is one unsigned 64-bit little-endian integer (WIRE-01).
+# The length prefix is one unsigned 64-bit little-endian integer.
 LENGTH_PREFIX_BYTES = 8
 # safetensors pads the JSON header with spaces so the data section starts 8-byte aligned.
 HEADER_ALIGNMENT = 8
 METADATA_KEY = "__metadata__"
-# What the public functions accept as a frame (WIRE-07).
+# What the public functions accept as a frame.
 BYTES_LIKE = (bytes, bytearray, memoryview)
 
-# Legacy payloads we must refuse by name rather than report as "not safetensors" (WIRE-07):
+# Legacy payloads we must refuse by name rather than report as "not safetensors":
 # pickle protocols 2-5 start with PROTO (0x80) + version; torch.save archives are zip files.
 _PICKLE_PREFIXES = frozenset(bytes([0x80, protocol]) for protocol in range(2, 6))
 _ZIP_PREFIX = b"PK\x03\x04"

@@ -1,12 +1,12 @@
 """The DSSST1 structure tree: turning a nested value into a JSON skeleton plus tensors, and back.
 
-The skeleton (stored as the `dss` metadata string) is a tree of tagged JSON arrays (WIRE-03):
+The skeleton (stored as the `dss` metadata string) is a tree of tagged JSON arrays:
 `["t", key]` tensor (`{"scalar": true}` for 0-d), `["j", value]` JSON, `["d", [[k, node], ...]]`
 dict, `["l", [...]]` list, `["u", [...]]` tuple. This module owns both directions and every rule
-about what a value may contain; the container format lives in `_wire_format`, and building numpy or
-torch objects from decoded byte ranges lives in `wire`.
+about what a value may contain; the container format lives in `ct_core.wire.format`, and building numpy or
+torch objects from decoded byte ranges lives in `ct_core.wire`.
 
-Differences from the reference writer, each one a fix (BUG-13, BUG-14, WIRE-04, WIRE-05):
+Differences from the reference writer, each one a fix:
 
 * tensor keys never collide: when two dotted paths coincide, or a path is a reserved name, every
   tensor of the frame gets an opaque key `t0, t1, ...` (readers only follow keys named in the tree);
@@ -61,7 +61,7 @@ class _Pending:
 
 def _torch_tensor_type() -> Any:
     # A torch tensor can only exist if torch is already imported, so looking in sys.modules
-    # detects tensors without importing torch (BUG-33).
+    # detects tensors without importing torch.
     torch = sys.modules.get("torch")
     return None if torch is None else torch.Tensor
 
@@ -125,7 +125,7 @@ class TreeEncoder:
     def _add_tensor(self, path: str, code: str, shape: tuple[int, ...], data: Any, nbytes: int) -> list[Any]:
         node: list[Any] = ["t", path]
         if not shape:
-            # 0-d tensors travel as shape [1] and are restored on load (WIRE-03).
+            # 0-d tensors travel as shape [1] and are restored on load.
             shape = (1,)
             node.append({"scalar": True})
         self.pending.append(_Pending(node, path, code, shape, data, nbytes))
@@ -203,7 +203,7 @@ def _needs_opaque_keys(keys: list[str]) -> bool:
 
 
 def structure_json(tree: list[Any]) -> str:
-    """The `dss` string: Python's default separators, ASCII only, strict JSON (WIRE-02)."""
+    """The `dss` string: Python's default separators, ASCII only, strict JSON."""
     try:
         return json.dumps({"v": WIRE_FORMAT_VERSION, "tree": tree}, allow_nan=False)
     except (TypeError, ValueError, RecursionError) as exc:

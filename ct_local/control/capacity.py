@@ -1,7 +1,7 @@
-"""GPU accounting of the local server: what a job needs, what the account holds, §5.5 answers.
+"""GPU accounting of the local server: what a job needs, what the account holds, capacity answers.
 
 A job's GPUs are the sum of its sub-jobs' ``n_gpus`` (1 when unset). Jobs that are placing,
-initializing or running are reported as ``in_use_gpus`` and pending jobs as ``pending_gpus``, as §5.5
+initializing or running are reported as ``in_use_gpus`` and pending jobs as ``pending_gpus``, as the service
 defines them. A job being cancelled is in neither number (nor in a breakdown), but its GPUs are not
 free yet: the lifecycle asks :func:`fits` (which counts it) before it lets a pending job start
 placing, and ``available_gpus`` leaves its GPUs out too. A job larger than the account's ceiling
@@ -25,23 +25,23 @@ from ct_local.storage.store import JobRow
 
 # Statuses whose jobs still occupy GPUs on the cluster (what placement must respect).
 HOLDING_STATUSES = ("placing", "initializing", "running", "cancelling")
-# §5.5 in_use_gpus: only these; a cancelling job is on its way out and is not reported.
+# in_use_gpus counts only these; a cancelling job is on its way out and is not reported.
 IN_USE_STATUSES = ("placing", "initializing", "running")
 PENDING_STATUSES = ("pending",)
 
-# §5.5: a dimension name must match this; others are a 400.
+# A breakdown dimension name must match this; others are a 400.
 _DIMENSION_RE = re.compile(r"[a-z_]{1,32}")
 SUPPORTED_DIMENSIONS = ("job_type", "submitted_by")
-# §5.5: the three known job types come first in by_job_type.
+# The three known job types come first in by_job_type.
 _KNOWN_JOB_TYPES = ("TRAINING", "SAMPLING", "LOG_PROBABILITY")
 # Spellings of the log-probability type a stored sub-job may carry (the raw API accepts log_prob).
 _LOG_PROB_SPELLINGS = ("log_probability", "log_prob")
-# §5.5 group names for a sub-job without a type, and for one the service cannot name.
+# by_job_type group names for a sub-job without a type, and for one the service cannot name.
 UNSPECIFIED = "UNSPECIFIED"
 UNKNOWN = "UNKNOWN"
 # A job type the breakdown repeats as a group name (upper-cased); anything else reads UNKNOWN.
 _JOB_TYPE_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
-# §5.5 dimension statuses.
+# Breakdown dimension statuses.
 STATUS_OK = "OK"
 STATUS_DISABLED = "DISABLED"
 STATUS_UNAVAILABLE = "UNAVAILABLE"
@@ -87,7 +87,7 @@ def fits(job: JobRow, capacity: HardwareCapacity, holding_gpus: int) -> bool:
 
 
 def parse_dimensions(raw: str) -> tuple[list[str], list[str]]:
-    """Split a ``breakdown`` parameter into (supported, unsupported) names, enforcing §5.5's rules."""
+    """Split a ``breakdown`` parameter into (supported, unsupported) names, enforcing the service's rules."""
     names: list[str] = []
     for part in raw.split(","):
         name = part.strip().lower()
@@ -112,7 +112,7 @@ def capacity_answer(
     caller_user: str,
     settings: ServerSettings | None = None,
 ) -> dict[str, Any]:
-    """Build the §5.5 response for one hardware type from the jobs on it.
+    """Build the capacity answer for one hardware type from the jobs on it.
 
     ``settings`` carries the account's breakdown switches; without it the breakdown is enabled,
     every supported dimension is available and no attribution limit applies.
@@ -165,7 +165,7 @@ def _breakdown(
     attributed, beyond = active[:cut], active[cut:]
     statuses = {name: _dimension_status(name, settings) for name in supported}
     breakdown: dict[str, Any] = {"unsupported_dimensions": unsupported}
-    # §5.5: job_count and truncated appear only when at least one dimension is OK.
+    # job_count and truncated appear only when at least one dimension is OK.
     if STATUS_OK in statuses.values():
         breakdown["job_count"] = len(active)
         breakdown["truncated"] = bool(beyond)
@@ -185,7 +185,7 @@ def _split(job: JobRow, gpus: int) -> tuple[int, int]:
 
 
 def job_type_group(value: Any) -> str:
-    """The by_job_type group a sub-job's stored ``job_type`` falls in (§5.5 names)."""
+    """The by_job_type group a sub-job's stored ``job_type`` falls in (the service's group names)."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return UNSPECIFIED
     if not isinstance(value, str):

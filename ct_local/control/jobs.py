@@ -1,4 +1,4 @@
-"""Server-side checks of a create-job body (§5.1) and the stored job it becomes.
+"""Server-side checks of a create-job body and the stored job it becomes.
 
 The server repeats the client's checks for every caller (a raw body may come from any client):
 shape problems answer 422 ``{"detail": [...]}``, rule violations answer 400 code 517602 naming
@@ -110,7 +110,7 @@ def build_job(
     shape: list[tuple[list[str | int], str]] = []
     problems: list[str] = []
     if "job_id" in body:
-        # The service assigns ids; the reference 0.0.3 client's job_id= is refused (BUG-25).
+        # The service assigns ids, so a job_id in the body (the reference 0.0.3 client sends one) is refused.
         problems.append("job_id must not be set when creating a job")
     sub_jobs = body.get("sub_job_configs")
     if not isinstance(sub_jobs, list) or not sub_jobs:

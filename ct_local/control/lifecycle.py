@@ -1,4 +1,4 @@
-"""The job state machine of the local server (§3.2, §5.1, §5.6).
+"""The job state machine of the local server: statuses, dwell times, timeouts and cancels.
 
 ``pending -> placing -> initializing -> running`` with a configurable dwell time in each state,
 ``cancelling -> cancelled`` after a cancel, ``failed`` with reason ``pending_timeout`` for a job
@@ -6,8 +6,9 @@ that waited too long for GPUs, and ``terminated`` with reason ``idle_timeout`` f
 left idle. Every transition is computed from timestamps stored in SQLite, so after a restart the
 loop simply carries on from what the database says: nothing about a job lives only in memory.
 
-Listeners registered with :meth:`Lifecycle.add_listener` hear every transition; the data plane of
-a later issue uses them to start a worker when a job runs and stop it when the job ends.
+Listeners registered with :meth:`Lifecycle.add_listener` hear every transition; the data plane
+(ct_local.dataplane.training_plane) uses them to start a worker when a job runs and stop it when
+the job ends.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ ACTIVE_STATUSES = ("pending", "placing", "initializing", "running")
 TERMINAL_STATUSES = ("cancelled", "terminated", "failed")
 CANCELLABLE_STATUSES = (*ACTIVE_STATUSES,)
 
-# Reasons reported in the job record (§14.3 names cancelled_by_client).
+# Reasons reported in the job record (the service names a client cancel cancelled_by_client).
 REASON_CANCELLED = "cancelled_by_client"
 REASON_PENDING_TIMEOUT = "pending_timeout"
 REASON_IDLE_TIMEOUT = "idle_timeout"
@@ -65,7 +66,7 @@ class Lifecycle:
         return moved
 
     def cancel(self, job: JobRow) -> None:
-        """Start cancelling ``job`` (§5.6): idempotent while cancelling or cancelled."""
+        """Start cancelling ``job``: idempotent while cancelling or cancelled."""
         if job.status in ("cancelling", "cancelled"):
             return
         if job.status not in CANCELLABLE_STATUSES:
@@ -114,7 +115,7 @@ class Lifecycle:
                 idle = (
                     DEFAULT_IDLE_TIMEOUT_S if job.idle_timeout_seconds is None else job.idle_timeout_seconds
                 )
-                # §5.1: 0 disables idle reclamation.
+                # An idle timeout of 0 disables idle reclamation.
                 if idle > 0 and now - job.last_activity_at >= idle * s.timeout_scale:
                     self._move(
                         job,

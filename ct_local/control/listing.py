@@ -1,4 +1,4 @@
-"""Job listings: the per-schema ``GET /`` filter and the account-level ``GET /api/v2/{endpoint}`` (§5.3).
+"""Job listings: the per-schema ``GET /`` filter and the account-level ``GET /api/v2/{endpoint}``.
 
 The two lists read ``status`` differently, on purpose, because the contract does: the per-schema
 list takes one status where ``pending`` also matches placing jobs and anything else unknown

@@ -1,7 +1,7 @@
-"""Request-chunk groups on the server side: reassembly, idempotency and the 409 answers (§9.3).
+"""Request-chunk groups on the server side: reassembly, idempotency and the 409 answers.
 
 A request chunk is a DSSST1 frame ``{"payload": uint8[...]}`` whose ``op.request_chunk`` names
-its group, index, count, and the whole frame's size and sha256. The rules (WIRE-22):
+its group, index, count, and the whole frame's size and sha256. The rules:
 
 - an unknown group must start at chunk 0; any other first chunk answers 409
   ``chunk_group_restart_required`` (the client replays once from chunk 0);

@@ -1,10 +1,10 @@
-"""Router replay operations of the local server: bootstrap-router-replay (§7.4), router-replay-discard (§7.5).
+"""Router replay operations of the local server: bootstrap-router-replay and router-replay-discard.
 
 Bootstrap pairs a sampling sub-job (whose MoE routing would be captured) with the training sub-job
 that replays it, and answers inline with the pair's sampling zone id (`sampling_job_id`): an id of
 its own, never the public sampling sub-job id, stable for one (source, target) pair and different
-for another, as callers must not reuse a mapping across pairs. The pairs live in memory for the
-server process's life.
+for another, as callers must not reuse a mapping across pairs. The pairs live in memory, in the
+:class:`Pairings` of the server's data plane, for as long as that server runs.
 
 The local models are dense (no experts), so a sampling worker captures no routing: discard checks
 its request like the service does and answers how many ids it was asked to drop and how many
@@ -16,14 +16,18 @@ from __future__ import annotations
 import hashlib
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.responses import JSONResponse, Response
 
+from ct_core import wire
 from ct_local.http.errors import RequestValidationError, invalid_request
 from ct_local.storage.store import JobRow
 
-#: §7.4 / VAL-14: the only mode this server replays; best_effort bootstraps are refused.
+if TYPE_CHECKING:
+    from ct_local.dataplane.training_plane import TrainingDataPlane
+
+#: The only mode this server replays; best_effort bootstraps are refused.
 SUPPORTED_MODE = "strict"
 #: The prefix of a sampling zone id; what follows is derived from the job and the pair.
 ZONE_PREFIX = "rrz-"
@@ -91,18 +95,17 @@ def _sub_job_of_type(job: JobRow, sub_job_id: Any, job_type: str, field: str) ->
     raise invalid_request(f"{field} {sub_job_id} is not a sub-job of job {job.job_id}")
 
 
-#: Every pair bootstrapped in this process; job ids are unique, so servers sharing a process do not mix.
-PAIRINGS = Pairings()
-#: §7.4: the exact-replay identity protocol version of `rr1:` sample ids.
+#: The exact-replay identity protocol version of `rr1:` sample ids.
 IDENTITY_VERSION = 1
 
 
-def check_replay_descriptor(job: JobRow, receiver: dict[str, Any], frame: bytes) -> None:
-    """§7.4: a forward or forward-backward frame's `router_replay` descriptor (operation metadata)
-    must name a pair bootstrapped on this job whose target is the receiving training sub-job, with
-    identity_version 1 when given. Frames without a descriptor are not replays and pass."""
-    from ct_core import wire
+def check_replay_descriptor(pairings: Pairings, job: JobRow, receiver: dict[str, Any], frame: bytes) -> None:
+    """Check the `router_replay` descriptor (operation metadata) of a forward or forward-backward frame.
 
+    It must name a pair bootstrapped on this job (one of ``pairings``) whose target is the receiving
+    training sub-job, with identity_version 1 when given. Frames without a descriptor are not
+    replays and pass.
+    """
     descriptor = wire.read_metadata(frame).get("router_replay")
     if descriptor is None:
         return
@@ -120,7 +123,7 @@ def check_replay_descriptor(job: JobRow, receiver: dict[str, Any], frame: bytes)
             f"router_replay.identity_version must be {IDENTITY_VERSION} (or omitted for legacy replay ids), "
             f"got {version!r}"
         )
-    pairing = PAIRINGS.get(job.job_id, zone)
+    pairing = pairings.get(job.job_id, zone)
     if pairing is None:
         raise invalid_request(
             f"router_replay.sampling_job_id {zone!r} is not a pair bootstrapped on job {job.job_id}; run "
@@ -135,13 +138,13 @@ def check_replay_descriptor(job: JobRow, receiver: dict[str, Any], frame: bytes)
 
 
 def bootstrap(
-    plane: Any, job: JobRow, sub_job_id: Any, sub_job_type: Any, payload: dict[str, Any]
+    plane: TrainingDataPlane, job: JobRow, sub_job_id: Any, sub_job_type: Any, payload: dict[str, Any]
 ) -> Response:
-    """§7.4, answered inline: validate the pair, remember it, return its sampling zone id."""
-    plane._require_running(job)
+    """Answered inline: validate the pair, remember it on the data plane, return its sampling zone id."""
+    plane.require_running(job)
     source = _sub_job_of_type(job, payload.get("source_sub_job_id"), "sampling", "source_sub_job_id")
     target = _sub_job_of_type(job, payload.get("target_sub_job_id"), "training", "target_sub_job_id")
-    receiver = plane._route(job, sub_job_id, sub_job_type, default_type="training")
+    receiver = plane.route_sub_job(job, sub_job_id, sub_job_type, default_type="training")
     if receiver.get("sub_job_id") != target["sub_job_id"]:
         raise invalid_request(
             f"bootstrap-router-replay is received by its target training sub-job {target['sub_job_id']}, "
@@ -168,7 +171,7 @@ def bootstrap(
         sampling_job_id=zone_id(job.job_id, str(source["sub_job_id"]), str(target["sub_job_id"])),
         max_cache_bytes=cap,
     )
-    PAIRINGS.add(pairing)
+    plane.pairings.add(pairing)
     return JSONResponse(
         {
             "job_id": job.job_id,
@@ -181,12 +184,14 @@ def bootstrap(
     )
 
 
-def discard(plane: Any, job: JobRow, sub_job_id: Any, sub_job_type: Any, payload: dict[str, Any]) -> Response:
-    """§7.5, answered inline on a sampling sub-job (the default receiver without hints)."""
-    plane._require_running(job)
+def discard(
+    plane: TrainingDataPlane, job: JobRow, sub_job_id: Any, sub_job_type: Any, payload: dict[str, Any]
+) -> Response:
+    """Answered inline on a sampling sub-job (the default receiver without hints)."""
+    plane.require_running(job)
     if sub_job_id is None and sub_job_type is None:
         sub_job_type = "sampling"
-    receiver = plane._route(job, sub_job_id, sub_job_type, default_type="sampling")
+    receiver = plane.route_sub_job(job, sub_job_id, sub_job_type, default_type="sampling")
     if receiver.get("job_type") != "sampling":
         raise invalid_request(
             f"router-replay-discard runs on a sampling sub-job, not on {receiver.get('sub_job_id')}"

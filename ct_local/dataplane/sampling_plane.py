@@ -1,16 +1,11 @@
 """The sampling side of the local data plane: generate, generate-stream, weight sync, prefix cache.
 
-The HTTP handlers here are called by :class:`ct_local.dataplane.training_plane.TrainingDataPlane`; they read
-and check a request before it is queued (so a bad prompt or parameter is a 400, not a failed
-request), pick the sampling sub-job (§6.6: ``?sub_job_id=`` or the job's only sampling sub-job),
-and hand the frame to that sub-job's worker, which samples in ct_local.model.sampler.
-
-Three small in-process boards connect the threads, since a worker and the event loop share
-nothing else: :data:`EVENTS` holds streaming-generation events until a poll drains them (§6.8 mode
-1: reading them consumes them), :data:`CANCELS` flags running generations to stop (§7.7), and
-:data:`WEIGHTS` carries the trainer's weights to a sampler (§7.2): the training worker publishes a
-copy, and the sampler adopts the newest one before its next request. Events live in memory only:
-a server restart loses undelivered stream events (the request itself is failed as interrupted).
+The HTTP handlers here are called by :class:`ct_local.dataplane.training_plane.TrainingDataPlane`
+and use its public methods to check, route and queue work. They read and check a request before it
+is queued (so a bad prompt or parameter is a 400, not a failed request), pick the sampling sub-job
+(``?sub_job_id=`` or the job's only sampling sub-job), and hand the frame to that sub-job's worker,
+which samples in ct_local.model.sampler. Streaming events, cancel flags and synced weights travel
+between the event loop and the workers on the data plane's boards (ct_local.dataplane.boards).
 
 This module does not import torch; ct_local.model.sampler does, and only worker threads import it.
 """
@@ -18,35 +13,34 @@ This module does not import torch; ct_local.model.sampler does, and only worker 
 from __future__ import annotations
 
 import math
-import threading
-from collections import OrderedDict, deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from ct_core import wire
+from ct_local.dataplane.boards import CancelBoard, EventBoard
+from ct_local.dataplane.chunk_groups import is_request_chunk
 from ct_local.http import errors
 from ct_local.http.errors import RequestValidationError, ServiceError, invalid_request
 from ct_local.model import tinylm
 from ct_local.storage.store import JobRow
 
 if TYPE_CHECKING:
+    from ct_local.dataplane.training_plane import TrainingDataPlane
     from ct_local.storage.requests import DataPlaneStore, RequestRow
 
-# §6.6: vLLM's default output length when sampling_params omits max_tokens.
+# vLLM's default output length when sampling_params omits max_tokens.
 DEFAULT_MAX_TOKENS = 16
 # Log-probability alternatives per position (vLLM's own default cap is 20).
 MAX_LOGPROBS = 20
-# §7.2 weight formats; "lora" is the adapter-only form of §7.3.
+# Weight formats of a weight sync; "lora" sends only the adapter tensors.
 WEIGHT_FORMATS = ("vllm", "hf", "lora")
 DEFAULT_WEIGHT_FORMAT = "vllm"
-# §7.3: what must agree between the training and sampling peft_config for an adapter sync.
+# What must agree between the training and sampling peft_config for an adapter sync.
 LORA_MATCH_KEYS = ("r", "lora_alpha", "target_modules")
-# Streams whose events the board keeps at most (see EventBoard); only finished or empty ones go.
-MAX_STREAM_QUEUES = 1024
-# §7.6 client defaults, echoed when the payload leaves them out.
+# The client's defaults for reset-prefix-cache, echoed when the payload leaves them out.
 DEFAULT_RESET_TIMEOUT_S = 60.0
 GENERATE_KINDS = ("generate", "generate-stream")
 # The sampling parameters this server implements; anything else is refused by name.
@@ -65,108 +59,6 @@ SAMPLING_KEYS = frozenset(
         "n",
     }
 )
-
-
-# --- boards shared by the event loop and the worker threads ---------------------------------------
-
-
-class EventBoard:
-    """Undelivered streaming-generation events per request; a poll takes (and removes) a page.
-
-    Streams nobody reads to the end would pile up in a long-running server, so past ``limit`` queues
-    the oldest ones that can go are dropped: a finished stream (its last event is ``done``) and an
-    empty queue (``push`` opens it again if that request still runs). A running stream's events stay.
-    """
-
-    def __init__(self, limit: int = MAX_STREAM_QUEUES) -> None:
-        self._lock = threading.Lock()
-        self._limit = limit
-        self._queues: OrderedDict[str, deque[dict[str, Any]]] = OrderedDict()
-
-    def open(self, request_id: str) -> None:
-        with self._lock:
-            self._queues.setdefault(request_id, deque())
-            self._trim()
-
-    def push(self, request_id: str, event: dict[str, Any]) -> None:
-        with self._lock:
-            self._queues.setdefault(request_id, deque()).append(event)
-            self._trim()
-
-    def __len__(self) -> int:
-        with self._lock:
-            return len(self._queues)
-
-    def _trim(self) -> None:
-        excess = len(self._queues) - self._limit
-        if excess <= 0:
-            return
-        for request_id in [
-            rid for rid, queue in self._queues.items() if not queue or queue[-1].get("type") == "done"
-        ][:excess]:
-            del self._queues[request_id]
-
-    def drain(self, request_id: str, max_events: int) -> list[dict[str, Any]]:
-        with self._lock:
-            queue = self._queues.get(request_id)
-            if not queue:
-                return []
-            page = [queue.popleft() for _ in range(min(max_events, len(queue)))]
-            if not queue and page and page[-1].get("type") == "done":
-                # Everything, the final event included, has been delivered.
-                del self._queues[request_id]
-            return page
-
-
-class CancelBoard:
-    """Request ids whose running generation should stop at the next token."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._ids: set[str] = set()
-
-    def request(self, request_id: str) -> None:
-        with self._lock:
-            self._ids.add(request_id)
-
-    def is_cancelled(self, request_id: str) -> bool:
-        with self._lock:
-            return request_id in self._ids
-
-    def forget(self, request_id: str) -> None:
-        with self._lock:
-            self._ids.discard(request_id)
-
-
-@dataclass
-class PublishedWeights:
-    version: int
-    weight_format: str
-    tensors: dict[str, Any] = field(repr=False)
-
-
-class WeightBoard:
-    """The newest weights synced to each sampling sub-job (versions count up per target)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._latest: dict[str, PublishedWeights] = {}
-
-    def publish(self, sub_job_id: str, tensors: dict[str, Any], weight_format: str) -> int:
-        with self._lock:
-            previous = self._latest.get(sub_job_id)
-            version = (previous.version if previous else 0) + 1
-            self._latest[sub_job_id] = PublishedWeights(version, weight_format, tensors)
-            return version
-
-    def latest(self, sub_job_id: str) -> PublishedWeights | None:
-        with self._lock:
-            return self._latest.get(sub_job_id)
-
-
-EVENTS = EventBoard()
-CANCELS = CancelBoard()
-WEIGHTS = WeightBoard()
 
 
 # --- request parsing (shared with the sampler) ------------------------------------------------------
@@ -297,7 +189,7 @@ def _aligned(value: Any, count: int, name: str) -> list[Any]:
 
 
 def parse_generate(frame: bytes, *, max_seq_len: int | None) -> GenerateRequest:
-    """Decode and check a §6.6 logical request frame; raises RequestValidationError (400)."""
+    """Decode and check a logical generate request frame; raises RequestValidationError (400)."""
     try:
         body = wire.loads(frame, backend="numpy")
     except wire.WireError as exc:
@@ -367,7 +259,7 @@ def max_seq_len_of(sub_job: dict[str, Any]) -> int | None:
 
 
 def clear_cache_on_sync(sub_job: dict[str, Any]) -> bool:
-    """§7.2/§8.3: a sampling sub-job may opt out of clearing its prefix cache on weight sync."""
+    """A sampling sub-job may opt out of clearing its prefix cache on weight sync (vllm_config)."""
     config = sub_job.get("inference_config")
     vllm = config.get("vllm_config") if isinstance(config, dict) else None
     return not (isinstance(vllm, dict) and vllm.get("clear_cache_on_weight_sync") is False)
@@ -381,7 +273,7 @@ def sampling_sub_jobs(job: JobRow) -> list[dict[str, Any]]:
 
 
 def route_generate(job: JobRow, sub_job_id: str | None) -> dict[str, Any]:
-    """§6.6: the named sampling sub-job, or the only one; several without a name is refused."""
+    """The named sampling sub-job, or the only one; several without a name is refused."""
     samplers = sampling_sub_jobs(job)
     ids = [str(s["sub_job_id"]) for s in samplers]
     if sub_job_id:
@@ -411,47 +303,32 @@ def route_generate(job: JobRow, sub_job_id: str | None) -> dict[str, Any]:
 # --- handlers (called by TrainingDataPlane) ------------------------------------------------------------
 
 
-async def handle_generate(plane: Any, request: Request, job: JobRow, action: str) -> Response:
+async def handle_generate(plane: TrainingDataPlane, request: Request, job: JobRow, action: str) -> Response:
     """POST generate / generate-stream: check, then queue on the sampling sub-job's worker."""
-    plane._require_running(job)
+    plane.require_running(job)
     sub = route_generate(job, request.query_params.get("sub_job_id"))
-    frame = await plane._body(request)
+    frame = await plane.read_body(request)
     if action == "generate-stream":
-        if _is_chunk(frame):
+        if is_request_chunk(frame):
             raise invalid_request("generate-stream takes one DSSST1 frame, not request chunks (§6.7)")
         parsed = parse_generate(frame, max_seq_len=max_seq_len_of(sub))
-        response = plane._enqueue(job, sub, action, frame=frame)
-        request_id = _request_id_of(response)
-        EVENTS.open(request_id)
+        request_id = plane.queue_request(job, sub, action, frame=frame)
+        plane.boards.events.open(request_id)
         return JSONResponse({"request_id": request_id, "job_id": job.job_id, "count": len(parsed.prompts)})
-    if _is_chunk(frame):
+    if is_request_chunk(frame):
         # Frames over 60 MiB arrive as request chunks; the whole frame is checked by the sampler.
-        return await plane._frame_request(job, sub, action, frame, "generate")
+        return await plane.schedule_frame(job, sub, action, frame, "generate")
     parse_generate(frame, max_seq_len=max_seq_len_of(sub))
-    response = plane._enqueue(job, sub, action, frame=frame)
-    assert isinstance(response, Response)
-    return response
-
-
-def _is_chunk(frame: bytes) -> bool:
-    from ct_local.dataplane.chunk_groups import is_request_chunk
-
-    return is_request_chunk(frame)
-
-
-def _request_id_of(response: Response) -> str:
-    import json
-
-    return str(json.loads(bytes(response.body))["request_id"])
+    return plane.enqueue(job, sub, action, frame=frame)
 
 
 def weight_sync(
-    plane: Any, job: JobRow, sub_job_id: Any, sub_job_type: Any, payload: dict[str, Any]
+    plane: TrainingDataPlane, job: JobRow, sub_job_id: Any, sub_job_type: Any, payload: dict[str, Any]
 ) -> Response:
-    """§7.2/§7.3: queue a copy of the training weights into the target sampling sub-jobs."""
-    plane._require_running(job)
+    """Queue a copy of the training weights (full, or the LoRA adapter) into sampling sub-jobs."""
+    plane.require_running(job)
     by_id = {str(s["sub_job_id"]): s for s in job.sub_jobs}
-    receiver = plane._route(job, sub_job_id, sub_job_type, default_type="training")
+    receiver = plane.route_sub_job(job, sub_job_id, sub_job_type, default_type="training")
     source_id = payload.get("source_sub_job_id") or receiver["sub_job_id"]
     source = by_id.get(str(source_id))
     if source is None or source.get("job_type") != "training":
@@ -489,7 +366,7 @@ def weight_sync(
         "clear_cache": {str(t["sub_job_id"]): clear_cache_on_sync(t) for t in targets},
         "weight_format": weight_format,
     }
-    return plane._enqueue(job, source, "weight-sync", params=params)  # type: ignore[no-any-return]
+    return plane.enqueue(job, source, "weight-sync", params=params)
 
 
 def _check_lora(source: dict[str, Any], targets: list[dict[str, Any]]) -> None:
@@ -505,7 +382,7 @@ def _check_lora(source: dict[str, Any], targets: list[dict[str, Any]]) -> None:
             "weight_format 'lora' needs peft_config on both the training and the sampling sub-jobs "
             f"when the job is created; missing on {', '.join(missing)}"
         )
-    # §7.3: the sampler's adapter must have the trainer's shape and scale, or the tensors cannot land.
+    # The sampler's adapter must have the trainer's shape and scale, or the tensors cannot land.
     train_view = _lora_identity(train_peft if isinstance(train_peft, dict) else {})
     for target in targets:
         target_view = _lora_identity(target["inference_config"]["peft_config"])
@@ -519,7 +396,7 @@ def _check_lora(source: dict[str, Any], targets: list[dict[str, Any]]) -> None:
 
 
 def _lora_identity(peft_config: dict[str, Any]) -> dict[str, Any]:
-    # Defaults as the client fills them (§8.2); module order does not matter.
+    # Defaults as the client fills them in a peft_config; module order does not matter.
     view = {"r": 8, "lora_alpha": 8, **peft_config}
     modules = view.get("target_modules")
     if isinstance(modules, list | tuple):
@@ -528,11 +405,11 @@ def _lora_identity(peft_config: dict[str, Any]) -> dict[str, Any]:
 
 
 def reset_prefix_cache(
-    plane: Any, job: JobRow, sub_job_id: Any, sub_job_type: Any, payload: dict[str, Any]
+    plane: TrainingDataPlane, job: JobRow, sub_job_id: Any, sub_job_type: Any, payload: dict[str, Any]
 ) -> Response:
-    """§7.6: inline. The local sampler keeps no prefix cache between requests, so it is always empty."""
-    plane._require_running(job)
-    sub = plane._route(
+    """Answered inline: the local sampler keeps no prefix cache between requests, so it is always empty."""
+    plane.require_running(job)
+    sub = plane.route_sub_job(
         job, sub_job_id, sub_job_type or ("sampling" if sub_job_id is None else None), default_type="sampling"
     )
     if sub.get("job_type") != "sampling":
@@ -545,18 +422,18 @@ def reset_prefix_cache(
     )
 
 
-def cancel_running(dp: DataPlaneStore, row: RequestRow) -> bool:
-    """§7.7 for a generation already running: flag it (the sampler stops at its next token)."""
+def cancel_running(dp: DataPlaneStore, cancels: CancelBoard, row: RequestRow) -> bool:
+    """Cancel a generation that is already running: flag it (the sampler stops at its next token)."""
     if row.kind not in GENERATE_KINDS or row.status != "running":
         return False
-    CANCELS.request(row.request_id)
+    cancels.request(row.request_id)
     dp.finish_request(row.request_id, "cancelled", error="cancelled by the caller")
     return True
 
 
-def stream_page(row: RequestRow, body: dict[str, Any], max_events: int) -> dict[str, Any]:
-    """§6.8 mode 1: a generate-stream poll drains up to max_events events."""
-    body["events"] = EVENTS.drain(row.request_id, max_events)
+def stream_page(events: EventBoard, row: RequestRow, body: dict[str, Any], max_events: int) -> dict[str, Any]:
+    """A generate-stream poll drains up to max_events events: each event is delivered once."""
+    body["events"] = events.drain(row.request_id, max_events)
     body["next_cursor"] = ""
     return body
 

@@ -1,11 +1,12 @@
-"""The seam between the control plane and the data plane of the local server.
+"""The interface between the control plane and the data plane of the local server.
 
 Routes for forward-backward, step, save, load, generate, generate-stream, operation and request
-polling resolve the job (existence, ownership) and then hand the request to the app's
-:class:`DataPlane`. The default one answers 501 with a contract-shaped body; the worker-backed
-implementation of a later issue subclasses it, overrides :meth:`DataPlane.handle`, and listens to
-lifecycle transitions (:meth:`DataPlane.on_transition`) to start and stop a worker per running
-sub-job.
+polling resolve the job (existence, ownership; see ct_local.app) and then hand the request to the
+app's :class:`DataPlane`. This base answers 501 with the service's error body, which is what
+``create_app`` uses when it is given no data plane. The worker-backed
+:class:`~ct_local.dataplane.training_plane.TrainingDataPlane` subclasses it, overrides
+:meth:`DataPlane.handle`, and listens to lifecycle transitions (:meth:`DataPlane.on_transition`)
+to start and stop a worker per running sub-job.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from ct_local.http.errors import not_implemented
 from ct_local.storage.store import JobRow
 
 if TYPE_CHECKING:
-    from ct_local.http.control_plane import ServerState
+    from ct_local.state import ServerState
 
 # Every data-plane action a route can hand over; "request-status" is GET /{job_id}/requests/{id}.
 DATA_PLANE_ACTIONS = (

@@ -1,15 +1,19 @@
-"""The worker-backed data plane of the local server (§6.1-§6.5, §6.8, §7, §9.3-§9.5).
+"""The worker-backed data plane of the local server: training calls, operations and request polls.
 
-:class:`TrainingDataPlane` plugs into the seam of ct_local.dataplane.seam. It validates each call,
-records it as a request (ct_local.storage.requests), and hands it to the worker of the sub-job it targets
-(ct_local.dataplane.worker), which runs it on the tiny model. Polls render the stored request (§6.8) with
-JSON, a base64 DSSST1 envelope, or result-chunk pages (ct_local.storage.results). Forward-backward and byte
-forward requests arrive as request chunks, reassembled at most once per group
-(ct_local.dataplane.chunk_groups). Workers start when a job becomes ``running`` and stop when it leaves it;
-on a graceful shutdown each one snapshots its training state so a restart carries on.
+:class:`TrainingDataPlane` is the :class:`~ct_local.dataplane.seam.DataPlane` the served app uses
+(ct_local.runtime passes it to ``create_app``). It validates each call, records it as a request
+(ct_local.storage.requests), and hands it to the worker of the sub-job it targets
+(ct_local.dataplane.worker), which runs it on the tiny model. Polls render the stored request with
+JSON, a base64 DSSST1 envelope, or result-chunk pages (ct_local.storage.results). Forward-backward
+and byte forward requests may arrive as request chunks, reassembled at most once per group
+(ct_local.dataplane.chunk_groups). Workers start when a job becomes ``running`` and stop when it
+leaves it; on a graceful shutdown each one snapshots its training state so a restart carries on.
 
 Generation, weight sync and the prefix-cache operation are checked and queued by
-ct_local.dataplane.sampling_plane (sampling sub-jobs run them in ct_local.model.sampler).
+ct_local.dataplane.sampling_plane, router replay by ct_local.dataplane.router_replay; both call the
+public methods of this class. What connects the event loop with the workers in memory (stream
+events, cancel flags, synced weights, router-replay pairs) belongs to this object, so two servers
+in one process never share it.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import json
 import logging
 import math
 import threading
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -31,22 +36,24 @@ from starlette.responses import JSONResponse, Response
 from ct_core import wire
 from ct_local.control.lifecycle import TERMINAL_STATUSES
 from ct_local.dataplane import router_replay, sampling_plane
+from ct_local.dataplane.boards import SamplingBoards
 from ct_local.dataplane.chunk_groups import ChunkGroups, is_request_chunk
 from ct_local.dataplane.seam import DataPlane
 from ct_local.dataplane.worker import BACKENDS, KINDS_BY_TYPE, SubJobWorker
 from ct_local.http import artifacts, errors
+from ct_local.http.context import caller_identity, owner_filter
 from ct_local.http.errors import RequestValidationError, ServiceError, invalid_request
-from ct_local.storage import console_logs as sublogs
-from ct_local.storage import results
+from ct_local.state import ServerState
+from ct_local.storage import console_logs, results
 from ct_local.storage.checkpoint_paths import live_folder, resolve_checkpoint
 from ct_local.storage.requests import DataPlaneStore, RequestRow
 from ct_local.storage.store import JobRow
 
 log = logging.getLogger(__name__)
 
-# §6.3 checkpoint types; resumable is the backend default.
+# Checkpoint types of a save; resumable is the backend default.
 CHECKPOINT_TYPES = ("resumable", "weights-only")
-# §7: operations of sampling sub-jobs that arrive with the sampling backend.
+# Operations of sampling sub-jobs that arrive with the sampling backend.
 LATER_OPERATIONS = ("weight-sync", "bootstrap-router-replay", "router-replay-discard", "reset-prefix-cache")
 ENDED_STATUSES = ("cancelling", *TERMINAL_STATUSES)
 INTERRUPTED_MESSAGE = "the local server stopped while this request was running; submit it again"
@@ -77,7 +84,7 @@ def _learning_rate(value: Any) -> float | None:
 class TrainingDataPlane(DataPlane):
     """Data plane with a worker per running sub-job."""
 
-    def __init__(self, state: Any) -> None:
+    def __init__(self, state: ServerState) -> None:
         super().__init__(state)
         self.settings = state.settings
         self.state_dir: Path = state.settings.state_dir
@@ -85,6 +92,10 @@ class TrainingDataPlane(DataPlane):
         self.chunks = ChunkGroups(self.dp, self.state_dir)
         self.pages = results.ResultPages(self.settings.result_chunk_max_bytes)
         self.workers: dict[str, SubJobWorker] = {}
+        #: Stream events, cancel flags and synced weights shared with this plane's workers.
+        self.boards = SamplingBoards()
+        #: Router-replay pairs bootstrapped on this server.
+        self.pairings = router_replay.Pairings()
         self._lock = threading.Lock()
 
     # --- lifecycle ----------------------------------------------------------------------------
@@ -106,8 +117,8 @@ class TrainingDataPlane(DataPlane):
 
     def on_transition(self, job: JobRow, previous: str) -> None:
         for sub in job.sub_jobs:
-            sublogs.append(
-                sublogs.log_path(self.state_dir, job.job_id, str(sub["sub_job_id"])),
+            console_logs.append(
+                console_logs.log_path(self.state_dir, job.job_id, str(sub["sub_job_id"])),
                 f"INFO [{sub['sub_job_id']}] job status {previous} -> {job.status}",
             )
         if job.status == "running":
@@ -134,6 +145,7 @@ class TrainingDataPlane(DataPlane):
                     store_result=self._store_result,
                     on_backend_failure=self._backend_failed,
                     torch_threads=self.settings.torch_threads,
+                    boards=self.boards,
                     eager=self._has_weights_to_load(job, sub),
                 )
                 self.workers[sub_id] = worker
@@ -161,7 +173,7 @@ class TrainingDataPlane(DataPlane):
         if row.kind in sampling_plane.GENERATE_KINDS:
             fresh = self.dp.get_request(row.request_id)
             if fresh is not None and fresh.status == "cancelled":
-                return  # cancelled while running (§7.7): the row already says so
+                return  # cancelled while running: the row already says so
         folder = self.state_dir / "jobs" / row.job_id / "results"
         delivery, result_json, result_path = results.encode(
             folder, row.request_id, result, options, self.settings.result_chunk_threshold_bytes
@@ -171,9 +183,10 @@ class TrainingDataPlane(DataPlane):
         )
         artifacts.record_training_call(self.state_dir, row, result)
 
-    # --- helpers ------------------------------------------------------------------------------
+    # --- helpers (public ones are used by sampling_plane and router_replay) ------------------
 
-    def _require_running(self, job: JobRow) -> None:
+    def require_running(self, job: JobRow) -> None:
+        """Data-plane calls need a running job; anything else is refused with its status."""
         if job.status != "running":
             raise errors.not_running(job.job_id, job.status)
 
@@ -187,10 +200,10 @@ class TrainingDataPlane(DataPlane):
             raise invalid_request(f"Training job {job.job_id} has no training sub-job")
         return found[0]
 
-    def _route(
+    def route_sub_job(
         self, job: JobRow, sub_job_id: Any, sub_job_type: Any, *, default_type: str | None
     ) -> dict[str, Any]:
-        """§7: resolve the optional routing hints of an operation to one sub-job."""
+        """Resolve the optional routing hints of an operation (sub_job_id, sub_job_type) to one sub-job."""
         ids = [str(s["sub_job_id"]) for s in job.sub_jobs]
         if sub_job_id is not None:
             match = [s for s in job.sub_jobs if s["sub_job_id"] == sub_job_id]
@@ -216,7 +229,25 @@ class TrainingDataPlane(DataPlane):
             f"job {job.job_id} has several sub-jobs; pass sub_job_id, one of {', '.join(ids)}"
         )
 
-    def _enqueue(
+    def queue_request(
+        self,
+        job: JobRow,
+        sub_job: dict[str, Any],
+        kind: str,
+        *,
+        params: dict[str, Any] | None = None,
+        frame: bytes | None = None,
+    ) -> str:
+        """Store a request (with its input frame) and hand it to the sub-job's worker; its id."""
+        request_id = str(uuid.uuid4())
+        input_path = self._write_input(job, request_id, frame) if frame is not None else None
+        self.dp.add_request(
+            request_id, job.job_id, str(sub_job["sub_job_id"]), kind, params=params, input_path=input_path
+        )
+        self._submit(job, sub_job, request_id)
+        return request_id
+
+    def enqueue(
         self,
         job: JobRow,
         sub_job: dict[str, Any],
@@ -225,12 +256,8 @@ class TrainingDataPlane(DataPlane):
         params: dict[str, Any] | None = None,
         frame: bytes | None = None,
     ) -> Response:
-        request_id = str(uuid.uuid4())
-        input_path = self._write_input(job, request_id, frame) if frame is not None else None
-        self.dp.add_request(
-            request_id, job.job_id, str(sub_job["sub_job_id"]), kind, params=params, input_path=input_path
-        )
-        self._submit(job, sub_job, request_id)
+        """:meth:`queue_request`, answered the way every queued call answers: request and job id."""
+        request_id = self.queue_request(job, sub_job, kind, params=params, frame=frame)
         return JSONResponse({"request_id": request_id, "job_id": job.job_id})
 
     def _write_input(self, job: JobRow, request_id: str, frame: bytes) -> str:
@@ -251,7 +278,8 @@ class TrainingDataPlane(DataPlane):
         else:
             worker.submit(request_id)
 
-    async def _body(self, request: Request) -> bytes:
+    async def read_body(self, request: Request) -> bytes:
+        """The raw body, refused with 413 past the server's max_body_bytes."""
         length = request.headers.get("content-length")
         limit = self.settings.max_body_bytes
         if length is not None and length.isdigit() and int(length) > limit:
@@ -261,13 +289,13 @@ class TrainingDataPlane(DataPlane):
             raise ServiceError(413, f"the request body is larger than {limit} bytes", 413)
         return body
 
-    async def _frame_request(
+    async def schedule_frame(
         self, job: JobRow, sub_job: dict[str, Any], kind: str, frame: bytes, operation: str
     ) -> Response:
-        """A frame or request chunk for forward-backward / forward: schedule it once per group."""
+        """A whole frame, or one request chunk of it: the frame is scheduled once per chunk group."""
         if not is_request_chunk(frame):
-            router_replay.check_replay_descriptor(job, sub_job, frame)
-            return self._enqueue(job, sub_job, kind, frame=frame)
+            router_replay.check_replay_descriptor(self.pairings, job, sub_job, frame)
+            return self.enqueue(job, sub_job, kind, frame=frame)
         accepted, whole = await asyncio.to_thread(self.chunks.accept, job.job_id, frame, operation=operation)
         last = accepted.chunk_idx == accepted.total_chunks - 1
         if whole is None:
@@ -283,8 +311,8 @@ class TrainingDataPlane(DataPlane):
                     "received_chunks": accepted.received,
                 }
             )
-        # The reassembled frame carries the caller's operation metadata (§7.4: it survives chunking).
-        router_replay.check_replay_descriptor(job, sub_job, whole)
+        # The reassembled frame carries the caller's operation metadata (it survives chunking).
+        router_replay.check_replay_descriptor(self.pairings, job, sub_job, whole)
         request_id = str(uuid.uuid4())
         input_path = self._write_input(job, request_id, whole)
         claimed, created = self.dp.claim_group(
@@ -313,17 +341,17 @@ class TrainingDataPlane(DataPlane):
             return await sampling_plane.handle_generate(self, request, job, action)
         if action == "operation":
             return await self._operation(request, job)
-        self._require_running(job)
-        self.state.store.touch_job(job.job_id, _now())
+        self.require_running(job)
+        self.state.store.touch_job(job.job_id, time.time())
         if action == "forward-backward":
-            frame = await self._body(request)
-            return await self._frame_request(
+            frame = await self.read_body(request)
+            return await self.schedule_frame(
                 job, self._training_sub_job(job), "forward-backward", frame, "fwd-bwd"
             )
-        body = _json_object(await self._body(request), required=False)
+        body = _json_object(await self.read_body(request), required=False)
         if action == "step":
             lr = _learning_rate(body.get("learning_rate"))
-            return self._enqueue(job, self._training_sub_job(job), "step", params={"learning_rate": lr})
+            return self.enqueue(job, self._training_sub_job(job), "step", params={"learning_rate": lr})
         if action == "save":
             return self._save(job, body)
         if action == "load":
@@ -341,13 +369,13 @@ class TrainingDataPlane(DataPlane):
             checkpoint_type = raw_type.lower()
         sub = self._training_sub_job(job)
         if body.get("checkpoint_id") is not None:
-            # §6.3: the service's SaveRequest has no checkpoint_id; say so where the caller can see it.
-            sublogs.append(
-                sublogs.log_path(self.state_dir, job.job_id, str(sub["sub_job_id"])),
+            # The service's save request has no checkpoint_id; say so where the caller can see it.
+            console_logs.append(
+                console_logs.log_path(self.state_dir, job.job_id, str(sub["sub_job_id"])),
                 f"WARNING [{sub['sub_job_id']}] save ignores checkpoint_id {body['checkpoint_id']!r}; "
                 "the id is assigned by the server (cp_<uuid>)",
             )
-        return self._enqueue(job, sub, "save", params={"checkpoint_type": checkpoint_type})
+        return self.enqueue(job, sub, "save", params={"checkpoint_type": checkpoint_type})
 
     def _load(self, request: Request, job: JobRow, body: dict[str, Any]) -> Response:
         checkpoint_id = body.get("checkpoint_id")
@@ -377,15 +405,13 @@ class TrainingDataPlane(DataPlane):
                 f"Checkpoint {checkpoint_id} not found in training job {source_job_id}",
                 errors.CODE_JOB_NOT_FOUND,
             )
-        return self._enqueue(
+        return self.enqueue(
             job, sub, "load", params={"checkpoint_id": row.checkpoint_id, "source_job_id": source_job_id}
         )
 
     def _check_source_job(self, request: Request, source_job_id: str) -> None:
-        from ct_local.http import control_plane as server
-
-        identity = server._identity(request)
-        owner = server._owner_filter(request, identity)
+        identity = caller_identity(request)
+        owner = owner_filter(request, identity)
         source = self.state.store.get_job(source_job_id)
         if source is None or (owner is not None and source.owner_role != owner):
             raise ServiceError(
@@ -405,13 +431,13 @@ class TrainingDataPlane(DataPlane):
         max_events = results.parse_max_events(query.get("max_events"))
         body = self.pages.status(row, cursor=query.get("cursor"), max_events=max_events)
         if row.kind == "generate-stream":
-            body = sampling_plane.stream_page(row, body, max_events)
+            body = sampling_plane.stream_page(self.boards.events, row, body, max_events)
         return JSONResponse(body)
 
-    # --- operations (§7) ----------------------------------------------------------------------
+    # --- operations -------------------------------------------------------------------------
 
     async def _operation(self, request: Request, job: JobRow) -> Response:
-        body = _json_object(await self._body(request), required=True)
+        body = _json_object(await self.read_body(request), required=True)
         operation = body.get("operation_type")
         if not isinstance(operation, str) or not operation:
             raise RequestValidationError([(["operation_type"], "operation_type is required")])
@@ -435,11 +461,11 @@ class TrainingDataPlane(DataPlane):
             raise errors.not_implemented(f"the {operation} operation")
         if operation not in ("forward", "cancel-request"):
             raise invalid_request(f"operation_type {operation!r} is not supported by this server")
-        self._require_running(job)
-        self.state.store.touch_job(job.job_id, _now())
+        self.require_running(job)
+        self.state.store.touch_job(job.job_id, time.time())
         if operation == "cancel-request":
             return self._cancel_request(job, payload)
-        sub = self._route(job, *hints, default_type="training")
+        sub = self.route_sub_job(job, *hints, default_type="training")
         if "forward" not in KINDS_BY_TYPE.get(str(sub.get("job_type")), ()):
             raise invalid_request(f"forward runs on a training sub-job, not on {sub['sub_job_id']}")
         if "payload_b64" in payload:
@@ -452,7 +478,7 @@ class TrainingDataPlane(DataPlane):
         else:
             # A dict payload is the model kwargs themselves (token ids as nested lists).
             frame = wire.dumps({"args": (), "kwargs": payload})
-        return await self._frame_request(job, sub, "forward", frame, "forward")
+        return await self.schedule_frame(job, sub, "forward", frame, "forward")
 
     def _cancel_request(self, job: JobRow, payload: dict[str, Any]) -> Response:
         request_id = payload.get("request_id")
@@ -464,7 +490,7 @@ class TrainingDataPlane(DataPlane):
                 404, f"Request {request_id} not found in training job {job.job_id}", errors.CODE_JOB_NOT_FOUND
             )
         cancelled = self.dp.cancel_pending(request_id=request_id, error="cancelled by the caller") > 0
-        cancelled = cancelled or sampling_plane.cancel_running(self.dp, row)
+        cancelled = cancelled or sampling_plane.cancel_running(self.dp, self.boards.cancels, row)
         fresh = self.dp.get_request(request_id)
         status = fresh.status if fresh is not None else row.status
         return JSONResponse({"request_id": request_id, "cancelled": cancelled, "status": status})
@@ -472,7 +498,7 @@ class TrainingDataPlane(DataPlane):
     def _tail_logs(
         self, job: JobRow, sub_job_id: Any, sub_job_type: Any, payload: dict[str, Any]
     ) -> Response:
-        sub = self._route(job, sub_job_id, sub_job_type, default_type=None)
+        sub = self.route_sub_job(job, sub_job_id, sub_job_type, default_type=None)
         if job.status in TERMINAL_STATUSES:
             raise errors.gone(
                 f"Training job {job.job_id} is {job.status}; its live logs are gone. "
@@ -488,15 +514,9 @@ class TrainingDataPlane(DataPlane):
         with self._lock:
             worker = self.workers.get(str(sub["sub_job_id"]))
         eof = job.status == "cancelling" and (worker is None or not worker.alive)
-        path = sublogs.log_path(self.state_dir, job.job_id, str(sub["sub_job_id"]))
+        path = console_logs.log_path(self.state_dir, job.job_id, str(sub["sub_job_id"]))
         try:
-            page = sublogs.page(path, cursor=payload.get("cursor"), max_lines=max_lines, eof=eof)
-        except sublogs.CursorError as exc:
+            page = console_logs.page(path, cursor=payload.get("cursor"), max_lines=max_lines, eof=eof)
+        except console_logs.CursorError as exc:
             raise invalid_request(str(exc)) from exc
         return JSONResponse(page)
-
-
-def _now() -> float:
-    import time
-
-    return time.time()

@@ -9,8 +9,9 @@ The backend (model, optimizer) is built inside the thread, so a slow first impor
 transformers never blocks the event loop; requests queue up meanwhile. It is built when the first
 request arrives, or at once when the sub-job has weights to load (a source checkpoint, or state
 left by a graceful shutdown), so a job that never sees a data-plane call never imports torch.
-Backends are chosen by sub-job type (:data:`BACKENDS`): training now, sampling plugs in the same
-way.
+Backends are chosen by sub-job type (:data:`BACKENDS`): training and sampling. Each backend gets
+the data plane's :class:`~ct_local.dataplane.boards.SamplingBoards`, the in-memory channel through
+which stream events, cancel flags and synced weights pass between threads.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from ct_local.storage import console_logs as sublogs
+from ct_local.dataplane.boards import SamplingBoards
+from ct_local.storage import console_logs
 from ct_local.storage.requests import DataPlaneStore, RequestRow
 from ct_local.storage.store import JobRow, Store
 
@@ -42,24 +44,34 @@ class Backend(Protocol):
     def snapshot(self) -> None: ...
 
 
-BackendFactory = Callable[[Store, Path, JobRow, dict[str, Any], Callable[..., None]], Backend]
+BackendFactory = Callable[[Store, Path, JobRow, dict[str, Any], Callable[..., None], SamplingBoards], Backend]
 
 
 def _training_backend(
-    store: Store, state_dir: Path, job: JobRow, sub_job: dict[str, Any], say: Callable[..., None]
+    store: Store,
+    state_dir: Path,
+    job: JobRow,
+    sub_job: dict[str, Any],
+    say: Callable[..., None],
+    boards: SamplingBoards,
 ) -> Backend:
-    # The training backend plus weight-sync into this server's samplers (§7.2).
+    # The training backend plus weight-sync into this server's samplers.
     from ct_local.model.sampler import SyncingTrainingBackend
 
-    return SyncingTrainingBackend(store, state_dir, job, sub_job, say)
+    return SyncingTrainingBackend(store, state_dir, job, sub_job, say, boards)
 
 
 def _sampling_backend(
-    store: Store, state_dir: Path, job: JobRow, sub_job: dict[str, Any], say: Callable[..., None]
+    store: Store,
+    state_dir: Path,
+    job: JobRow,
+    sub_job: dict[str, Any],
+    say: Callable[..., None],
+    boards: SamplingBoards,
 ) -> Backend:
     from ct_local.model.sampler import SamplingBackend
 
-    return SamplingBackend(store, state_dir, job, sub_job, say)
+    return SamplingBackend(store, state_dir, job, sub_job, say, boards)
 
 
 # Sub-job types that run requests; other types get no worker (their calls answer "not supported").
@@ -108,6 +120,7 @@ class SubJobWorker:
         store_result: ResultSink,
         on_backend_failure: Callable[[JobRow, str], None],
         torch_threads: int,
+        boards: SamplingBoards,
         eager: bool = False,
     ) -> None:
         self.store = store
@@ -120,15 +133,16 @@ class SubJobWorker:
         self.store_result = store_result
         self.on_backend_failure = on_backend_failure
         self.torch_threads = torch_threads
+        self.boards = boards
         self.eager = eager
-        self.log_path = sublogs.log_path(state_dir, job.job_id, self.sub_job_id)
+        self.log_path = console_logs.log_path(state_dir, job.job_id, self.sub_job_id)
         self.backend: Backend | None = None
         self._queue: queue.Queue[str | None] = queue.Queue()
         self._snapshot_on_stop = False
         self._thread = threading.Thread(target=self._run, name=f"ct-worker-{self.sub_job_id}", daemon=True)
 
     def say(self, message: str, level: str = "INFO") -> None:
-        sublogs.append(self.log_path, f"{level} [{self.sub_job_id}] {message}")
+        console_logs.append(self.log_path, f"{level} [{self.sub_job_id}] {message}")
 
     def start(self) -> None:
         # Work accepted before a restart goes first, in its original order.
@@ -159,7 +173,9 @@ class SubJobWorker:
         try:
             with _BUILD_LOCK:
                 configure_torch(self.torch_threads)
-                self.backend = self.factory(self.store, self.state_dir, self.job, self.sub_job, self.say)
+                self.backend = self.factory(
+                    self.store, self.state_dir, self.job, self.sub_job, self.say, self.boards
+                )
             self.say("ready for requests")
             return True
         except Exception as exc:

@@ -1,4 +1,4 @@
-"""Experiment-run artifacts of the local server (§12.2-§12.5): produced per sub-job, served for LIST/GET.
+"""Experiment-run artifacts of the local server: produced per sub-job, served for LIST/GET.
 
 The service stages what a sub-job leaves behind under its experiment run; ct_local keeps the same
 tree on disk, ``<state_dir>/artifacts/<experiment>/versions/<run>/``:
@@ -6,8 +6,8 @@ tree on disk, ``<state_dir>/artifacts/<experiment>/versions/<run>/``:
 - ``_stdout/<sub_job_id>/console.YYYYMMDD-HHMMSS.<uuid>.gz``: the console lines written since the
   previous upload, one gzip member per chunk;
 - ``_metrics/<sub_job_id>/gpu.YYYYMMDD-HHMMSS.<uuid>.gz``: system rows (real host CPU and memory
-  readings, §12.4 record_version 3) and GPU rows where a CUDA device exists;
-- ``_metrics/<sub_job_id>/training.YYYYMMDD-HHMMSS.<uuid>.gz``: one §12.5 row per fwd_bwd and step;
+  readings, record_version 3) and GPU rows where a CUDA device exists;
+- ``_metrics/<sub_job_id>/training.YYYYMMDD-HHMMSS.<uuid>.gz``: one training row per fwd_bwd and step;
 - ``_logs/<sub_job_id>/execution.jsonl``: the console as structured JSON lines, replaced whole.
 
 `ArtifactUploader` is a background thread that does the periodic uploads every
@@ -40,22 +40,27 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Route
 
+from ct_local.http import errors
+from ct_local.http.context import caller_identity, server_state
+from ct_local.state import ServerState
+from ct_local.storage import console_logs
+
 log = logging.getLogger(__name__)
 
 #: Where the artifact tree lives under the state dir.
 ARTIFACTS_DIR = "artifacts"
 #: Statuses whose sub-jobs produce output (uploads continue once more after a job leaves them).
 ACTIVE_STATUSES = frozenset({"running", "cancelling"})
-#: §12.5: a training row keeps at most this many metrics, with names of at most this many bytes.
+#: A training row keeps at most this many metrics, with names of at most this many bytes.
 MAX_ROW_METRICS = 256
 MAX_METRIC_NAME_BYTES = 200
-#: Record versions of the rows (§12.4, §12.5).
+#: Record versions of the rows (GPU, system and training).
 GPU_RECORD_VERSION = 2
 SYSTEM_RECORD_VERSION = 3
 TRAINING_RECORD_VERSION = 2
-#: ART-02: names in a run may only use these characters per segment (no traversal, no backslash).
+#: Names in a run may only use these characters per segment (no traversal, no backslash).
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_.:@=+-]+")
-#: One seq generation per server process: seq restarts at 0 after a restart (§12.4 seq_epoch).
+#: One seq generation per server process: seq restarts at 0 after a restart (rows carry it as seq_epoch).
 SEQ_EPOCH = uuid.uuid4().hex
 
 
@@ -215,7 +220,7 @@ def staging_path(state_dir: Path, job_id: str, sub_job_id: str) -> Path:
 def training_row(
     sub_job_id: str, kind: str, request_id: str, result: dict[str, Any]
 ) -> dict[str, Any] | None:
-    """The §12.5 row for a finished request, or None for kinds that have none (a load resets the step)."""
+    """The training row for a finished request, or None for kinds that have none (a load resets the step)."""
     with _COUNTERS_LOCK:
         counters = _COUNTERS.setdefault(sub_job_id, _TrainingCounters())
         if kind == "load":
@@ -256,13 +261,13 @@ def training_row(
 
 
 def saves_training_metrics(sub_job: dict[str, Any]) -> bool:
-    """§12.5: a training sub-job uploads its rows unless training_config.save_training_metrics is false."""
+    """A training sub-job uploads its rows unless training_config.save_training_metrics is false."""
     config = sub_job.get("training_config")
     return not (isinstance(config, dict) and config.get("save_training_metrics") is False)
 
 
 def record_training_call(state_dir: Path, row: Any, result: dict[str, Any]) -> None:
-    """Called when a training request finishes: stage its §12.5 row for the next upload.
+    """Called when a training request finishes: stage its training row for the next upload.
 
     Never raises: losing a metrics row must not fail the request that produced it.
     """
@@ -286,7 +291,7 @@ def record_training_call(state_dir: Path, row: Any, result: dict[str, Any]) -> N
 class ArtifactUploader:
     """Every interval, turns each active sub-job's new output into staged chunks of its run."""
 
-    def __init__(self, state: Any, interval_s: float) -> None:
+    def __init__(self, state: ServerState, interval_s: float) -> None:
         self.state = state
         self.interval_s = interval_s
         self._stop = threading.Event()
@@ -329,8 +334,6 @@ class ArtifactUploader:
         return self.state.settings.state_dir / "jobs" / job_id / "artifact-offsets.json"
 
     def _upload_sub_job(self, job: Any, sub_job_id: str, *, sample: bool, training_rows: bool = True) -> None:
-        from ct_local.storage import console_logs as sublogs
-
         state_dir: Path = self.state.settings.state_dir
         root = run_root(state_dir, job.experiment_name, job.experiment_run_name)
         offsets_file = self._offsets_path(job.job_id)
@@ -339,7 +342,7 @@ class ArtifactUploader:
         except (OSError, ValueError):
             offsets = {}
         changed = False
-        console = sublogs.log_path(state_dir, job.job_id, sub_job_id)
+        console = console_logs.log_path(state_dir, job.job_id, sub_job_id)
         changed |= self._ship_new_bytes(
             console, offsets, f"console:{sub_job_id}", root, f"_stdout/{sub_job_id}", "console", raw=True
         )
@@ -347,7 +350,7 @@ class ArtifactUploader:
             self._write_execution_log(console, root, sub_job_id)
         training = staging_path(state_dir, job.job_id, sub_job_id)
         if not training_rows:
-            # §12.5 opt-out: the rows staged for this sub-job are dropped, never uploaded.
+            # The sub-job opted out: the rows staged for this sub-job are dropped, never uploaded.
             training.unlink(missing_ok=True)
         changed |= self._ship_new_bytes(
             training, offsets, f"training:{sub_job_id}", root, f"_metrics/{sub_job_id}", "training", raw=False
@@ -434,13 +437,10 @@ def _md5(path: Path) -> str:
 
 
 def _root_of(request: Request) -> Path:
-    from ct_local.http import errors
-    from ct_local.http.control_plane import _identity, _state
-
-    _identity(request)  # the same bearer-token rule as the REST routes
+    caller_identity(request)  # the same bearer-token rule as the REST routes
     try:
         return run_root(
-            _state(request).settings.state_dir,
+            server_state(request).settings.state_dir,
             request.path_params["experiment"],
             request.path_params["run"],
         )
@@ -460,8 +460,6 @@ def _safe_rel(rel: str) -> bool:
 
 async def list_artifacts(request: Request) -> Response:
     """LIST: every object below ``prefix`` (a run-relative folder), Snowflake-shaped rows."""
-    from ct_local.http import errors
-
     root = _root_of(request)
     prefix = request.query_params.get("prefix", "").strip("/")
     if prefix and not _safe_rel(prefix):
@@ -488,8 +486,6 @@ async def list_artifacts(request: Request) -> Response:
 
 async def get_artifact(request: Request) -> Response:
     """GET: one object of the run, by its run-relative path."""
-    from ct_local.http import errors
-
     root = _root_of(request)
     rel = request.path_params["rel"]
     target = root / rel

@@ -1,4 +1,4 @@
-"""Contract-shaped error answers of the local server (§3.6, §3.7).
+"""Error answers of the local server, shaped as the service's own (message and code, or detail).
 
 Handlers raise :class:`ServiceError` (a ``{"message", "code"}`` body) or
 :class:`RequestValidationError` (a ``{"detail": [...]}`` body); the app turns both into JSON
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-# §3.7 access-control codes.
+# Access-control codes of the service.
 CODE_JOB_NOT_FOUND = "517601"
 CODE_INVALID_REQUEST = "517602"
 CODE_UNSUPPORTED_HARDWARE = "517604"
@@ -25,7 +25,7 @@ class ServiceError(Exception):
         self.status = status
         self.message = message
         self.code = code
-        # Further keys of the body, such as the chunk_group_id of a chunk-group error (§9.3).
+        # Further keys of the body, such as the chunk_group_id of a chunk-group error.
         self.extra: dict[str, Any] = {}
 
     def body(self) -> dict[str, Any]:
@@ -53,7 +53,7 @@ class RequestValidationError(Exception):
 
 
 def job_not_found(job_id: str, schema: str) -> ServiceError:
-    # §3.7: the same answer whether the job is missing or owned by another role.
+    # The same answer whether the job is missing or owned by another role.
     return ServiceError(404, f"Training job {job_id} not found in {schema}", CODE_JOB_NOT_FOUND)
 
 
@@ -84,7 +84,7 @@ def unsupported_hardware(hardware: str, supported: list[str]) -> ServiceError:
 
 
 def conflict(message: str) -> ServiceError:
-    # §3.6 shows a generic conflict body with the HTTP status as its code.
+    # The service's generic conflict body carries the HTTP status as its code.
     return ServiceError(409, message, 409)
 
 
@@ -93,7 +93,7 @@ def not_implemented(what: str) -> ServiceError:
 
 
 def not_running(job_id: str, status: str) -> ServiceError:
-    # §3.6: data-plane calls need a running job. 409 is what clients retry while a job starts.
+    # Data-plane calls need a running job. 409 is what clients retry while a job starts.
     return ServiceError(409, f"Training job {job_id} is {status}; data-plane calls need a running job", 409)
 
 

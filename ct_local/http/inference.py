@@ -1,4 +1,4 @@
-"""OpenAI-compatible inference for model deployments (rest-api §14.8, DEP-17).
+"""OpenAI-compatible inference for model deployments: chat completions and the model list.
 
 A deployment is a job whose only sub-job samples with ``deployment_class`` EVALUATION. This module
 answers ``POST {prefix}/inference/v1/chat/completions`` and ``GET {prefix}/inference/v1/models``
@@ -28,23 +28,24 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
+from ct_local.http.context import caller_identity, owner_filter, request_location, server_state
 from ct_local.storage.store import JobRow
 
 if TYPE_CHECKING:
     import torch
 
-#: The class this endpoint serves; other classes exist in the service, not here (§14.8).
+#: The class this endpoint serves; other classes exist in the service, not here.
 SERVED_CLASS = "EVALUATION"
-#: Deployment ids are sf-ct-<backing job UUID> (§14.1).
+#: Deployment ids are sf-ct-<backing job UUID>.
 _MODEL_RE = re.compile(r"sf-ct-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})")
-#: Job statuses in which the endpoint exists but cannot answer yet: 503 endpoint_failed (§14.8).
+#: Job statuses in which the endpoint exists but cannot answer yet: 503 endpoint_failed.
 NOT_READY_STATUSES = frozenset({"pending", "placing", "initializing"})
 SERVING_STATUS = "running"
 #: Completion length when the caller sets no max_completion_tokens (bounded by max_seq_len too).
 DEFAULT_COMPLETION_TOKENS = 128
 #: The fallback window when a deployment record carries no max_seq_len.
 DEFAULT_MAX_SEQ_LEN = 2048
-#: Methods the inference paths are registered for; the wrong ones answer 405 with no body (§14.8).
+#: Methods the inference paths are registered for; the wrong ones answer 405 with no body.
 ROUTE_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 
 
@@ -68,7 +69,7 @@ def _bad_request(message: str, *, param: str | None = None, code: str = "invalid
 
 
 def _model_not_found(model: Any) -> InferenceError:
-    # Same answer for unknown, failed, dropped and someone else's: existence must not leak (§14.8).
+    # Same answer for unknown, failed, dropped and someone else's: existence must not leak.
     return InferenceError(
         404,
         f"The model {model!r} does not exist or you do not have access to it.",
@@ -218,7 +219,7 @@ def _deployment_class(job: JobRow) -> str | None:
 
 
 def source_model_problem(sub_job: dict[str, Any], source: JobRow) -> str | None:
-    """Why a deployment cannot start from `source`'s checkpoint, or None when it can (§14.2).
+    """Why a deployment cannot start from `source`'s checkpoint, or None when it can.
 
     The service knows the source job's model and refuses a deployment that names another; ct reads
     the name from the source job for exactly that reason. Other sampling sub-jobs are left alone.
@@ -240,13 +241,11 @@ def source_model_problem(sub_job: dict[str, Any], source: JobRow) -> str | None:
 
 
 def _find_deployment(request: Request, model: Any) -> JobRow:
-    from ct_local.http import control_plane as server
-
-    identity = server._identity(request)
-    loc = server._location(request)
+    identity = caller_identity(request)
+    loc = request_location(request)
     match = _MODEL_RE.fullmatch(model) if isinstance(model, str) else None
-    job = server._state(request).store.get_job(match.group(1)) if match else None
-    owner = server._owner_filter(request, identity)
+    job = server_state(request).store.get_job(match.group(1)) if match else None
+    owner = owner_filter(request, identity)
     if (
         job is None
         or (job.database_name, job.schema_name, job.endpoint) != (loc.database, loc.schema, loc.endpoint)
@@ -278,9 +277,7 @@ def _find_deployment(request: Request, model: Any) -> JobRow:
 
 
 def _loaded(request: Request, job: JobRow) -> LoadedModel:
-    from ct_local.http import control_plane as server
-
-    state = server._state(request)
+    state = server_state(request)
     registry: dict[str, LoadedModel] | None = getattr(request.app.state, "ct_inference_models", None)
     if registry is None:
         registry = {}
@@ -329,14 +326,12 @@ async def chat_completions(request: Request) -> Response:
 
 
 async def list_models(request: Request) -> Response:
-    from ct_local.http import control_plane as server
-
     if request.method != "GET":
         return Response(status_code=405)
-    identity = server._identity(request)
-    loc = server._location(request)
-    owner = server._owner_filter(request, identity)
-    jobs = server._state(request).store.jobs_in(loc.database, loc.schema, loc.endpoint, owner)
+    identity = caller_identity(request)
+    loc = request_location(request)
+    owner = owner_filter(request, identity)
+    jobs = server_state(request).store.jobs_in(loc.database, loc.schema, loc.endpoint, owner)
     data = [
         {
             "id": "sf-ct-" + job.job_id,

@@ -1,16 +1,17 @@
 """Sampling sub-jobs on the tiny model: token-by-token generation, log-probabilities, weight sync.
 
-:class:`SamplingBackend` runs ``generate`` and ``generate-stream`` requests (§6.6, §6.7) for one
-sampling sub-job: greedy at temperature 0, otherwise temperature / top-k / top-p sampling from a
-generator seeded per prompt when ``seed`` is given (so a seeded request repeats exactly). A prompt
-stops on an EOS or ``stop_token_ids`` token, on a ``stop`` string (cut from the text, as vLLM does),
-or at ``max_tokens`` / the sub-job's ``max_seq_len`` (finish_reason ``length``).
+:class:`SamplingBackend` runs ``generate`` and ``generate-stream`` requests for one sampling
+sub-job: greedy at temperature 0, otherwise temperature / top-k / top-p sampling from a generator
+seeded per prompt when ``seed`` is given (so a seeded request repeats exactly). A prompt stops on
+an EOS or ``stop_token_ids`` token, on a ``stop`` string (cut from the text, as vLLM does), or at
+``max_tokens`` / the sub-job's ``max_seq_len`` (finish_reason ``length``).
 
-:class:`SyncingTrainingBackend` is the training backend plus the ``weight-sync`` request (§7.2): it
-publishes a copy of the trainer's weights on ct_local.dataplane.sampling_plane.WEIGHTS, and each sampler
-adopts the newest copy before its next request. Formats vllm and hf send the full weights (merged
-when the trainer is a LoRA one; a LoRA sampler takes them as its base and zeroes its adapter);
-format lora (§7.3) sends only the LoRA A/B tensors, into a sampler wrapped with the same adapter.
+:class:`SyncingTrainingBackend` is the training backend plus the ``weight-sync`` request: it
+publishes a copy of the trainer's weights on the data plane's weight board
+(:class:`ct_local.dataplane.boards.WeightBoard`), and each sampler adopts the newest copy before
+its next request. Formats vllm and hf send the full weights (merged when the trainer is a LoRA
+one; a LoRA sampler takes them as its base and zeroes its adapter); format lora sends only the
+LoRA A/B tensors, into a sampler wrapped with the same adapter.
 
 Imported only by worker threads: it imports torch.
 """
@@ -27,14 +28,8 @@ from typing import Any
 
 import torch
 
-from ct_local.dataplane.sampling_plane import (
-    CANCELS,
-    EVENTS,
-    WEIGHTS,
-    GenerateRequest,
-    SamplingParams,
-    max_seq_len_of,
-)
+from ct_local.dataplane.boards import SamplingBoards
+from ct_local.dataplane.sampling_plane import GenerateRequest, SamplingParams, max_seq_len_of
 from ct_local.dataplane.sampling_plane import parse_generate as _parse_generate
 from ct_local.http.errors import RequestValidationError
 from ct_local.model import tinylm
@@ -59,7 +54,7 @@ SYNCED_WEIGHTS_FILE = "synced.safetensors"
 
 
 class Cancelled(Exception):
-    """The caller cancelled the running generation (§7.7)."""
+    """The caller cancelled the running generation (a cancel-request operation)."""
 
 
 def parse_request(frame: bytes, max_seq_len: int | None) -> GenerateRequest:
@@ -75,11 +70,18 @@ class SamplingBackend:
     kinds: tuple[str, ...] = ("generate", "generate-stream")
 
     def __init__(
-        self, store: Store, state_dir: Path, job: JobRow, sub_job: dict[str, Any], say: Callable[..., None]
+        self,
+        store: Store,
+        state_dir: Path,
+        job: JobRow,
+        sub_job: dict[str, Any],
+        say: Callable[..., None],
+        boards: SamplingBoards,
     ) -> None:
         self.job = job
         self.sub_job_id = str(sub_job["sub_job_id"])
         self.say = say
+        self.boards = boards
         self.max_seq_len = max_seq_len_of(sub_job)
         self.tokenizer = tinylm.ByteTokenizer()
         self.live = live_folder(state_dir, job.job_id, self.sub_job_id)
@@ -144,7 +146,7 @@ class SamplingBackend:
         tmp.replace(self.live / SYNCED_WEIGHTS_FILE)
 
     def _adopt_synced_weights(self) -> None:
-        published = WEIGHTS.latest(self.sub_job_id)
+        published = self.boards.weights.latest(self.sub_job_id)
         if published is None or published.version <= self.weights_version:
             return
         if published.weight_format == "lora":
@@ -177,7 +179,7 @@ class SamplingBackend:
         except Cancelled:
             return {"job_id": self.job.job_id, "cancelled": True}, {}
         finally:
-            CANCELS.forget(row.request_id)
+            self.boards.cancels.forget(row.request_id)
         return {"job_id": self.job.job_id, "results": results}, options
 
     def _stream(self, request_id: str, request: GenerateRequest) -> dict[str, Any]:
@@ -188,16 +190,16 @@ class SamplingBackend:
                     result = self._one(request_id, prompt, params)
                 except RequestError as exc:
                     failed += 1
-                    EVENTS.push(request_id, {"type": "error", "index": index, "error": str(exc)})
+                    self.boards.events.push(request_id, {"type": "error", "index": index, "error": str(exc)})
                 else:
                     completed += 1
-                    EVENTS.push(request_id, {"type": "result", "index": index, "result": result})
+                    self.boards.events.push(request_id, {"type": "result", "index": index, "result": result})
         except Cancelled:
-            EVENTS.push(
+            self.boards.events.push(
                 request_id, {"type": "done", "completed": completed, "failed": failed, "cancelled": True}
             )
             raise
-        EVENTS.push(request_id, {"type": "done", "completed": completed, "failed": failed})
+        self.boards.events.push(request_id, {"type": "done", "completed": completed, "failed": failed})
         return {
             "job_id": self.job.job_id,
             "count": len(request.prompts),
@@ -226,7 +228,7 @@ class SamplingBackend:
         past: Any = None
         with torch.no_grad():
             for position in range(params.max_tokens):
-                if CANCELS.is_cancelled(request_id):
+                if self.boards.cancels.is_cancelled(request_id):
                     raise Cancelled()
                 if len(ids) >= limit:
                     break
@@ -283,7 +285,7 @@ class SamplingBackend:
         return int(torch.multinomial(probs, 1, generator=generator))
 
     def _entry(self, logprobs: torch.Tensor, token: int, k: int) -> dict[str, Any]:
-        """§6.6: the chosen token plus the k most likely ones, keyed by token id."""
+        """The chosen token plus the k most likely ones, keyed by token id (vLLM's logprobs shape)."""
         ranks = torch.argsort(logprobs, descending=True)
         entry: dict[str, Any] = {}
         rank_of_token = int((ranks == token).nonzero()[0][0]) + 1
@@ -315,9 +317,21 @@ def _stop_cut(text: str, stops: tuple[str, ...]) -> int | None:
 
 
 class SyncingTrainingBackend(TrainingBackend):
-    """The training backend, plus ``weight-sync`` (§7.2) into sampling sub-jobs of the same server."""
+    """The training backend, plus ``weight-sync`` into sampling sub-jobs of the same server."""
 
     kinds: tuple[str, ...] = (*TrainingBackend.kinds, "weight-sync")
+
+    def __init__(
+        self,
+        store: Store,
+        state_dir: Path,
+        job: JobRow,
+        sub_job: dict[str, Any],
+        say: Callable[..., None],
+        boards: SamplingBoards,
+    ) -> None:
+        super().__init__(store, state_dir, job, sub_job, say)
+        self.boards = boards
 
     def execute(self, row: RequestRow, frame: bytes | None) -> tuple[dict[str, Any], dict[str, Any]]:
         if row.kind != "weight-sync":
@@ -334,7 +348,7 @@ class SyncingTrainingBackend(TrainingBackend):
         clear = row.params.get("clear_cache") or {}
         targets = []
         for target in row.params.get("targets") or []:
-            version = WEIGHTS.publish(str(target), tensors, weight_format)
+            version = self.boards.weights.publish(str(target), tensors, weight_format)
             targets.append(
                 {
                     "sub_job_id": target,

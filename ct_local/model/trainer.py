@@ -4,16 +4,16 @@ One :class:`Trainer` holds the model, the optimizer and the bookkeeping a real t
 (global step count, the last forward-backward loss). A worker thread owns it and calls one method
 per request, in arrival order; nothing here is thread-safe on purpose.
 
-Batch contract (§10.1, §10.4): ``{"args": (), "kwargs": {"input_ids", "labels", ...}}`` with
+Batch layout: ``{"args": (), "kwargs": {"input_ids", "labels", ...}}`` with
 labels already aligned to the predictions, as the reference's next-token helper builds them
 (``labels[:, i]`` is the target of position ``i``; ``-100`` is ignored). An optional ``loss_mask``
 (in kwargs or ``context``) weights each position. Forward returns log-probabilities in the shifted
 convention: ``logprobs[:, i]`` is the log-probability of ``input_ids[:, i + 1]``.
 
-LoRA (§7.3, §8.2): a sub-job whose config carries ``peft_config`` wraps the model with peft, so
+LoRA: a sub-job whose config carries ``peft_config`` wraps the model with peft, so
 only the adapter tensors train (the optimizer holds just those). Checkpoints stay loadable by a
 plain model: a weights-only save writes the merged weights (base + adapter), which is what a
-sampler or a deployment started from it serves (§14.2); a resumable save writes the unmerged base
+sampler or a deployment started from it serves; a resumable save writes the unmerged base
 weights plus the adapter in ``adapter/`` and the optimizer state over the adapter tensors, so a
 load restores the adapter itself. The helpers below translate between peft's tensor names and the
 plain Hugging Face ones, for saving and for weight sync.
@@ -39,7 +39,7 @@ _MODEL_KWARGS = {"input_ids", "attention_mask", "position_ids"}
 _LOSS_KWARGS = {"labels", "loss_mask"}
 
 
-# §8.2 client-side defaults of a normalized peft_config, applied here too for raw bodies.
+# The client's defaults of a normalized peft_config, applied here too for raw bodies.
 LORA_DEFAULTS: dict[str, Any] = {"r": 8, "lora_alpha": 8, "lora_dropout": 0.0, "bias": "none"}
 # Where a resumable LoRA checkpoint keeps its adapter (a subfolder, so weight_files() skips it).
 ADAPTER_FOLDER = "adapter"
@@ -148,7 +148,7 @@ def _tensor(value: Any, name: str, dtype: torch.dtype) -> torch.Tensor:
 
 
 def _current_rss() -> int:
-    """This process's resident set size in bytes (§6.2 cpu_peak)."""
+    """This process's resident set size in bytes (a step reports it as peak_memory.cpu_peak)."""
     try:
         with open("/proc/self/statm", encoding="ascii") as f:
             pages = int(f.read().split()[1])

@@ -1,9 +1,9 @@
 """Runs the requests of one training sub-job against its :class:`~ct_local.model.trainer.Trainer`.
 
 This is the glue between stored requests and the model: it decodes request frames, names and
-records checkpoints (§6.3: ``cp_<uuid>`` ids, a ``stage_path`` carrying that id, no
-``checkpoint_id`` key in the result), resolves what a load or a create-time
-``source_checkpoint_info`` points at (§6.4, §6.5), and snapshots the live training state when the
+records checkpoints (``cp_<uuid>`` ids, a ``stage_path`` carrying that id, no
+``checkpoint_id`` key in the result, as the service answers a save), resolves what a load or a
+create-time ``source_checkpoint_info`` points at, and snapshots the live training state when the
 server stops so a restart carries on from the same weights, optimizer and step count.
 
 Imported only by worker threads: it imports torch.
@@ -29,7 +29,7 @@ from ct_local.storage.store import CheckpointRow, JobRow, Store
 
 log = logging.getLogger(__name__)
 
-# §6.3 observed save result: a format version the caller may check.
+# The format version of a save result, as the service reports it; the caller may check it.
 SAVE_RESULT_VERSION = 1.0
 
 

@@ -1,7 +1,7 @@
 """What a training sub-job's config means to the local backend, read without importing torch.
 
-The server canonicalizes the optimizer block itself (§8.2: a raw create body is forwarded as
-given, so the service owns the rewrite): ``type`` becomes ``name``, a DeepSpeed-style ``params``
+The server canonicalizes the optimizer block itself (a raw create body is forwarded as given,
+so the service owns the rewrite): ``type`` becomes ``name``, a DeepSpeed-style ``params``
 object is flattened, ``beta1``/``beta2`` become ``betas`` and a nested ``gradient_clipping`` is
 hoisted. :func:`training_spec` turns a stored sub-job into a :class:`TrainingSpec`, and
 :func:`create_problems` lists what a create body gets wrong, so a job the worker could not start
@@ -17,12 +17,12 @@ from typing import Any
 
 # Optimizers the local backend runs, by lower-cased name.
 SUPPORTED_OPTIMIZERS = ("adamw", "adam", "sgd")
-# Defaults the server fills in when the optimizer block leaves them out (the client never does, §8.2).
+# Defaults the server fills in when the optimizer block leaves them out (the client never does).
 DEFAULT_LR = 1e-5
 DEFAULT_BETAS = (0.9, 0.999)
 DEFAULT_EPS = 1e-8
 DEFAULT_WEIGHT_DECAY = 0.0
-# §8.2 loss functions: processing.loss_fn values the local backend understands (None means SFT).
+# Loss functions: processing.loss_fn values the local backend understands (None means SFT).
 SUPPORTED_LOSS_FNS = ("sft", "cross_entropy", "ce")
 _OPTIMIZER_KEYS = {
     "name",
@@ -54,7 +54,7 @@ class OptimizerSpec:
 
 @dataclass(frozen=True)
 class SourceSpec:
-    """§6.5 / §8.4 create-time initialization: a saved checkpoint or a local HF folder."""
+    """Create-time initialization of a sub-job: a saved checkpoint or a local HF folder."""
 
     checkpoint_id: str | None = None
     source_job_id: str | None = None
@@ -145,7 +145,7 @@ def external_folder(path: str) -> Path:
 
 
 def parse_source(info: Any) -> SourceSpec | None:
-    """§8.4: exactly one source, a saved checkpoint or an external folder."""
+    """Exactly one source: a saved checkpoint or an external folder."""
     if info is None:
         return None
     if not isinstance(info, dict):

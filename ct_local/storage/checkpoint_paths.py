@@ -1,4 +1,4 @@
-"""Where checkpoints live in the state dir, and how a checkpoint id is looked up (§5.8, §6.3, §6.4).
+"""Where checkpoints live in the state dir, and how a checkpoint id is looked up.
 
 Torch-free, so the HTTP side can validate loads and create-time sources without loading a model.
 A checkpoint's files sit in ``<state_dir>/jobs/<job_id>/checkpoints/<cp id>/<tag>/``: the path

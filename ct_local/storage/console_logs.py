@@ -1,4 +1,4 @@
-"""Per-sub-job console logs and the tail-logs pages served from them (§7.8).
+"""Per-sub-job console logs and the tail-logs pages served from them.
 
 Each sub-job has one append-only file under ``<state_dir>/jobs/<job_id>/logs/``. A line is stored
 as ``<RFC 3339 time with nanoseconds> <text>``, exactly the ``_raw`` form of a tail-logs entry, so
@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-# §7.8: a page holds at most 2000 entries or 256 KiB.
+# A tail-logs page holds at most 2000 entries or 256 KiB.
 PAGE_MAX_ENTRIES = 2000
 PAGE_MAX_BYTES = 256 * 1024
 CURSOR_PREFIX = "ln-"

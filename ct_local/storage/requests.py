@@ -1,12 +1,12 @@
 """Durable records of the data plane: requests and request-chunk groups, in the server's SQLite file.
 
 A request row is created when a call is accepted and moves ``pending -> running -> done | failed |
-cancelled`` (§3.3). Its input (a reassembled frame) and an encoded result live in files next to
+cancelled``. Its input (a reassembled frame) and an encoded result live in files next to
 the database; the row points at them, so a restart keeps every finished result and can still run
 what was accepted but not started. ``seq`` is the arrival order a sub-job's worker follows.
 
 A chunk-group row binds a caller's ``chunk_group_id`` to one frame (sha256, size, chunk count)
-and, once the group is complete, to the one request that executes it (§9.3): setting that link is
+and, once the group is complete, to the one request that executes it: setting that link is
 a conditional UPDATE, so two racing final chunks cannot both schedule work.
 """
 
@@ -68,7 +68,7 @@ _INSERT_REQUEST = (
 IN_FLIGHT = ("pending", "running")
 FINISHED = ("done", "failed", "cancelled")
 
-# How a finished result is delivered by GET /requests/{id} (§6.8, §9.4, §9.5).
+# How a finished result is delivered by GET /requests/{id} (JSON, an inline envelope, or chunks).
 DELIVERY_JSON = "json"
 DELIVERY_ENVELOPE = "envelope"
 DELIVERY_CHUNKS = "chunks"

@@ -1,12 +1,12 @@
-"""How finished results are kept and delivered by GET /{job_id}/requests/{request_id} (§6.8, §9.4, §9.5).
+"""How finished results are kept and delivered by GET /{job_id}/requests/{request_id}.
 
 A result that is plain JSON stays JSON in SQLite. A result holding tensors, or one whose request
 frame asked for ``response_options.format = "dssst1"``, is encoded as a DSSST1 frame. Up to the
-server's threshold that frame travels base64-encoded in the poll body (the §9.4 envelope, kept
+server's threshold that frame travels base64-encoded in the poll body (the inline envelope, kept
 ready in SQLite); above it the frame is kept in a file and the poll answers ``result_chunk``
-events, ``max_events`` at a time, with a ``next_cursor`` the client echoes until it is empty
-(§9.5). Chunks are cut the same way on every poll, so a cursor stays valid and a retried poll
-returns the same bytes.
+events, ``max_events`` at a time, with a ``next_cursor`` the client echoes until it is empty.
+Chunks are cut the same way on every poll, so a cursor stays valid and a retried poll returns the
+same bytes.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from ct_core import wire
 from ct_local.http.errors import invalid_request
 from ct_local.storage.requests import DELIVERY_CHUNKS, DELIVERY_ENVELOPE, DELIVERY_JSON, RequestRow
 
-# §6.8: max_events defaults to 16 and is capped at 512.
+# max_events defaults to 16 and is capped at 512.
 DEFAULT_MAX_EVENTS = 16
 MAX_EVENTS_CAP = 512
 CURSOR_PREFIX = "rc-"
@@ -61,7 +61,7 @@ def encode(
 
 
 def envelope(frame: bytes) -> dict[str, Any]:
-    """§9.4: a DSSST1 frame inside poll JSON."""
+    """The inline envelope: a DSSST1 frame inside poll JSON."""
     return {
         "content_type": "application/octet-stream",
         "encoding": "base64",
@@ -97,7 +97,7 @@ def parse_cursor(raw: str | None) -> int:
 
 
 class ResultPages:
-    """Renders request rows as §6.8 status bodies; caches the chunk lists of large results."""
+    """Renders request rows as request-status bodies; caches the chunk lists of large results."""
 
     def __init__(self, chunk_max_bytes: int) -> None:
         self.chunk_max_bytes = chunk_max_bytes
@@ -142,7 +142,7 @@ class ResultPages:
         if row.status != "done":
             return body
         if row.delivery in (DELIVERY_JSON, DELIVERY_ENVELOPE):
-            # Both are stored as the JSON to send: the result itself, or its §9.4 envelope.
+            # Both are stored as the JSON to send: the result itself, or its inline envelope.
             body["result"] = json.loads(row.result_json or "{}")
         elif row.delivery == DELIVERY_CHUNKS:
             events = self._chunk_events(row)

@@ -74,7 +74,7 @@ def rfc3339(ts: float) -> str:
 
 @dataclass
 class JobRow:
-    """One job as stored; :meth:`record` renders the Get-job shape of §5.2."""
+    """One job as stored; :meth:`record` renders the shape of the getJob answer."""
 
     job_id: str
     database_name: str
@@ -114,7 +114,7 @@ class JobRow:
             "comment": self.comment,
             "sub_jobs": [{**sub, "status": self.status} for sub in self.sub_jobs],
         }
-        # §5.1: the timeouts are echoed only when the caller set them.
+        # The timeouts are echoed only when the caller set them.
         if self.idle_timeout_seconds is not None:
             record["idle_timeout_seconds"] = self.idle_timeout_seconds
         if self.pending_timeout_seconds is not None:
@@ -325,7 +325,7 @@ class Store:
             return conn.execute(sql, params).rowcount > 0
 
     def touch_job(self, job_id: str, now: float) -> None:
-        """Record data-plane activity, which restarts the idle timeout (§5.1)."""
+        """Record data-plane activity, which restarts the idle timeout."""
         with self._tx() as conn:
             conn.execute("UPDATE jobs SET last_activity_at = ? WHERE job_id = ?", (now, job_id))
 

@@ -123,7 +123,7 @@ BROKEN: list[tuple[str, str, Callable[[Any], Any], str, str, str]] = [
         "'B200' disagrees with the file name (H200)",
     ),
     (
-        "BUG-30 chunked LM head with fused cross-entropy",
+        "chunked LM head with fused cross-entropy",
         f"{QWEN8}/8k-H200-training-lora.json",
         lambda d: _training(d).pop("fused_cross_entropy"),
         f"{QWEN8}/8k-H200-training-lora.json",

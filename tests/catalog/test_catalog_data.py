@@ -57,7 +57,7 @@ def test_job_file_passes_sdk_validation_unchanged(path: Path) -> None:
 
 @pytest.mark.parametrize("path", JOB_FILES, ids=_id)
 def test_job_file_builds_through_the_reference_typed_factories(path: Path) -> None:
-    """BUG-30: the 0.0.3 typed factories rejected the published SFT recipes; ours must build."""
+    """The 0.0.3 typed factories rejected the published SFT recipes; ours must build."""
     from cortex_training.client import SubJobConfig
 
     for sub_job in json.loads(path.read_text())["sub_job_configs"]:
@@ -75,7 +75,7 @@ def test_job_file_builds_through_the_reference_typed_factories(path: Path) -> No
         assert built.to_wire() == sub_job
 
 
-def test_dense_sft_recipe_without_the_bug30_fix_is_rejected_by_the_reference() -> None:
+def test_dense_sft_recipe_without_explicit_fused_cross_entropy_is_rejected_by_the_reference() -> None:
     """The fix is the explicit fused_cross_entropy: false; without it the typed check refuses."""
     from cortex_training.client import SubJobConfig
 

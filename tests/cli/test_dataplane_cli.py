@@ -81,7 +81,7 @@ def test_fwd_bwd_from_stdin_and_step(ct_inproc: Callable[..., Result], running_j
     assert step.json["learning_rate"] == 0.001 and step.json["result"]["last_lr"] == pytest.approx(0.001)
     plain = ct_inproc(*args, "step")
     assert plain.json["learning_rate"] is None
-    # No --lr sends no learning rate (BUG-26): the job's optimizer lr (1e-2) applies, not a 1e-4 default.
+    # No --lr sends no learning rate: the job's optimizer lr (1e-2) applies, not a 1e-4 default.
     assert plain.json["result"]["last_lr"] == pytest.approx(1e-2)
 
 
@@ -156,7 +156,7 @@ def test_logs(ct_inproc: Callable[..., Result], running_job: tuple[str, str]) ->
 
 @pytest.mark.parametrize("command", ["fwd-bwd", "step", "save", "load", "weight-sync", "generate", "logs"])
 def test_data_plane_help_shows_where_the_job_goes(ct_inproc: Callable[..., Result], command: str) -> None:
-    """CLI-18: the usage line puts --job before the command, and the help ends with the reminder."""
+    """The usage line puts --job before the command, and the help ends with the reminder."""
     result = ct_inproc(command, "--help")
     assert result.code == 0
     first = result.stdout.splitlines()[0]

@@ -1,4 +1,4 @@
-"""`ct download-checkpoint` end to end: the real console script against ct_local (CLI-08, ART-24)."""
+"""`ct download-checkpoint` end to end: the real console script against ct_local."""
 
 from __future__ import annotations
 

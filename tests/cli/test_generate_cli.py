@@ -91,7 +91,7 @@ def test_generate_needs_a_sub_job_with_several_samplers(ct: Callable[..., Result
 @pytest.mark.parametrize(
     ("request_body", "message"),
     [
-        # CLI-16 fixes these texts.
+        # These texts are fixed: tooling matches on them.
         ({"prompts": []}, "generate JSON must contain a non-empty prompts list"),
         ({"payload": {"prompts": "a"}}, "generate JSON must contain a non-empty prompts list"),
         (

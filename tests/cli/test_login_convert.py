@@ -1,4 +1,4 @@
-"""`ct login --convert-legacy-config` (CFG-21) against ct_local started with a token.
+"""`ct login --convert-legacy-config` against ct_local started with a token.
 
 The legacy config points at the local server with `base_url` (plain HTTP) and carries the old
 PAT; the server answers the SQL API statements the conversion runs. The last test verifies the new

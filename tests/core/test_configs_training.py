@@ -1,4 +1,4 @@
-"""Typed training configs (§8.1-§8.5): passthrough, provider rename, LM-head check, checkpoint sources."""
+"""Typed training configs: passthrough, provider rename, LM-head check, checkpoint sources."""
 
 from __future__ import annotations
 
@@ -105,7 +105,7 @@ def test_source_checkpoint_info_on_sub_jobs() -> None:
 
 
 def test_job_type_spellings_on_the_typed_path() -> None:
-    """VAL-01: case, whitespace and a job_type_ prefix do not matter; log_prob is log_probability."""
+    """Case, whitespace and a job_type_ prefix do not matter; log_prob is log_probability."""
     base = _training()
     for spelling in ("Training ", "TRAINING", "job_type_training"):
         sub = SubJobConfig(spelling, "m", training=base.training)  # type: ignore[arg-type]

@@ -10,6 +10,7 @@ import sys
 
 import pytest
 
+from ct_core.client import CortexTrainingClient
 from ct_core.connect import resolve as conn
 from ct_core.errors import ConfigError
 
@@ -250,7 +251,7 @@ def test_resolving_a_profile_imports_neither_connector_nor_torch(ct_home):
 
 
 def test_client_from_options_builds_a_working_client(ct_home, local_server):
-    client = conn.client_from_options(
+    client = CortexTrainingClient.from_options(
         conn.ConnectionOptions(base_url=local_server.base_url, database="CT_TEST_DB", poll_timeout=5)
     )
     with client:

@@ -1,4 +1,4 @@
-"""Checkpoint-id and sub-job-id helpers (CP-20, CP-21): unit cases plus one real job record."""
+"""Checkpoint-id and sub-job-id helpers: unit cases plus one real job record."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from ct_core.config.typed import SubJobConfig
 CP = "cp_0f8e2c3a-1b2c-4d5e-8f90-a1b2c3d4e5f6"
 
 
-# --- checkpoint ids (CP-20) -----------------------------------------------------------------------
+# --- checkpoint ids ------------------------------------------------------------------------------
 
 
 def test_checkpoint_id_comes_from_the_stage_path_not_the_tag() -> None:
@@ -54,7 +54,7 @@ def test_latest_checkpoint_treats_a_time_without_offset_as_utc() -> None:
     assert ids.latest_checkpoint(listed)["checkpoint_id"] == "naive"
 
 
-# --- sub-job ids (CP-21) --------------------------------------------------------------------------
+# --- sub-job ids ---------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(

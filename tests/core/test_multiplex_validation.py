@@ -1,4 +1,4 @@
-"""VAL-19: the client-side format check of `multiplex_job_id`, on every create path."""
+"""The client-side format check of `multiplex_job_id`, on every create path."""
 
 from __future__ import annotations
 

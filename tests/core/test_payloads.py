@@ -1,4 +1,4 @@
-"""The readable fwd-bwd JSON helper (§10.2, CLI-13) and serialize_forward_backward_args (DP-02)."""
+"""The readable fwd-bwd JSON helper and serialize_forward_backward_args."""
 
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def test_direct_kwargs_tensor_objects_and_passthrough() -> None:
     kwargs = value["kwargs"]
     assert value["args"] == (1, "x")
     assert kwargs["input_ids"].dtype == np.int64
-    # BUG-32: a float list stays float.
+    # A float list stays float (it is not truncated to integers).
     assert kwargs["loss_mask"].dtype == np.float32 and kwargs["loss_mask"].tolist() == [[0.5, 1.0, 0.0]]
     assert kwargs["flag"] is True
     assert str(kwargs["weights"].dtype) == "bfloat16"
@@ -89,7 +89,7 @@ def test_next_token_labels_mask_padding() -> None:
         {"input_ids": [[1, 2, 3, 0], [4, 5, 0, 0]], "attention_mask": [[1, 1, 1, 0], [1, 1, 0, 0]]}
     )
     assert kwargs["labels"].tolist() == [[2, 3, -100, -100], [5, -100, -100, -100]]
-    # The mask was given as data but not asked for: it only drives label masking (CLI-13).
+    # The mask was given as data but not asked for: it only drives label masking.
     assert "attention_mask" not in kwargs
 
 

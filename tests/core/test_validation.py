@@ -270,7 +270,7 @@ class _Records(list):
 
 
 def test_clear_cache_on_weight_sync_near_misses_warn_on_every_path() -> None:
-    """VAL-20: a misspelled opt-out is silently ignored by the service, so the client says so."""
+    """A misspelled opt-out is silently ignored by the service, so the client says so."""
     key = "clear_cache_on_weight_sync"
     typo = {"vllm_config": {"clear-cache-on-weight-sync": False, "gpu_memory_utilization": 0.8}}
     raw = {"sub_job_configs": [sampling(inference_config={"max_seq_len": 8, "n_gpus": 1, **typo})]}

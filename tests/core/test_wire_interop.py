@@ -144,7 +144,7 @@ def test_non_finite_floats_decode_on_reference() -> None:
 def test_tuples_in_plain_data_survive_only_with_us() -> None:
     value = {"plain": (1, (2, 3))}
     assert reference.loads(wire.dumps(value)) == value
-    assert wire.loads(reference.dumps(value)) == {"plain": [1, [2, 3]]}  # the reference's BUG-14
+    assert wire.loads(reference.dumps(value)) == {"plain": [1, [2, 3]]}  # the reference loses tuples
 
 
 @pytest.fixture(scope="module")

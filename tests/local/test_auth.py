@@ -1,4 +1,4 @@
-"""Auth and ownership (§2.2, §3.7): tokens, roles, and the contract's refusals."""
+"""Auth and ownership: tokens, roles, and the refusals the service answers with."""
 
 from __future__ import annotations
 

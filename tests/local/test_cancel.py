@@ -1,4 +1,4 @@
-"""Cancel rules (§5.6): cancellation from any active state, idempotent repeats, conflicts when settled."""
+"""Cancel rules: cancellation from any active state, idempotent repeats, conflicts when settled."""
 
 from __future__ import annotations
 

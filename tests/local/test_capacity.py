@@ -1,4 +1,4 @@
-"""Capacity (§5.5): per-hardware accounting of held and pending GPUs, breakdowns and 517604."""
+"""Capacity: per-hardware accounting of held and pending GPUs, breakdowns and 517604."""
 
 from __future__ import annotations
 

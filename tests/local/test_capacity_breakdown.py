@@ -1,9 +1,9 @@
-"""Capacity breakdown (§5.5) account switches and edge cases on a real local server.
+"""Capacity breakdown account switches and edge cases on a real local server.
 
 Covers what the capacity plugin's author could only fake before: DISABLED for the whole account,
 UNAVAILABLE per dimension, `truncated` with an attribution limit (later jobs fall into
 UNATTRIBUTED / UNKNOWN), job-type names (log_prob, UNSPECIFIED, UNKNOWN), and cancelling jobs,
-which §5.5 leaves out of in_use_gpus.
+which the service leaves out of in_use_gpus.
 """
 
 from __future__ import annotations
@@ -191,7 +191,7 @@ def test_stored_log_prob_and_untyped_sub_jobs_are_grouped() -> None:
 
 
 def test_multiplexed_sub_jobs_add_no_gpus_but_are_counted() -> None:
-    # §5.5: a sub-job that sets multiplex_job_id shares another job's GPUs, so it adds none of its own.
+    # A sub-job that sets multiplex_job_id shares another job's GPUs, so it adds none of its own.
     shared = {"job_type": "sampling", "model_name": "m", "inference_config": {"n_gpus": 4}}
     shared["inference_config"]["multiplex_job_id"] = "other-job:sampling:0"
     trainer = _sub(2)

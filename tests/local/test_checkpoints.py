@@ -1,4 +1,4 @@
-"""Checkpoint metadata routes (§5.8-§5.10): list, export with signed download links, delete."""
+"""Checkpoint metadata routes: list, export with signed download links, delete."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Server-side checks of the create-job body (§5.1): every refusal is contract-shaped."""
+"""Server-side checks of the create-job body: every refusal has the service's error shape."""
 
 from __future__ import annotations
 

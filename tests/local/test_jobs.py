@@ -23,7 +23,7 @@ def test_job_walks_the_lifecycle_to_running(client, prefix, create, wait_for, tr
     assert [s["sub_job_id"] for s in record["sub_jobs"]] == [f"{job_id}:training:0", f"{job_id}:sampling:0"]
     assert all(s["status"] == "running" for s in record["sub_jobs"])
     assert record["sub_jobs"][0]["training_config"] == {"n_gpus": 1}
-    # §5.1: timeouts are echoed only when they were set.
+    # Timeouts are echoed only when they were set.
     assert "idle_timeout_seconds" not in record
     assert "pending_timeout_seconds" not in record
 
@@ -163,7 +163,7 @@ def test_show_and_create_database_statements(client, prefix, create, training, s
 
 
 def test_data_plane_routes_need_a_running_job(client, prefix, create, training) -> None:
-    # A job too large for the account never leaves pending (§3.6: data-plane calls need running).
+    # A job too large for the account never leaves pending (data-plane calls need a running job).
     job_id = create(client, prefix, {**training, "training_config": {"n_gpus": 1000}})
     for action in ("forward-backward", "step", "save", "load", "generate", "generate-stream"):
         response = client.post(f"{prefix}/{job_id}/{action}", content=b"{}")
@@ -184,7 +184,7 @@ def test_unknown_route_and_wrong_method(client, prefix) -> None:
 
 
 def test_no_redirects_ever(local_server) -> None:
-    # The client never follows redirects (§3.5), so the server must not send any.
+    # The client never follows redirects, so the server must not send any.
     with httpx.Client(base_url=local_server.base_url, follow_redirects=False) as http:
         for url in ("/api/v2/databases/D/schemas/S/cortex-training/", "/healthz"):
             assert http.get(url).status_code < 300

@@ -1,4 +1,4 @@
-"""Per-schema and account-level job lists (§5.3): filters, paging newest first, page tokens."""
+"""Per-schema and account-level job lists: filters, paging newest first, page tokens."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def test_schema_list_filters(local_server_factory, wait_for, training) -> None:
         assert ids("running") == [running]
         assert ids("RUNNING") == [running]
         assert ids("failed") == [failed]
-        # §5.3: pending includes placing; active, comma lists and done match nothing.
+        # The per-schema list: pending includes placing; active, comma lists and done match nothing.
         assert ids("pending") == [placing]
         assert ids("placing") == [placing]
         assert ids("active") == []

@@ -1,4 +1,4 @@
-"""The local server lists the models of the model catalog (rest-api §1.4, §5.4)."""
+"""The local server lists the models of the model catalog (the catalog is the source of truth)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Router replay operations of the local server (§7.4 bootstrap, §7.5 discard) over real HTTP."""
+"""Router replay operations of the local server (bootstrap and discard) over real HTTP."""
 
 from __future__ import annotations
 
@@ -180,7 +180,7 @@ def test_replay_frames_must_name_a_bootstrapped_pair(client: CortexTrainingClien
 
     job_id, training, sampling = _running_job(client)
     zone = router_replay.zone_id(job_id, sampling, training)
-    # Before the bootstrap, and with the public sampling sub-job id, the pair is unknown (§7.4).
+    # Before the bootstrap, and with the public sampling sub-job id, the pair is unknown.
     for wrong in (zone, sampling):
         with pytest.raises(APIError, match="not a pair bootstrapped") as refused:
             client.forward_backward(job_id, _replay_frame(wrong, identity_version=1))

@@ -1,4 +1,4 @@
-"""Idle and pending timeouts (§5.1), scaled down with the timeout_scale setting."""
+"""Idle and pending timeouts of created jobs, scaled down with the timeout_scale setting."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""ct plugin `capacity`: the `ct capacity` command (rest-api §5.5, CLI-09, CP-11..13).
+"""ct plugin `capacity`: the `ct capacity` command (operationId getCapacity; docs/plugins/capacity.md).
 
 `cli` gathers the numbers through the SDK (`get_capacity`, `get_capacity_breakdown`), `table`
 renders them for people with `--table`, and `plugin` registers the command.

@@ -1,9 +1,9 @@
-"""`ct capacity`: the account's GPU ceiling, usage and headroom, per hardware type (rest-api §5.5).
+"""`ct capacity`: the account's GPU ceiling, usage and headroom, per hardware type (operationId getCapacity).
 
 Without `--hardware` every type is asked for in turn, one attempt each (the SDK bounds each call);
 a type the account does not support (409, code 517604) is listed under `unsupported_hardware`
-and any other error fails the command (CLI-09). `--breakdown` splits usage by job type and by
-submitter through `get_capacity_breakdown`, which applies the §5.5 normalization.
+and any other error fails the command. `--breakdown` splits usage by job type and by
+submitter through `get_capacity_breakdown`, which fills in the counts and statuses the service may leave out.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from cyclopts import Parameter
 from ct_cli import context, output
 
 HardwareName = Literal["H200", "B200", "B300"]
-#: The dimensions `--breakdown` asks for when given without a value (§5.5).
+#: The dimensions `--breakdown` asks for when given without a value.
 DEFAULT_DIMENSIONS = ("job_type", "submitted_by")
 
 
 def is_unsupported_hardware(exc: BaseException) -> bool:
-    """True for the 409 / 517604 answer of a known type the account does not support (CP-12)."""
+    """True for the 409 / 517604 answer of a known type the account does not support."""
     from ct_core.constants import UNSUPPORTED_HARDWARE_CODE
     from ct_core.errors import APIError
 
@@ -53,7 +53,7 @@ def collect(client: Any, hardware: str | None, dimensions: tuple[str, ...] | Non
     by_hardware: dict[str, Any] = {}
     unsupported: list[str] = []
     # One type after another, on purpose: a fast control-plane read, and an error on one type
-    # must stop the command before it asks for the next (CLI-09).
+    # must stop the command before it asks for the next.
     for member in Hardware:
         try:
             by_hardware[member.value] = _lookup(client, member.value, dimensions)

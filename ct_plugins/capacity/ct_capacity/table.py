@@ -2,7 +2,7 @@
 
 One summary table (a row per hardware type, unsupported types included), then, with --breakdown,
 a table per hardware type and dimension. The caller's own submitter row is marked, found by
-is_caller rather than by position (§5.5).
+is_caller rather than by position (the service does not promise an order for it).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ _DIMENSIONS = {
 
 
 def _ceiling(value: Any) -> str:
-    # -1 means the account has no ceiling at all; 0 is a real quota of zero (§5.5).
+    # -1 means the account has no ceiling at all; 0 is a real quota of zero.
     return "no ceiling" if value == -1 else str(value)
 
 

@@ -1,4 +1,4 @@
-"""The time bound of a capacity lookup (rest-api §5.5, CP-11, TRN-07): one attempt, at most 10 s to
+"""The time bound of a capacity lookup: one attempt, at most 10 s to
 connect and 30 s to read, and a shorter request timeout configured on the client still wins.
 
 `ct capacity` asks each hardware type through these SDK calls, so a silent hop must fail the command

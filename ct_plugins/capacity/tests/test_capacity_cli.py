@@ -188,7 +188,7 @@ def test_breakdown_defaults_to_both_dimensions(run_ct: Any, busy_server: Any) ->
         "job_count": 2,
     }
     assert [group["kind"] for group in by_user["groups"]] == ["USER", "OTHER", "UNATTRIBUTED"]
-    # OK means the groups add up to the totals (§5.5).
+    # OK means the groups add up to the totals.
     for split in (by_type, by_user):
         assert sum(group["in_use_gpus"] for group in split["groups"]) == result.json["in_use_gpus"]
         assert sum(group["pending_gpus"] for group in split["groups"]) == result.json["pending_gpus"]

@@ -1,4 +1,4 @@
-"""ct plugin `dflash2`: the DFlash2 draft training and serving rules of rest-api §8.6 as validators.
+"""ct plugin `dflash2`: the DFlash2 draft training and serving rules as validators.
 
 `rules` holds the checks; `plugin` connects them to the SDK's create-body validation.
 """

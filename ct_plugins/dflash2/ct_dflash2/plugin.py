@@ -1,4 +1,4 @@
-"""The dflash2 plugin's hook: run the §8.6 rules on every sub-job of every create path.
+"""The dflash2 plugin's hook: run the DFlash2 rules on every sub-job of every create path.
 
 Registered under the entry-point group `ct` as `dflash2`. It adds no command: the rules show up
 in `ct submit` / `ct submit --dry-run` and in the SDK's `create_job` and `create_job_from_body`.

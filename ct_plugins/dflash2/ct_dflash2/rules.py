@@ -1,4 +1,4 @@
-"""The DFlash2 rules of rest-api §8.6 (VAL-13), checked on a create-job body before it is sent.
+"""The DFlash2 rules (docs/plugins/dflash2.md), checked on a create-job body before it is sent.
 
 Training side: `training_config.model_provider` is one of the accepted providers, the `dflash2`
 block is there exactly when the provider is `dflash2`, holds only known keys with valid values,
@@ -17,12 +17,12 @@ from typing import Any
 from ct_core.config.typed import normalize_job_type
 
 PROVIDER = "dflash2"
-#: Providers a training sub-job may name (§8.2, §8.6). "arctic" is what users write; the SDK
+#: Providers a training sub-job may name. "arctic" is what users write; the SDK
 #: sends it as "prime_rl" before plugins run, so both spellings are accepted here.
 KNOWN_PROVIDERS = ("huggingface", "arctic", "prime_rl", PROVIDER)
 
 ATTENTION_BACKENDS = ("sdpa", "flex_attention", "eager")
-#: Every key of the dflash2 block (§8.6 table); anything else is refused.
+#: Every key of the dflash2 block; anything else is refused.
 BLOCK_KEYS = (
     "draft_config",
     "init_from",
@@ -34,7 +34,7 @@ BLOCK_KEYS = (
     "objective_chunk_blocks",
     "seed",
 )
-#: training_config keys a dflash2 job must leave unset (§8.6).
+#: training_config keys a dflash2 job must leave unset.
 FORBIDDEN_KEYS = ("fp32_parity", "fp32_residual", "text_config_overrides")
 #: ds_config.bf16 flags a dflash2 job must not enable: the service keeps these states in fp32.
 FORBIDDEN_BF16_FLAGS = ("bf16_master_weights_and_grads", "bf16_optimizer_states")
@@ -113,7 +113,7 @@ def _liger_requested(config: Mapping[str, Any]) -> list[str]:
     found = [key for key in LIGER_KEYS if config.get(key) not in (None, False)]
     options = config.get("model_options")
     if isinstance(options, Mapping) and options.get("liger") not in (None, False):
-        # model_options.liger false "asks for nothing" (§8.2), so only a non-false value counts.
+        # model_options.liger false "asks for nothing", so only a non-false value counts.
         found.append("model_options.liger")
     return found
 
@@ -154,7 +154,7 @@ def _dflash2_job_problems(config: Mapping[str, Any], where: str) -> list[str]:
 
 
 def training_problems(config: Mapping[str, Any], where: str) -> list[str]:
-    """Every §8.6 problem of one training_config; `where` is its location in the body."""
+    """Every DFlash2 problem of one training_config; `where` is its location in the body."""
     problems: list[str] = []
     provider = config.get("model_provider")
     provider_problem = _provider_problem(provider, f"{where}.model_provider")
@@ -176,7 +176,7 @@ def training_problems(config: Mapping[str, Any], where: str) -> list[str]:
 
 
 def speculative_problems(sub_job: Mapping[str, Any], config: Mapping[str, Any], where: str) -> list[str]:
-    """The from_source_checkpoint rules of §8.6 for a sub-job's vllm_config.speculative_config."""
+    """The from_source_checkpoint rules for a sub-job's vllm_config.speculative_config."""
     vllm = config.get("vllm_config")
     speculative = vllm.get("speculative_config") if isinstance(vllm, Mapping) else None
     if not isinstance(speculative, Mapping) or "from_source_checkpoint" not in speculative:
@@ -209,7 +209,7 @@ def speculative_problems(sub_job: Mapping[str, Any], config: Mapping[str, Any], 
         )
     else:
         # The checkpoint always belongs to another job (the one that trained the draft), and a
-        # checkpoint of another job is named by both ids (§8.4, §8.6).
+        # checkpoint of another job is named by both ids.
         problems.extend(
             f"{field}.from_source_checkpoint needs {location}.{key}"
             for key in ("checkpoint_id", "source_job_id")
@@ -219,9 +219,9 @@ def speculative_problems(sub_job: Mapping[str, Any], config: Mapping[str, Any], 
 
 
 def check_sub_job(sub_job: Mapping[str, Any], location: str) -> list[str]:
-    """All §8.6 problems of one create-body sub-job."""
+    """All DFlash2 problems of one create-body sub-job."""
     problems: list[str] = []
-    # Every spelling the core accepts ("TRAINING", "job_type_training", ...) counts as its type (VAL-01).
+    # Every spelling the core accepts ("TRAINING", "job_type_training", ...) counts as its type.
     job_type = normalize_job_type(sub_job.get("job_type"))
     training = sub_job.get("training_config")
     if job_type == "training" and isinstance(training, Mapping):

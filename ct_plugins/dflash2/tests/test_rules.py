@@ -1,4 +1,4 @@
-"""Every §8.6 rule (VAL-13): each accepted shape, each refusal naming its field, on every create path."""
+"""Every DFlash2 rule: each accepted shape, each refusal naming its field, on every create path."""
 
 from __future__ import annotations
 
@@ -272,7 +272,7 @@ def test_from_source_checkpoint_refusals() -> None:
     assert check(sampling({"from_source_checkpoint": True}, {"source_job_id": "job-1"})) == [
         f"{SPEC}.from_source_checkpoint needs sub_job_configs[0].source_checkpoint_info.checkpoint_id"
     ]
-    # The draft's checkpoint is another job's, so both ids are needed (§8.4).
+    # The draft's checkpoint is another job's, so both ids are needed.
     assert check(sampling({"from_source_checkpoint": True}, {"checkpoint_id": "ckpt-1"})) == [
         f"{SPEC}.from_source_checkpoint needs sub_job_configs[0].source_checkpoint_info.source_job_id"
     ]
@@ -299,7 +299,7 @@ def test_from_source_checkpoint_on_a_training_sub_job() -> None:
 
 @pytest.mark.parametrize("spelling", ["TRAINING", "job_type_training", " Training "])
 def test_every_training_spelling_is_checked(spelling: str) -> None:
-    # The core accepts these spellings (VAL-01), so the rules must not let them slip past.
+    # The core accepts these spellings, so the rules must not let them slip past.
     sub_job = training(activation_checkpointing=True)
     sub_job["job_type"] = spelling
     assert check(sub_job) == [

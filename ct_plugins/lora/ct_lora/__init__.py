@@ -1,4 +1,4 @@
-"""ct plugin `lora`: LoRA adapter configs (`peft_config`) for jobs (rest-api §7.3, §8.2, §8.3).
+"""ct plugin `lora`: LoRA adapter configs (`peft_config`) for jobs (docs/plugins/lora.md).
 
 `ct_lora.config` holds the rules, `ct_lora.plugin` the hooks the SDK and CLI call, and `ct_lora.cli`
 the `ct lora` commands.

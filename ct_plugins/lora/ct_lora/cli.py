@@ -1,6 +1,6 @@
 """`ct lora ...`: build one LoRA adapter config and put it into a job's training and sampling sub-jobs.
 
-A LoRA weight sync (§7.3) needs the training and the sampling adapter to agree on r, lora_alpha and
+A LoRA weight sync needs the training and the sampling adapter to agree on r, lora_alpha and
 target_modules; the simplest way to get that is to write the config once. `ct lora config` prints
 that one config; `ct lora apply` writes it into every training and sampling sub-job of a body.
 """
@@ -18,7 +18,7 @@ from ct_lora.config import DEFAULT_LORA_ALPHA, DEFAULT_LORA_DROPOUT, DEFAULT_R, 
 
 app = App(name="lora", help="Build LoRA adapter configs (peft_config) for jobs.")
 
-#: Where each sub-job type keeps its adapter config (§8.2, §8.3).
+#: Where each sub-job type keeps its adapter config.
 _CONFIG_KEY_BY_TYPE = {"training": "training_config", "sampling": "inference_config"}
 
 

@@ -1,8 +1,8 @@
-"""The LoRA adapter config (`peft_config`) rules of rest-api §8.2 / §8.3 and VAL-08, as plain functions.
+"""The LoRA adapter config (`peft_config`) rules of training and sampling sub-jobs, as plain functions.
 
 `check_peft_config` turns whatever a caller wrote into the canonical eight-key form the service
 and the local server expect, or reports every problem it found; `adapter_mismatches` compares the
-adapters of a training and a sampling sub-job, which must agree for a LoRA weight sync (§7.3).
+adapters of a training and a sampling sub-job, which must agree for a LoRA weight sync.
 Nothing here imports ct_core, so the rules can be read (and unit tested) on their own.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-# Defaults the client fills in when a key is omitted (§8.2, VAL-08).
+# Defaults the client fills in when a key is omitted.
 DEFAULT_R = 8
 DEFAULT_LORA_ALPHA = 8
 DEFAULT_LORA_DROPOUT = 0.0
@@ -19,7 +19,7 @@ DEFAULT_BIAS = "none"
 DEFAULT_TASK_TYPE = "CAUSAL_LM"
 #: The only accepted spelling; Hugging Face's adapter_config.json writes "LORA", which is refused.
 PEFT_TYPE = "Lora"
-#: The bias values PEFT knows; the vLLM LoRA manager serves only "none" (VAL-08).
+#: The bias values PEFT knows; the vLLM LoRA manager serves only "none".
 KNOWN_BIAS_VALUES = ("none", "all", "lora_only")
 
 #: The canonical key order of a normalized peft_config (the model catalog stores this form).
@@ -35,7 +35,7 @@ CANONICAL_KEYS: tuple[str, ...] = (
 )
 SUPPORTED_KEYS = frozenset(CANONICAL_KEYS)
 
-#: What a LoRA weight sync needs equal on both sides (§7.3).
+#: What a LoRA weight sync needs equal on both sides.
 SYNC_KEYS: tuple[str, ...] = ("r", "lora_alpha", "target_modules")
 
 
@@ -63,7 +63,7 @@ def check_peft_config(peft_config: Any, location: str) -> tuple[dict[str, Any] |
 
     unsupported = sorted(set(peft_config) - SUPPORTED_KEYS)
     if unsupported:
-        # Exact text of VAL-08: tooling and users match on it.
+        # Fixed text: tooling and users match on it.
         return None, [
             f"{location} contains unsupported field(s): {unsupported}. "
             f"Supported fields: {sorted(SUPPORTED_KEYS)}"
@@ -95,7 +95,7 @@ def check_peft_config(peft_config: Any, location: str) -> tuple[dict[str, Any] |
     if bias not in KNOWN_BIAS_VALUES:
         problems.append(f"{location}.bias must be one of {list(KNOWN_BIAS_VALUES)}, got {bias!r}")
     elif bias != DEFAULT_BIAS:
-        # Exact text of VAL-08.
+        # Fixed text, as above.
         problems.append(f"{location}.bias={bias!r} is not supported by vLLM 0.26 LoRA. Use bias='none'.")
 
     modules = peft_config.get("target_modules", [])

@@ -2,7 +2,7 @@
 
 Registered under the entry-point group `ct` as `lora`. The SDK calls these hooks on every create
 path (typed `create_job`, `create_job_from_body`, `ct submit` with or without `--dry-run`), so
-a LoRA config is checked and rewritten the same way whichever door it came through (VAL-08).
+a LoRA config is checked and rewritten the same way whichever door it came through.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 # The rules (and ct_core.config.typed) are imported by the hooks that use them, not with this module:
 # loading the plugin happens on every `ct` start, `ct --help` included.
 
-#: The config block of a sub-job that may carry a peft_config (§8.2 training, §8.3 sampling).
+#: The config block of a sub-job that may carry a peft_config (training, then sampling).
 CONFIG_KEYS = ("training_config", "inference_config")
 
 
@@ -49,7 +49,7 @@ def ct_validate_sub_job(sub_job: dict[str, Any], location: str) -> list[str]:
 def _kind(sub_job: dict[str, Any]) -> str:
     from ct_core.config.typed import normalize_job_type
 
-    # Every spelling the core accepts ("TRAINING", "job_type_sampling", ...) counts as its type (VAL-01).
+    # Every spelling the core accepts ("TRAINING", "job_type_sampling", ...) counts as its type.
     return normalize_job_type(sub_job.get("job_type"))
 
 

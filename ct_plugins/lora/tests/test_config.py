@@ -1,4 +1,4 @@
-"""The peft_config rules of VAL-08 on their own, and agreement with the reference's normalizer."""
+"""The peft_config rules on their own, and agreement with the reference's normalizer."""
 
 from __future__ import annotations
 

@@ -116,7 +116,7 @@ def test_defaults_count_when_matching() -> None:
     [("TRAINING", " Sampling "), ("job_type_training", "JOB_TYPE_SAMPLING")],
 )
 def test_the_cross_check_knows_every_job_type_spelling(training_type: str, sampling_type: str) -> None:
-    # The core accepts these spellings (VAL-01), so the cross-check must not let them slip past it.
+    # The core accepts these spellings, so the cross-check must not let them slip past it.
     raw = body(ADAPTER, {**ADAPTER, "r": 8})
     raw["sub_job_configs"][0]["job_type"] = training_type
     raw["sub_job_configs"][1]["job_type"] = sampling_type

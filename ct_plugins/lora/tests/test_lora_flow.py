@@ -1,4 +1,4 @@
-"""The §13.5 workflow through the SDK against a local server: the same LoRA adapter on both sub-jobs,
+"""The LoRA workflow through the SDK against a local server: the same LoRA adapter on both sub-jobs,
 train it, sync only the adapter, and generate with it."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from ct_core.client import CortexTrainingClient
 from ct_core.config.typed import SubJobConfig
 
 MODEL = "Qwen/Qwen3-0.6B"
-# The §13.5 adapter shape, smaller: r 4 over the attention projections.
+# The adapter shape of the contract's LoRA example, smaller: r 4 over the attention projections.
 LORA_CONFIG = {
     "peft_type": "Lora",
     "r": 4,

@@ -22,7 +22,6 @@ app = App(name="model-deployment", help="Create, watch, call and drop OpenAI-com
 #: How many tokens `chat` asks for when --max-completion-tokens is not given.
 DEFAULT_CHAT_TOKENS = 64
 #: The SSE line prefix and end marker of a streamed chat completion (§14.8).
-SSE_DATA = "data:"
 SSE_DONE = "[DONE]"
 
 
@@ -186,11 +185,11 @@ def chat(
     }
     if temperature is not None:
         body["temperature"] = temperature
-    url = deployments.base_url() + "/chat/completions"
-    http = deployments.client._transport.http
-    with deployments._errors(deployment, job_id_of(deployment)):
+    client = deployments.client
+    with deployments.errors_named(deployment, job_id_of(deployment)):
         if not stream:
-            answer = http.post(url, json=body).json()
+            # One attempt, as an OpenAI client makes: a repeated completion would generate twice.
+            answer = client.request("createChatCompletion", json_body=body, max_retries=0).json()
             choice = answer["choices"][0]
             output.emit(
                 {
@@ -202,18 +201,15 @@ def chat(
             )
             return
         body["stream"] = True
-        with http.stream("POST", url, json=body) as response:
-            _print_stream(response.iter_lines())
+        with client.stream("createChatCompletion", json_body=body) as response:
+            _print_stream(event.data for event in response.iter_sse())
 
 
-def _print_stream(lines: Any) -> None:
+def _print_stream(events: Any) -> None:
     out = output.current().stdout
     finished = False
-    for line in lines:
-        if not line.startswith(SSE_DATA):
-            continue
-        data = line[len(SSE_DATA) :].strip()
-        if data == SSE_DONE:
+    for data in events:
+        if data.strip() == SSE_DONE:
             finished = True
             break
         try:

@@ -102,7 +102,8 @@ class ModelDeployments:
     # --- plumbing ------------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def _errors(self, deployment: str | None, job_id: str | None) -> Iterator[None]:
+    def errors_named(self, deployment: str | None, job_id: str | None) -> Iterator[None]:
+        """Inside the block, API and connection errors name the deployment, never its backing job."""
         token = _NAMING.set((job_id, deployment) if job_id and deployment else None)
         try:
             yield
@@ -121,12 +122,12 @@ class ModelDeployments:
 
     def _read_job(self, job_id: str) -> dict[str, Any]:
         # No grace for a job created moments ago: a deployment lookup takes 517601 as final (DEP-13).
-        answer = self.client._ops.call("getJob", params={"job_id": job_id}, predicate=_retry.general())
+        answer = self.client.request("getJob", params={"job_id": job_id}, predicate=_retry.general()).json()
         return answer if isinstance(answer, dict) else {}
 
     def _lookup(self, deployment: str) -> tuple[str, dict[str, Any]]:
         job_id = job_id_of(deployment)
-        with self._errors(deployment, job_id):
+        with self.errors_named(deployment, job_id):
             job = self._read_job(job_id)
         if not records.is_deployment(job):
             raise ValidationError(f"{deployment} is not a model deployment")
@@ -136,7 +137,8 @@ class ModelDeployments:
         """`<prefix>/inference/v1` of this client's schema: the OpenAI base URL (DEP-12)."""
         if deployment is not None:
             job_id_of(deployment)
-        return self.client._prefix + INFERENCE_PATH
+        # The OpenAI-compatible routes of the spec share one base: the models listing sits right under it.
+        return self.client.url_for("listDeploymentModels").removesuffix("/models")
 
     def _metadata(self, job: dict[str, Any]) -> dict[str, Any]:
         return records.metadata(job, base_url=self.base_url())
@@ -151,7 +153,7 @@ class ModelDeployments:
         """Create a deployment from a spec (dict or JSON file); returns its metadata."""
         checked = self.normalize_spec(spec)
         source = checked["source"]
-        with self._errors(None, None):
+        with self.errors_named(None, None):
             if source["type"] == "checkpoint":
                 model = _source_model(self.client.get_job(source["job_id"]), source["job_id"])
             else:
@@ -161,7 +163,7 @@ class ModelDeployments:
         deployment = deployment_id_of(job_id)
         # The first read of a job just created keeps the service's grace for a 517601 (§3.5): the
         # new job may take a moment to show up. Later lookups take that answer as final (DEP-13).
-        with self._errors(deployment, job_id):
+        with self.errors_named(deployment, job_id):
             job = self.client.get_job(job_id)
         return self._metadata(job)
 
@@ -182,7 +184,7 @@ class ModelDeployments:
                 raise ValidationError(
                     f"unknown deployment status {', '.join(unknown)}; use {', '.join(records.KNOWN_STATUSES)}"
                 )
-        with self._errors(None, None):
+        with self.errors_named(None, None):
             jobs = self.client.list_jobs()
         found = [self._metadata(job) for job in jobs if isinstance(job, dict) and records.is_deployment(job)]
         found.sort(key=lambda record: str(record.get("created_at") or ""))
@@ -243,8 +245,8 @@ class ModelDeployments:
         if status in records.DROP_STATUSES:
             return {"deployment": deployment, "dropped": True, "status": status}
         try:
-            with self._errors(deployment, job_id):
-                self.client._ops.call(
+            with self.errors_named(deployment, job_id):
+                self.client.request(
                     "cancelJob",
                     params={"job_id": job_id},
                     predicate=_retry.general(final=_retry.conflict_is_final),
@@ -261,7 +263,7 @@ class ModelDeployments:
 
     def _drop_answer(self, deployment: str, job_id: str, *, cancelled: bool) -> dict[str, Any]:
         try:
-            with self._errors(deployment, job_id):
+            with self.errors_named(deployment, job_id):
                 status = records.deployment_status(self._read_job(job_id).get("status"))
         except ModelDeploymentNotFound:
             return {"deployment": deployment, "dropped": True, "status": "DROPPED"}
@@ -295,7 +297,7 @@ class ModelDeployments:
         # target (same filesystem, so the final move is a rename) and are lifted out of it.
         staging = Path(tempfile.mkdtemp(prefix=".ct-deployment-", dir=target))
         try:
-            with self._errors(deployment, job_id):
+            with self.errors_named(deployment, job_id):
                 entries = getattr(self.client, method)(job_id, staging)
             results = []
             for entry in entries:

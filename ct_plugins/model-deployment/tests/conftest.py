@@ -68,3 +68,13 @@ def slow_server(module_local_server_factory: Any) -> Iterator[Any]:
     yield module_local_server_factory(
         settings={"pending_delay_s": hour, "placing_delay_s": hour, "initializing_delay_s": hour}
     )
+
+
+@pytest.fixture(scope="module")
+def lingering_cancel_server(module_local_server_factory: Any) -> Iterator[Any]:
+    """A fast server whose cancelling jobs stay cancelling for an hour.
+
+    A test that forces a job to cancelling then reads that status for sure: the lifecycle cannot
+    finish the cancel first, however loaded the machine is.
+    """
+    yield module_local_server_factory(settings={"cancelling_delay_s": 3600})

@@ -297,31 +297,40 @@ def test_reachable_from_the_client_and_logs_name_the_deployment(
 
 
 def test_drop_sends_no_cancel_while_dropping_and_raises_other_404s(
-    dep_server: Any, client: CortexTrainingClient, spec: dict[str, Any], counter: Counter
+    lingering_cancel_server: Any, spec: dict[str, Any]
 ) -> None:
-    deployments = model_deployments(client)
-    deployment = deployments.create(spec)["deployment"]
-    job_id = deployment.removeprefix("sf-ct-")
-    dep_server.force_status(job_id, "cancelling", "cancelled_by_client", "")
-    counter.paths.clear()
-    assert deployments.drop(deployment) == {"deployment": deployment, "dropped": True, "status": "DROPPING"}
-    assert not [path for path in counter.paths if path.startswith("POST")]
-    # Only the job-not-found code means "already gone"; any other 404 may hide a running deployment.
-    client._transport.sleep = lambda _seconds: None
-    dep_server.set_faults(
-        {
-            "path": f"/{job_id}$",
-            "method": "GET",
-            "status": 404,
-            "count": None,
-            "body": {"code": "390400", "message": f"route for {job_id} is not available"},
+    # The job must still be cancelling when drop reads it, so this server never ends a cancel.
+    server = lingering_cancel_server
+    with make_client(server) as client:
+        counter = Counter()
+        client._transport.http.event_hooks["request"].append(counter)
+        deployments = model_deployments(client)
+        deployment = deployments.create(spec)["deployment"]
+        job_id = deployment.removeprefix("sf-ct-")
+        server.force_status(job_id, "cancelling", "cancelled_by_client", "")
+        counter.paths.clear()
+        assert deployments.drop(deployment) == {
+            "deployment": deployment,
+            "dropped": True,
+            "status": "DROPPING",
         }
-    )
-    try:
-        with pytest.raises(ModelDeploymentError) as caught:
-            deployments.drop(deployment)
-    finally:
-        dep_server.clear_faults()
+        assert not [path for path in counter.paths if path.startswith("POST")]
+        # Only the job-not-found code means "already gone"; any other 404 may hide a running deployment.
+        client._transport.sleep = lambda _seconds: None
+        server.set_faults(
+            {
+                "path": f"/{job_id}$",
+                "method": "GET",
+                "status": 404,
+                "count": None,
+                "body": {"code": "390400", "message": f"route for {job_id} is not available"},
+            }
+        )
+        try:
+            with pytest.raises(ModelDeploymentError) as caught:
+                deployments.drop(deployment)
+        finally:
+            server.clear_faults()
     assert not isinstance(caught.value, ModelDeploymentNotFound)
     assert str(caught.value).startswith(
         f"model deployment {deployment} request failed with HTTP 404 (390400)"

@@ -1,6 +1,6 @@
 """ct plugin `router-replay`: router_replay block checks and the `ct router-replay` commands.
 
-`rules` holds the §8.2 block rules, `planner` the cache-size arithmetic, `plugin` the hooks and
+`rules` holds the `router_replay` block rules, `planner` the cache-size arithmetic, `plugin` the hooks and
 `cli` the commands (plan, bootstrap, discard).
 """
 

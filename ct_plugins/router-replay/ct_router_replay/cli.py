@@ -2,7 +2,8 @@
 
 `plan` is arithmetic only (no connection). `bootstrap` and `discard` act on the job given with the
 global `--job` and go through the SDK methods `bootstrap_router_replay` and `router_replay_discard`
-(rest-api §7.4, §7.5; DP-19, DP-20), which the training data-plane client provides.
+(the `bootstrap-router-replay` and `router-replay-discard` operations), which the training
+data-plane client provides.
 """
 
 from __future__ import annotations
@@ -76,8 +77,8 @@ def bootstrap(
     job_id = inv.require_job("router-replay bootstrap")
     client = inv.client()
     method = _sdk_method(client, "bootstrap_router_replay")
-    # The training sub-job receives the operation; the service does not infer it for a mixed job
-    # (§7.4), so default the routing hint to the target unless the caller routes by type.
+    # The training sub-job receives the operation; the service does not infer it for a mixed job,
+    # so default the routing hint to the target unless the caller routes by type.
     if operation_sub_job_id is None and operation_sub_job_type is None:
         operation_sub_job_id = target_sub_job_id
     result = method(
@@ -90,7 +91,7 @@ def bootstrap(
     )
     request_id = result.get("request_id") if isinstance(result, dict) else None
     if request_id and "sampling_job_id" not in result and not no_poll:
-        # Some deployments answer with a request to poll before the pairing is known (§7.4).
+        # Some deployments answer with a request to poll before the pairing is known.
         output.progress(f"bootstrap accepted as request {request_id}; waiting for its result")
         result = _sdk_method(client, "poll_request")(job_id, request_id)
     output.emit(result)
@@ -111,6 +112,6 @@ def discard(
     job_id = inv.require_job("router-replay discard")
     method = _sdk_method(inv.client(), "router_replay_discard")
     if sub_job_id is None and sub_job_type is None:
-        # Captures live on the sampling workers that generated the samples (§7.5).
+        # Captures live on the sampling workers that generated the samples.
         sub_job_type = "sampling"
     output.emit(method(job_id, list(sample_ids), sub_job_id=sub_job_id, sub_job_type=sub_job_type))

@@ -1,7 +1,7 @@
 """Sizing `router_replay.max_cache_bytes`: how many bytes a worker needs to hold routing captures.
 
 The service stores one expert id per token, per MoE layer, per routed expert (top-k), as uint8 when
-the model has at most 256 experts and as uint16 up to 65,536 (rest-api §8.2). So one sequence of
+the model has at most 256 experts and as uint16 up to 65,536. So one sequence of
 `seq_len` tokens takes `seq_len * moe_layers * top_k * id_bytes` bytes, and a worker that must
 hold `sequences` of them at once needs that many times more. The service does not pick the cap;
 this is the arithmetic behind a sensible one.
@@ -14,7 +14,7 @@ from typing import Any
 
 from ct_router_replay.rules import EXAMPLE_SAMPLING_CAP_BYTES, EXAMPLE_TRAINING_CAP_BYTES
 
-#: Largest expert count stored as uint8 ids, and the largest the service supports at all (§8.2).
+#: Largest expert count stored as uint8 ids, and the largest the service supports at all.
 UINT8_MAX_EXPERTS = 256
 UINT16_MAX_EXPERTS = 65_536
 
@@ -66,7 +66,7 @@ class Plan:
             "max_cache_bytes": self.max_cache_bytes,
             "max_cache_human": human_bytes(self.max_cache_bytes),
             "formula": self.formula(),
-            # How far the example caps of §8.2 go for sequences of this shape.
+            # How far the documented example caps go for sequences of this shape.
             "sequences_per_example_cap": {
                 "training_5GiB": EXAMPLE_TRAINING_CAP_BYTES // per_sequence,
                 "sampling_20GiB": EXAMPLE_SAMPLING_CAP_BYTES // per_sequence,

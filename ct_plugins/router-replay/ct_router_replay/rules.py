@@ -1,4 +1,4 @@
-"""The `router_replay` block rules of rest-api §8.2 (VAL-14), checked before a job is sent.
+"""The `router_replay` block rules (docs/plugins/router-replay.md), checked before a job is sent.
 
 A training sub-job carries the block in `training_config.router_replay`, a sampling sub-job in
 `inference_config.router_replay` (SDK: `extra_sampling["router_replay"]`). The service enforces
@@ -14,11 +14,11 @@ from ct_core.config.typed import normalize_job_type
 
 MODE_STRICT = "strict"
 MODE_BEST_EFFORT = "best_effort"
-#: The modes §8.2 accepts; strict is the default.
+#: The modes the service accepts; strict is the default.
 MODES = (MODE_STRICT, MODE_BEST_EFFORT)
-#: The keys §8.2 documents for the block.
+#: The keys the contract documents for the block.
 KNOWN_KEYS = ("enabled", "max_cache_bytes", "mode")
-#: The example caps of §8.2 for MoE models (per worker): 5 GiB training, 20 GiB sampling.
+#: The contract's example caps for MoE models (per worker): 5 GiB training, 20 GiB sampling.
 EXAMPLE_TRAINING_CAP_BYTES = 5 * 1024**3
 EXAMPLE_SAMPLING_CAP_BYTES = 20 * 1024**3
 
@@ -69,7 +69,7 @@ def check_router_replay(block: Any, location: str, *, job_type: str) -> list[str
 
 def check_sub_job(sub_job: dict[str, Any], location: str) -> list[str]:
     """The router_replay problems of one create-body sub-job (nothing when it has no block)."""
-    # Every spelling the core accepts ("TRAINING", "job_type_sampling", ...) counts as its type (VAL-01).
+    # Every spelling the core accepts ("TRAINING", "job_type_sampling", ...) counts as its type.
     job_type = normalize_job_type(sub_job.get("job_type"))
     key = _CONFIG_KEY_BY_TYPE.get(job_type)
     if key is None:

@@ -93,7 +93,7 @@ def test_todays_client_has_the_methods_the_commands_call() -> None:
 
 
 class RecordingClient(CortexTrainingClient):
-    """The real client plus the two data-plane methods, answering like §7.4 / §7.5 describe."""
+    """The real client plus the two data-plane methods, answering like the service's bootstrap and discard."""
 
     def __init__(self, *args: Any, bootstrap_answer: dict[str, Any], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

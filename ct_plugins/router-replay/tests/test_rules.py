@@ -1,4 +1,4 @@
-"""router_replay block rules (VAL-14), on their own and through every create path."""
+"""router_replay block rules, on their own and through every create path."""
 
 from __future__ import annotations
 
@@ -142,7 +142,7 @@ def test_create_body_names_the_sub_job_and_field() -> None:
     [("TRAINING", " Sampling "), ("job_type_training", "JOB_TYPE_SAMPLING")],
 )
 def test_every_job_type_spelling_is_checked(training_type: str, sampling_type: str) -> None:
-    # The core accepts these spellings (VAL-01), so the rules must not let them slip past.
+    # The core accepts these spellings, so the rules must not let them slip past.
     raw = body({"mode": "fast"}, {"mode": "best_effort"})
     raw["sub_job_configs"][0]["job_type"] = training_type
     raw["sub_job_configs"][1]["job_type"] = sampling_type

@@ -46,6 +46,7 @@ from .job_record import JobRecord
 from .job_type import JobType
 from .job_type_breakdown import JobTypeBreakdown
 from .job_type_group import JobTypeGroup
+from .list_local_artifacts_response_200 import ListLocalArtifactsResponse200
 from .load_request import LoadRequest
 from .load_result import LoadResult
 from .metrics import Metrics
@@ -143,6 +144,7 @@ __all__ = (
     "JobType",
     "JobTypeBreakdown",
     "JobTypeGroup",
+    "ListLocalArtifactsResponse200",
     "LoadRequest",
     "LoadResult",
     "Metrics",

@@ -1,4 +1,4 @@
-"""Checkpoint download (ART-24, §5.9) against ct_local and a scriptable presigned-link server."""
+"""Checkpoint download against ct_local and a scriptable presigned-link server."""
 
 from __future__ import annotations
 

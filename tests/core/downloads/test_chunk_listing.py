@@ -1,4 +1,4 @@
-"""How a chunked download lists its two roots (§12.7, ART-08): together, and with a bounded wait."""
+"""How a chunked download lists its two roots: together, and with a bounded wait."""
 
 from __future__ import annotations
 

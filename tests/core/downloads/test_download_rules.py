@@ -1,4 +1,4 @@
-"""Chunked-download rules checked with an in-process store over a real folder (§12.3, §12.7, ART-09..25)."""
+"""Chunked-download rules checked with an in-process store over a real folder."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import os
 import tempfile
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -17,6 +18,7 @@ import pytest
 from ct_core.downloads import chunks, logs
 from ct_core.downloads.artifacts import ArtifactEntry
 from ct_core.downloads.chunks import LOOKAHEAD_PER_WORKER, STDOUT, TEMP_PREFIX, ChunkDownload, sub_job_dir
+from ct_core.http.retry import ARTIFACT_TRANSFERS
 
 JOB = "job-1"
 SUB = f"{JOB}:training:0"
@@ -70,11 +72,13 @@ def test_fetches_run_at_most_four_chunks_per_worker_ahead_of_the_append(tmp_path
     assert store.gets == 60
 
 
-def test_an_attempt_past_the_transfer_timeout_is_abandoned_and_retried(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(chunks, "RETRY_FIRST_WAIT_S", 0.0)
+def test_an_attempt_past_the_transfer_timeout_is_abandoned_and_retried(tmp_path: Path) -> None:
     store = _FolderStore(3)
     store.hold_first = threading.Event()
-    download = ChunkDownload(store, JOB, tmp_path, STDOUT, max_workers=1, transfer_timeout_seconds=0.2)
+    no_wait = replace(ARTIFACT_TRANSFERS, initial_wait=0.0)
+    download = ChunkDownload(
+        store, JOB, tmp_path, STDOUT, max_workers=1, transfer_timeout_seconds=0.2, retry_policy=no_wait
+    )
     try:
         [entry] = download.run()
     finally:
@@ -96,12 +100,11 @@ class _FlakyStore(_FolderStore):
 
 
 @pytest.mark.timeout(60)
-def test_cancel_stops_a_worker_waiting_out_a_retry_backoff(tmp_path: Path, monkeypatch) -> None:
+def test_cancel_stops_a_worker_waiting_out_a_retry_backoff(tmp_path: Path) -> None:
     from ct_core.errors import DownloadCancelled
 
     # A backoff far longer than the test's timeout: only the cancel can end the wait.
-    monkeypatch.setattr(chunks, "RETRY_FIRST_WAIT_S", 3600.0)
-    monkeypatch.setattr(chunks, "RETRY_MAX_WAIT_S", 3600.0)
+    hour_long = replace(ARTIFACT_TRANSFERS, initial_wait=3600.0, max_wait=3600.0)
     store = _FlakyStore(2)
 
     def on_chunk(sub: str, done: int, total: int, size: int) -> None:
@@ -111,7 +114,9 @@ def test_cancel_stops_a_worker_waiting_out_a_retry_backoff(tmp_path: Path, monke
                 time.sleep(0.01)
             raise DownloadCancelled("stop")
 
-    download = ChunkDownload(store, JOB, tmp_path, STDOUT, max_workers=1, on_chunk=on_chunk)
+    download = ChunkDownload(
+        store, JOB, tmp_path, STDOUT, max_workers=1, on_chunk=on_chunk, retry_policy=hour_long
+    )
     with pytest.raises(DownloadCancelled) as caught:
         download.run()
     assert caught.value.download_progress_saved is True  # type: ignore[attr-defined]
@@ -191,7 +196,7 @@ def test_warm_artifact_session_logs_in_once_while_sessions_are_kept(
     assert not pool.has(("DB", "SCHEMA"))
 
 
-# --- §12.4 notices, judged with the server's clock -------------------------------------------------
+# --- stall and late-chunk notices, judged with the server's clock -----------------------------------
 
 
 def _grouped(*paths: str) -> Any:

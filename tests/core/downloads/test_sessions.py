@@ -1,4 +1,4 @@
-"""Kept artifact sessions (§12.7, ART-23) with a fake Connector session over a real stage tree."""
+"""Kept artifact sessions with a fake Connector session over a real stage tree."""
 
 from __future__ import annotations
 

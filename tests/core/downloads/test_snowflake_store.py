@@ -1,8 +1,9 @@
-"""The Snowflake artifact store with a fake Connector session over a real directory tree (§12.7)."""
+"""The Snowflake artifact store with a fake Connector session over a real directory tree."""
 
 from __future__ import annotations
 
 import gzip
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -11,9 +12,12 @@ import pytest
 from ct_core.downloads.artifacts import ArtifactError
 from ct_core.downloads.chunks import STDOUT, ChunkDownload
 from ct_core.downloads.snowflake_store import SnowflakeArtifactStore, pat_connect_kwargs, sql_literal
+from ct_core.http.retry import ARTIFACT_TRANSFERS
 
 RUN = {"experiment_name": "DB.SCHEMA.EXP", "experiment_run_name": "RUN_1"}
 JOB = "job-1"
+#: The artifact policy with no first wait, so a retried attempt starts at once.
+NO_WAIT = replace(ARTIFACT_TRANSFERS, initial_wait=0.0)
 
 
 def _stage_console(tree: Path, sub: str, count: int, *, root: str = "_stdout") -> list[str]:
@@ -119,7 +123,7 @@ def test_a_sub_jobs_single_root_is_remembered(fake_connection: Any, tmp_path: Pa
     store.close()
 
 
-# --- §12.3 retry policy over the Connector's errors ------------------------------------------------
+# --- the artifact retry policy over the Connector's errors -----------------------------------------
 
 
 def _connector_error(kind: str, errno: int, message: str) -> BaseException:
@@ -129,18 +133,16 @@ def _connector_error(kind: str, errno: int, message: str) -> BaseException:
 
 
 def test_network_errors_are_retried_and_statement_errors_fail_at_once(
-    fake_connection: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    fake_connection: Any, tmp_path: Path
 ) -> None:
-    from ct_core.downloads import chunks
-
-    monkeypatch.setattr(chunks, "RETRY_FIRST_WAIT_S", 0.0)
     sub = f"{JOB}:training:0"
     texts = _stage_console(fake_connection.tree, sub, 3)
     fake_connection.failures.append(
         ("GET ", _connector_error("OperationalError", 250001, "could not connect"))
     )
     store = SnowflakeArtifactStore(lambda: fake_connection, RUN)
-    [entry] = ChunkDownload(store, JOB, tmp_path / "a", STDOUT, max_workers=1).run()
+    download = ChunkDownload(store, JOB, tmp_path / "a", STDOUT, max_workers=1, retry_policy=NO_WAIT)
+    [entry] = download.run()
     assert Path(entry["saved_path"]).read_text() == "".join(texts)
     store.close()
 
@@ -156,10 +158,7 @@ def test_network_errors_are_retried_and_statement_errors_fail_at_once(
     assert len([s for s in fake_connection.statements[before:] if s.startswith("LIST ")]) == 2
 
 
-def test_an_expired_session_is_opened_again(fake_connection: Any, tmp_path: Path, monkeypatch) -> None:
-    from ct_core.downloads import chunks
-
-    monkeypatch.setattr(chunks, "RETRY_FIRST_WAIT_S", 0.0)
+def test_an_expired_session_is_opened_again(fake_connection: Any, tmp_path: Path) -> None:
     sub = f"{JOB}:training:0"
     texts = _stage_console(fake_connection.tree, sub, 2)
     logins: list[int] = []
@@ -172,7 +171,7 @@ def test_an_expired_session_is_opened_again(fake_connection: Any, tmp_path: Path
     expired = _connector_error("ProgrammingError", 390112, "Your session has expired. Please login again.")
     fake_connection.failures.append(("GET ", expired))
     store = SnowflakeArtifactStore(connect, RUN)
-    [entry] = ChunkDownload(store, JOB, tmp_path, STDOUT, max_workers=1).run()
+    [entry] = ChunkDownload(store, JOB, tmp_path, STDOUT, max_workers=1, retry_policy=NO_WAIT).run()
     store.close()
     assert Path(entry["saved_path"]).read_text() == "".join(texts)
     assert len(logins) == 2

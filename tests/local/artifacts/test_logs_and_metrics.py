@@ -1,4 +1,4 @@
-"""Execution logs (§12.2), metrics (§12.4, §12.5) and the artifacts ct_local produces, end to end."""
+"""Execution logs, system and training metrics, and the artifacts ct_local produces, end to end."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Newest-first previews of stdout and metrics downloads against ct_local (ART-19, ART-20)."""
+"""Newest-first previews of stdout and metrics downloads against ct_local."""
 
 from __future__ import annotations
 

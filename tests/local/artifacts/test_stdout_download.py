@@ -1,4 +1,4 @@
-"""Persisted stdout reconstruction against ct_local (§12.3, ART-07..18)."""
+"""Persisted stdout reconstruction against ct_local: chunk order, damaged or missing chunks, resume."""
 
 from __future__ import annotations
 

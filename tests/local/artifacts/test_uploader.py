@@ -1,4 +1,4 @@
-"""The local server's uploader (§12.5): training rows go out unless the sub-job opted out."""
+"""The local server's uploader: training rows go out unless the sub-job opted out."""
 
 from __future__ import annotations
 

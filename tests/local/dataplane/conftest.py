@@ -3,7 +3,7 @@
 The driver talks to ct_local the way the contract says a client does (request-chunk envelopes for
 forward-backward, polling with cursors), using httpx and ct_core.wire only, so these tests do not
 depend on the SDK's data-plane methods. The session server uses a small result-chunk threshold so
-large results exercise §9.5 while small ones stay inline.
+large results come back as result chunks while small ones stay inline.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ TEXT = (
 
 
 def text_batch(text: str = TEXT, rows: int = 2) -> dict[str, Any]:
-    """An SFT batch over ``text``: next-token labels, the last target ignored (§10.2)."""
+    """An SFT batch over ``text``: next-token labels, the last target ignored."""
     import torch
 
     ids = torch.tensor([list(text.encode())] * rows, dtype=torch.long)

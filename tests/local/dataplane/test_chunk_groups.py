@@ -1,4 +1,4 @@
-"""Request-chunk groups (§9.3, WIRE-22): reassembly, at-most-once execution and the 409 answers."""
+"""Request-chunk groups: reassembly, at-most-once execution and the 409 answers."""
 
 from __future__ import annotations
 

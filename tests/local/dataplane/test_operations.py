@@ -1,4 +1,4 @@
-"""The operation envelope (§7): tail-logs pages, cancel-request, routing hints, unsupported types."""
+"""The operation envelope: tail-logs pages, cancel-request, routing hints, unsupported types."""
 
 from __future__ import annotations
 

@@ -62,6 +62,6 @@ def test_reference_client_training_round_trip(training_server, capsys) -> None:
     assert tuple(logprobs.shape) == (2, ids.shape[1] - 1)
     page = client.tail_logs(job_id, max_lines=5)
     assert len(page["entries"]) == 5 and page["eof"] is False
-    # (stream_logs(follow=False) of 0.0.3 waits for eof on a live job forever, BUG-05: not used.)
-    capsys.readouterr()  # the reference prints every operation body to stdout (BUG-01)
+    # (stream_logs(follow=False) of 0.0.3 waits for eof on a live job forever, so it is not used.)
+    capsys.readouterr()  # the reference prints every operation body to stdout
     client.cancel_job(job_id)

@@ -1,4 +1,4 @@
-"""Restarts keep finished results, chunk-group identities and the training state (§9.3, DESIGN)."""
+"""Restarts keep finished results, chunk-group identities and the training state."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Result delivery (§6.8, §9.4, §9.5): inline JSON, base64 DSSST1 envelopes and result-chunk pages."""
+"""Result delivery of request polls: inline JSON, base64 DSSST1 envelopes and result-chunk pages."""
 
 from __future__ import annotations
 

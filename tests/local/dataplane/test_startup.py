@@ -10,7 +10,7 @@ import time
 def test_serving_modules_do_not_import_torch() -> None:
     code = (
         "import sys, ct_local.cli, ct_local.runtime, ct_local.dataplane.training_plane, "
-        "ct_local.http.control_plane; "
+        "ct_local.app, ct_local.http.control_plane; "
         "print('torch' in sys.modules or 'transformers' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

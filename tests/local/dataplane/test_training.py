@@ -36,7 +36,7 @@ def test_forward_backward_result_shape(dp, text_batch) -> None:
 def test_requests_run_in_arrival_order_when_pipelined(dp, text_batch) -> None:
     dp.start()
     batch = text_batch()
-    # Submit everything before polling anything (§1 pipelining), then read the results.
+    # Submit everything before polling anything (requests pipeline), then read the results.
     submitted = []
     for _ in range(3):
         submitted.append(("fb", dp.forward_backward(batch)))
@@ -123,7 +123,7 @@ def test_save_lists_checkpoints_and_load_restores_the_next_loss(dp, text_batch) 
         dp.poll(dp.forward_backward(batch))
         dp.poll(dp.step())
     saved = dp.poll(dp.save())
-    # §6.3: the observed save result has no checkpoint_id; the id is the cp_<uuid> in stage_path.
+    # The save result has no checkpoint_id; the id is the cp_<uuid> in stage_path.
     assert "checkpoint_id" not in saved
     assert saved["checkpoint_tag"] == "global_step3"
     assert saved["job_id"] == f"{dp.job_id}:training:0"
@@ -169,7 +169,7 @@ def test_resumable_checkpoint_starts_a_second_job(dp, new_driver, text_batch) ->
     assert second.poll(second.forward_backward(batch))["avg_loss"] == expected
     assert second.poll(second.step())["global_steps"] == 3
 
-    # Runtime load from the other job into a fresh third one (§6.4 source_job_id).
+    # Runtime load from the other job into a fresh third one (load with source_job_id).
     third = new_driver(dp.prefix).start()
     fresh = third.poll(third.forward_backward(batch))["avg_loss"]
     assert fresh != pytest.approx(expected)
@@ -208,7 +208,7 @@ def test_weights_only_checkpoint_is_a_hugging_face_folder(
     exported = dp.http.post(f"{dp.url}/checkpoints/{listed[0]['checkpoint_id']}:export").json()
     assert "model.safetensors" in {f["filename"] for f in exported["files"]}
 
-    # §6.5 external_stage_path: a local folder of HF safetensors initializes a new job.
+    # external_stage_path: a local folder of HF safetensors initializes a new job.
     external = new_driver(dp.prefix).start(source_checkpoint_info={"external_stage_path": str(folder)})
     assert external.poll(external.forward_backward(batch))["avg_loss"] == expected
 
@@ -223,7 +223,7 @@ def test_forward_returns_shifted_logprobs(dp, text_batch) -> None:
     ids = batch["kwargs"]["input_ids"]
     assert tuple(logprobs.shape) == (2, ids.shape[1] - 1)
     assert bool((logprobs <= 0).all())
-    # §10.4: logprobs[:, i] scores input_ids[:, i + 1], so their mean is minus the SFT loss.
+    # logprobs[:, i] scores input_ids[:, i + 1], so their mean is minus the SFT loss.
     fb = dp.poll(dp.forward_backward(batch))["avg_loss"]
     assert float(-logprobs.mean()) == pytest.approx(fb, rel=1e-5)
     assert result["avg_loss"] == pytest.approx(fb, rel=1e-5)

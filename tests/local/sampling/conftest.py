@@ -1,7 +1,8 @@
 """Fixtures for the sampling tests: one server for the module set and a small generation driver.
 
-The driver speaks the contract over httpx with ct_core.wire only (no SDK), so these tests pin the
-server's behaviour (§6.6, §6.7, §7.2, §7.6, §7.7) independently of the client.
+The driver speaks the wire protocol over httpx with ct_core.wire only (no SDK), so these tests pin
+the server's generation, streaming, weight sync, prefix-cache and cancel behaviour independently
+of the client.
 """
 
 from __future__ import annotations

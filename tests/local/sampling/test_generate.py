@@ -1,4 +1,4 @@
-"""Generation on ct_local's sampling sub-jobs (§6.6): parameters, stops, log-probabilities, routing."""
+"""Generation on ct_local's sampling sub-jobs: parameters, stops, log-probabilities, routing."""
 
 from __future__ import annotations
 
@@ -102,7 +102,7 @@ def test_logprobs_and_prompt_logprobs(sp) -> None:
 
 
 def test_prompt_logprobs_score_what_generation_produced(sp) -> None:
-    """§6.6: scoring prompt + output with prompt_logprobs gives the log-probabilities seen while sampling."""
+    """Scoring prompt + output with prompt_logprobs gives the log-probabilities seen while sampling."""
     sp.start()
     prompt = [72, 101, 108, 108, 111]
     sampled = sp.generate([prompt], max_tokens=4, temperature=0, ignore_eos=True, logprobs=0)[0]

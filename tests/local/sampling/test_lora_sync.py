@@ -1,4 +1,4 @@
-"""Adapter-only weight sync (§7.3) over HTTP: LoRA training, format lora, mismatch refusals, saves."""
+"""Adapter-only weight sync over HTTP: LoRA training, format lora, mismatch refusals, saves."""
 
 from __future__ import annotations
 
@@ -162,7 +162,7 @@ def test_samplers_start_from_a_lora_jobs_weights_only_checkpoint(
         training_sub_job(), from_checkpoint("weights-only", peft_config=dict(PEFT))
     )
     assert adapted.generate(PROMPT, **GREEDY)[0]["token_ids"] == at_save
-    # §6.5: sampling starts only from weights-only checkpoints; a resumable one is refused at create.
+    # Sampling starts only from weights-only checkpoints; a resumable one is refused at create.
     response = sp.http.post(
         sp.prefix, json={"sub_job_configs": [training_sub_job(), from_checkpoint("resumable")]}
     )

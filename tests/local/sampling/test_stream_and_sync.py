@@ -1,4 +1,4 @@
-"""Streaming generation (§6.7, §6.8), cancel (§7.7), weight sync (§7.2, §7.3), prefix cache (§7.6)."""
+"""Streaming generation and its polls, cancelling a generation, weight sync, and the prefix cache."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def test_stream_max_events_bounds(sp) -> None:
 
 
 def test_max_events_is_capped_at_512(sp) -> None:
-    """§6.8: a page larger than the cap is cut to 512 events; the rest wait for the next poll."""
+    """A page larger than the cap is cut to 512 events; the rest wait for the next poll."""
     sp.start()
     request_id = sp.submit({"prompts": ["a"] * 600, "sampling_params": {"max_tokens": 1}}, "generate-stream")
     # Polling the stream would drain it, so wait on a request queued behind it on the same worker.
@@ -236,7 +236,7 @@ def test_synced_weights_survive_a_graceful_restart(local_server_factory, samplin
 
 
 def test_the_event_board_keeps_running_streams_and_drops_old_finished_ones() -> None:
-    from ct_local.dataplane.sampling_plane import EventBoard
+    from ct_local.dataplane.boards import EventBoard
 
     board = EventBoard(limit=2)
     board.open("running")

@@ -1,0 +1,87 @@
+"""What the parts of one SDK client share, and how the facade forwards to them.
+
+`CortexTrainingClient` is a facade over separate objects, each owning one concern: the data plane
+(`ct_core.data.plane.DataPlane`), generation (`ct_core.data.generate.Generation`) and downloads
+(`ct_core.downloads.Downloads`). Each gets a `ClientContext` at construction — the transport bound to
+the client's database and schema, the request registry, the polling settings, the injected sleep —
+and nothing else of the client: no part reads another's attributes.
+
+`forward_to(part, method)` declares a facade method that calls `method` on one of the parts. The
+facade keeps every public method name and signature (type checkers and `help()` see the part's).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar, overload
+
+if TYPE_CHECKING:
+    from ct_core.control.polling import PollSchedule
+    from ct_core.data.results import RequestRegistry
+    from ct_core.http.transport import Transport
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class PollSettings:
+    """The polling schedule every wait follows: start at `interval`, grow by `multiplier` to
+    `max_interval`, give up after `timeout` seconds."""
+
+    interval: float
+    timeout: float
+    multiplier: float
+    max_interval: float
+
+
+@dataclass(frozen=True)
+class ClientContext:
+    """The explicit context of a client's parts."""
+
+    transport: Transport
+    requests: RequestRegistry
+    poll: PollSettings
+    sleep: Callable[[float], None]
+    #: The largest request chunk a frame is cut into (the service's limit unless a test lowers it).
+    max_request_chunk_bytes: int
+    #: The control-plane reads the parts need (the facade's own methods).
+    get_job: Callable[[str], dict[str, Any]]
+    list_checkpoints: Callable[[str], list[dict[str, Any]]]
+
+    def poll_schedule(self) -> PollSchedule:
+        from ct_core.control.polling import PollSchedule
+
+        poll = self.poll
+        return PollSchedule(
+            interval=poll.interval,
+            timeout=poll.timeout,
+            multiplier=poll.multiplier,
+            max_interval=poll.max_interval,
+            sleep=self.sleep,
+        )
+
+
+class forward_to(Generic[P, R]):
+    """A facade attribute that calls `method` on the part stored under attribute `part`."""
+
+    def __init__(self, part: str, method: Callable[Concatenate[Any, P], R]) -> None:
+        self.part = part
+        self.method = method
+        functools.update_wrapper(self, method)  # type: ignore[arg-type]
+
+    @overload
+    def __get__(self, obj: None, owner: type) -> forward_to[P, R]: ...
+
+    @overload
+    def __get__(self, obj: object, owner: type) -> Callable[P, R]: ...
+
+    def __get__(self, obj: object | None, owner: type) -> Any:
+        if obj is None:
+            return self
+        return functools.partial(self.method, getattr(obj, self.part))
+
+    def __call__(self, obj: Any, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        return self.method(getattr(obj, self.part), *args, **kwargs)

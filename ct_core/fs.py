@@ -1,0 +1,112 @@
+"""Writing files so that a reader only ever sees the old content or the whole new content.
+
+Every file ct writes in place of another (connection profiles, the remembered login, download
+manifests, finished downloads) goes through here:
+
+- `atomic_write` writes bytes or text to a hidden temporary file in the destination's folder and
+  renames it over the destination;
+- `atomic_replace` promotes a file the caller has finished writing (a download's partial file);
+- `fsync_dir` makes a rename in a folder survive a power cut.
+
+With ``durable`` the bytes are fsynced before the rename and the folder after it, so the new content
+is on disk when the call returns; without it a killed process still never leaves a half-written
+destination, only the page cache is trusted to reach the disk. The temporary file is in the same
+folder because a rename is only atomic within one file system; it is removed when the write fails.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+from pathlib import Path
+
+#: Attempts at a temporary name nobody else holds (random names, so a clash is already unlikely).
+_TEMP_NAME_TRIES = 16
+_TEMP_SUFFIX = ".tmp"
+
+
+def fsync_dir(path: str | os.PathLike[str]) -> None:
+    """Flush a folder's entries (a rename, a new or removed file) to disk; best effort.
+
+    Platforms that cannot open a folder (Windows) or fsync one skip it: the data itself is synced
+    through its own file.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        with contextlib.suppress(OSError):
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def temp_path_for(path: str | os.PathLike[str]) -> Path:
+    """A fresh hidden name beside ``path``: ``.<name>.<random>.tmp`` (``<name>.<random>.tmp`` when the
+    name is already hidden), so a leftover of a killed process still sorts with its destination."""
+    target = Path(path)
+    stem = target.name if target.name.startswith(".") else f".{target.name}"
+    return target.with_name(f"{stem}.{secrets.token_hex(6)}{_TEMP_SUFFIX}")
+
+
+def _create_temp(target: Path, create_mode: int) -> tuple[int, Path]:
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOINHERIT", 0)
+    for _ in range(_TEMP_NAME_TRIES):
+        temp = temp_path_for(target)
+        try:
+            return os.open(temp, flags, create_mode), temp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name beside {target}")
+
+
+def atomic_write(
+    path: str | os.PathLike[str],
+    data: bytes | str,
+    *,
+    durable: bool = True,
+    mode: int | None = None,
+) -> None:
+    """Replace ``path`` with ``data`` (text is written as UTF-8, newlines as given) in one rename.
+
+    ``mode`` sets the file's permission bits exactly (0o600 for a file that may hold a token; the
+    temporary file has them from its creation, so the data is never readable by others). Without
+    it the file gets what a plain ``open(path, "w")`` would give (0o666 less the umask). The folder
+    must exist. On any failure the destination is untouched and the temporary file removed.
+    """
+    target = Path(path)
+    payload = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+    fd, temp = _create_temp(target, 0o600 if mode is not None else 0o666)
+    try:
+        with os.fdopen(fd, "wb") as sink:
+            if mode is not None:
+                os.chmod(temp, mode)
+            sink.write(payload)
+            if durable:
+                sink.flush()
+                os.fsync(sink.fileno())
+        os.replace(temp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            temp.unlink()
+        raise
+    if durable:
+        fsync_dir(target.parent)
+
+
+def atomic_replace(
+    source: str | os.PathLike[str], destination: str | os.PathLike[str], *, durable: bool = True
+) -> None:
+    """Give the finished file ``source`` the name ``destination`` (same file system), in one rename.
+
+    With ``durable`` the file's bytes are fsynced before the rename and the destination's folder
+    after it.
+    """
+    if durable:
+        with open(source, "rb+") as handle:
+            os.fsync(handle.fileno())
+    os.replace(source, destination)
+    if durable:
+        fsync_dir(Path(destination).parent)

@@ -1,0 +1,114 @@
+"""The loopback-only admin routes of the local server, under ``/_ct/``: levers for tests and demos.
+
+They script faults, force a job into a status, add a checkpoint without training, count how many
+times a job's requests ran, and rotate the key that signs page tokens. None of them exists in the
+service: each answers a plain 404 unless the server has admin routes enabled and the caller
+connects from a loopback address. Fault injection never applies to these paths (see
+ct_local.http.faults), so a test can always clear what it scripted.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import time
+import uuid
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from ct_local.http import errors
+from ct_local.http.context import json_body, server_state
+from ct_local.state import ServerState
+from ct_local.storage.requests import DataPlaneStore
+from ct_local.storage.store import CheckpointRow
+
+
+def _require_loopback(request: Request) -> ServerState:
+    state = server_state(request)
+    host = request.client.host if request.client else ""
+    try:
+        loopback = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    if not state.settings.admin_enabled or not loopback:
+        raise errors.ServiceError(404, "Not found", 404)
+    return state
+
+
+async def admin_faults(request: Request) -> Response:
+    """GET lists the fault rules, POST adds one rule or a list, DELETE clears them all."""
+    state = _require_loopback(request)
+    if request.method == "DELETE":
+        state.faults.clear()
+    elif request.method == "POST":
+        body = await json_body(request)
+        specs = body.get("rules", body) if isinstance(body, dict) else body
+        if isinstance(specs, dict):
+            specs = [specs]
+        if not isinstance(specs, list):
+            raise errors.RequestValidationError([(["rules"], "expected a rule object or a list of rules")])
+        try:
+            state.faults.add(specs)
+        except (ValueError, TypeError) as exc:
+            raise errors.RequestValidationError([(["rules"], str(exc))]) from exc
+    return JSONResponse({"rules": state.faults.describe()})
+
+
+async def admin_job_status(request: Request) -> Response:
+    """Force a job into a status (with reason), as the lifecycle would; answers the fresh record."""
+    state = _require_loopback(request)
+    job = state.store.get_job(request.path_params["job_id"])
+    if job is None:
+        raise errors.job_not_found(request.path_params["job_id"], "any schema")
+    body = await json_body(request)
+    if not isinstance(body, dict) or not isinstance(body.get("status"), str):
+        raise errors.RequestValidationError([(["status"], "status must be a string")])
+    state.lifecycle.force(
+        job, body["status"], str(body.get("reason", "")), str(body.get("reason_details", ""))
+    )
+    fresh = state.store.get_job(job.job_id)
+    assert fresh is not None
+    return JSONResponse(fresh.record())
+
+
+async def admin_add_checkpoint(request: Request) -> Response:
+    """Record a checkpoint for a job, with optional text files in its folder, without training."""
+    state = _require_loopback(request)
+    job = state.store.get_job(request.path_params["job_id"])
+    if job is None:
+        raise errors.job_not_found(request.path_params["job_id"], "any schema")
+    body = await json_body(request, required=False) or {}
+    checkpoint_id = str(body.get("checkpoint_id") or f"cp_{uuid.uuid4()}")
+    folder = state.settings.state_dir / "checkpoints" / job.job_id / checkpoint_id
+    files = body.get("files") or {}
+    for name, content in dict(files).items():
+        target = (folder / name).resolve()
+        if not target.is_relative_to(folder.resolve()):
+            raise errors.invalid_request(f"file name {name!r} escapes the checkpoint folder")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(str(content), encoding="utf-8")
+    row = CheckpointRow(
+        job_id=job.job_id,
+        checkpoint_id=checkpoint_id,
+        global_steps=int(body.get("global_steps", 0)),
+        avg_loss=body.get("avg_loss"),
+        created_at=time.time(),
+        checkpoint_type=str(body.get("checkpoint_type", "resumable")),
+        path=str(folder) if files else None,
+    )
+    state.store.add_checkpoint(row)
+    return JSONResponse(row.record())
+
+
+async def admin_executions(request: Request) -> Response:
+    """How many requests of each kind a job's workers started (at-most-once checks in tests)."""
+    state = _require_loopback(request)
+    counts = DataPlaneStore(state.store).execution_counts(request.path_params["job_id"])
+    return JSONResponse({"executions": counts})
+
+
+async def admin_rotate_page_token_key(request: Request) -> Response:
+    """Replace the key that signs account-list page tokens, so every token issued so far stops working."""
+    state = _require_loopback(request)
+    state.store.rotate_secret("page-token")
+    return JSONResponse({})

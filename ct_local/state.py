@@ -1,0 +1,31 @@
+"""The state one local-server app owns: its settings, store, lifecycle loop, faults and data plane.
+
+:func:`ct_local.app.create_app` builds one :class:`ServerState` per app and hangs it on
+``app.state.ct``; request handlers reach it through :func:`ct_local.http.context.server_state`.
+What a server changes while it serves lives here or in the data plane it holds, not in module
+globals, so two apps in one process (as in the tests) do not share jobs, faults, stream events,
+cancel flags, synced weights or router-replay pairs.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from ct_local.control.lifecycle import Lifecycle
+from ct_local.dataplane.seam import DataPlane
+from ct_local.http.faults import FaultSet
+from ct_local.settings import ServerSettings
+from ct_local.storage.store import Store
+
+
+@dataclass
+class ServerState:
+    """What the handlers of one app share; ``data_plane`` is set right after construction."""
+
+    settings: ServerSettings
+    store: Store
+    lifecycle: Lifecycle
+    faults: FaultSet
+    data_plane: DataPlane = field(init=False)
+    started_at: float = field(default_factory=time.time)
