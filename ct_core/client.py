@@ -85,7 +85,7 @@ class Credential:
 
 
 def _account_list_predicate(error: BaseException) -> bool:
-    # The account list answers 404 when the route is missing or disabled: that never heals (§5.3).
+    # The account list answers 404 when the route is missing or disabled: that never heals.
     if isinstance(error, APIError) and error.status_code == 404:
         return False
     return _retry.is_transient(error)
@@ -127,7 +127,7 @@ class CortexTrainingClient:
         sleep: Callable[[float], None] | None = None,
         max_request_chunk_bytes: int = MAX_REQUEST_CHUNK_BYTES,
     ) -> None:
-        # Checked in this order so the first bad argument names itself (CFG-01 fixes the messages);
+        # Checked in this order so the first bad argument names itself (tests pin the messages);
         # each rule is a thunk so a later comparison never runs ahead of an earlier failure.
         rules: tuple[tuple[Callable[[], bool], str], ...] = (
             (lambda: poll_interval > 0, "poll_interval must be > 0"),
@@ -210,7 +210,7 @@ class CortexTrainingClient:
         """Sign every request with a programmatic access token; no sign-in round trip.
 
         `host` may carry a scheme or a trailing slash. REST calls go to the hyphen form of a Snowflake
-        account host (§2.1). `telemetry_timeout` is accepted for compatibility; ct sends no telemetry.
+        account host. `telemetry_timeout` is accepted for compatibility; ct sends no telemetry.
         """
         del telemetry_timeout
         headers = {"Authorization": f"Bearer {pat}", TOKEN_TYPE_HEADER: PAT_TOKEN_TYPE}
@@ -236,7 +236,7 @@ class CortexTrainingClient:
         verify_ssl: bool = True,
         **client_kwargs: Any,
     ) -> CortexTrainingClient:
-        """Use a Snowflake connection profile from connections.toml (§2.2).
+        """Use a Snowflake connection profile from connections.toml.
 
         The profile is `connection`, else the one `ct login` remembered, else the Connector's default.
         Where no profile exists at all, CORTEX_TRAINING_HOST and CORTEX_TRAINING_PAT are used (CI).
@@ -339,7 +339,7 @@ class CortexTrainingClient:
         self.close()
 
     def create_snowpark_session(self) -> Any:
-        """A Snowpark Session signed in with this client's credentials (CFG-29).
+        """A Snowpark Session signed in with this client's credentials.
 
         A profile client opens an independent session from its profile; a PAT client signs in
         with its token as its own user and role. The session uses this client's database and
@@ -441,7 +441,7 @@ class CortexTrainingClient:
         return answer
 
     def get_job(self, job_id: str) -> dict[str, Any]:
-        """The job record: status, reason, times, hardware, timeouts and every sub-job (§5.2)."""
+        """The job record: status, reason, times, hardware, timeouts and every sub-job (operation getJob)."""
         return self._call("getJob", params={"job_id": job_id}, job_id=job_id) or {}
 
     def wait_for_job(self, job_id: str) -> dict[str, Any]:
@@ -477,7 +477,7 @@ class CortexTrainingClient:
 
     def cancel_job(self, job_id: str) -> None:
         """Cancel a job; repeating it while cancelling or cancelled succeeds."""
-        # A 409 here means the job is failed or terminated: a state, not a hiccup (BUG-04).
+        # A 409 here means the job is failed or terminated: a state, not a hiccup, so it is never retried.
         predicate = _retry.general(
             job_id=job_id, recent_jobs=self._transport.recent_jobs, final=_retry.conflict_is_final
         )
@@ -506,7 +506,7 @@ class CortexTrainingClient:
         max_retries: int | None = None,
         request_timeout: float | tuple[float, float] | None = None,
     ) -> dict[str, Any]:
-        """One page of the jobs the caller can see across the account, newest first (§5.3).
+        """One page of the jobs the caller can see across the account, newest first (listAccountJobs).
 
         Returns `{"jobs": [...], "next_page_token": str | None}`. Raises AccountJobListUnavailable
         (403, 404, 405) and InvalidPageToken at once.
@@ -597,7 +597,7 @@ class CortexTrainingClient:
         )
 
     def get_capacity(self, hardware: Hardware | str | None = None) -> dict[str, Any]:
-        """The account's GPU ceiling and usage, with all six keys filled (§5.5).
+        """The account's GPU ceiling and usage, with all six keys filled (operation getCapacity).
 
         One attempt, bounded by 10 s connect / 30 s read; a 409 517604 (unsupported hardware) is raised.
         """
@@ -609,7 +609,7 @@ class CortexTrainingClient:
         *,
         dimensions: Iterable[str] | str = DEFAULT_BREAKDOWN_DIMENSIONS,
     ) -> dict[str, Any]:
-        """Capacity plus the usage split by `dimensions` (job_type, submitted_by), normalized (§5.5)."""
+        """Capacity plus the usage split by `dimensions` (job_type, submitted_by), normalized."""
         names = _control_plane.breakdown_dimensions(dimensions)
         answer = self._capacity(hardware, ",".join(names))
         return _control_plane.normalize_capacity_breakdown(answer, names)
@@ -638,10 +638,11 @@ class CortexTrainingClient:
 
     @property
     def model_deployments(self) -> Any:
-        """The model-deployment methods of this client (§14), from the ct-model-deployment plugin.
+        """The model-deployment methods of this client, from the ct-model-deployment plugin.
 
         `client.model_deployments.create(spec)`, `.wait(d)`, `.drop(d)`, ... Imported on first use,
         so the core package works (and starts fast) without it; missing, it raises ImportError.
+        docs/model-deployments.md describes the methods.
         """
         from ct_model_deployment import ModelDeployments
 

@@ -19,6 +19,7 @@ from types import FrameType
 
 import uvicorn
 
+from ct_core.fs import atomic_write
 from ct_local.app import create_app
 from ct_local.settings import ServerSettings
 
@@ -42,9 +43,8 @@ class _Server(uvicorn.Server):
         await super().startup(sockets=sockets)
         if self._ready_file is not None and self.started:
             info = {"base_url": self._base_url, "pid": os.getpid()}
-            tmp = self._ready_file.with_suffix(".tmp")
-            tmp.write_text(json.dumps(info), encoding="utf-8")
-            tmp.replace(self._ready_file)  # atomic: a reader never sees half a file
+            # Atomic: the fixture polling for this file never reads half of it.
+            atomic_write(self._ready_file, json.dumps(info), durable=False)
 
 
 def _bind(host: str, port: int) -> socket.socket:

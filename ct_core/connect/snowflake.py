@@ -1,15 +1,14 @@
-"""Snowflake Connector sessions for profile clients (§2.2, CFG-07, CFG-10).
+"""Snowflake Connector sessions for profile clients: sign-in, token signing, and replay after expiry.
 
 `snowflake.connector` is imported here only, and only when a profile is actually used, so the CLI
 and `import ct_core` never pay for it. A profile client signs each request with the live session
 token (`Authorization: Snowflake Token="..."`) and, when the service says explicitly that the token
 expired, reconnects once (under a lock, so concurrent threads reconnect once) and replays. When
-the Connector refuses a profile's programmatic access token at sign-in, the error says what to check
-(CFG-23).
+the Connector refuses a profile's programmatic access token at sign-in, the error says what to check.
 
 It also holds the small client of Snowflake's SQL statements API (`POST /api/v2/statements`, outside
-the per-schema prefix, §4) that identity look-ups (CFG-24) and `ct login --convert-legacy-config`
-(CFG-21) use: run one statement, read its rows by column name.
+the per-schema prefix; operation executeStatement) that identity look-ups and
+`ct login --convert-legacy-config` use: run one statement, read its rows by column name.
 """
 
 from __future__ import annotations
@@ -53,7 +52,7 @@ def open_profile_session(connection: str | None, **overrides: Any) -> Any:
     try:
         return snowflake.connector.connect(**kwargs)
     except Exception as error:
-        # A refused token is the common first-run failure; say what to check (CFG-23).
+        # A refused token is the common first-run failure; say what to check.
         if is_pat_rejection(error):
             raise pat_rejected_from_connector(error) from error
         raise
@@ -132,7 +131,8 @@ class SnowflakeSessionAuth:
 
 
 # --------------------------------------------------------------------------------------------------
-# The SQL statements API (§4 table of calls outside the prefix; CFG-21, CFG-24)
+# The SQL statements API (a call outside the per-schema prefix; operations executeStatement and
+# getStatementStatus)
 # --------------------------------------------------------------------------------------------------
 
 #: Retries of one statement call. SELECT and SHOW read only, and CREATE ... IF NOT EXISTS may run
@@ -142,7 +142,7 @@ STATEMENT_MAX_RETRIES = 2
 STATEMENT_TIMEOUT_S = 60.0
 #: Pause between polls of a statement the service accepted but had not finished (202).
 STATEMENT_POLL_INTERVAL_S = 0.5
-#: The statement that tells who a token belongs to (CFG-24).
+#: The statement that tells who a token belongs to (its user and role).
 IDENTITY_STATEMENT = "SELECT CURRENT_USER(), CURRENT_ROLE()"
 #: A database or schema name ct is willing to put into SQL: a plain identifier, or a quoted one
 #: with no quote inside. Anything else is refused rather than escaped.
@@ -180,7 +180,7 @@ def pat_statements_transport(origin: str, pat: str, *, verify: bool | str = True
     """A transport to `origin` that signs with a programmatic access token, for statement calls.
 
     Going through `Transport` gives these calls the same error mapping (a refused token gets the
-    CFG-23 hint), redirect refusal and retry policy as every other request.
+    hint on what to check), redirect refusal and retry policy as every other request.
     """
     from ct_core.http.transport import Transport
 
@@ -261,7 +261,7 @@ def run_statement(
 def current_identity(
     transport: Any, *, database: str | None = None, schema: str | None = None
 ) -> tuple[str, str | None]:
-    """The user and role a token acts as: `SELECT CURRENT_USER(), CURRENT_ROLE()` (CFG-24)."""
+    """The user and role a token acts as: `SELECT CURRENT_USER(), CURRENT_ROLE()`."""
     result = run_statement(transport, IDENTITY_STATEMENT, database=database, schema=schema)
     if not result.rows:
         raise ConfigError(f"SQL query returned no rows: {IDENTITY_STATEMENT}")

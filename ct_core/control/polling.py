@@ -1,4 +1,4 @@
-"""Status normalization and the poll schedule (§3.2-§3.4, TRN-14..16).
+"""Status normalization (job and request states) and the poll schedule of waits.
 
 The schedule: sleep `min(delay, time left)`, starting at `poll_interval`, multiplying by the backoff
 factor after each sleep and never exceeding `poll_max_interval`; give up at `poll_timeout` measured
@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-#: Job states a job never leaves, including legacy and alternative spellings (§3.2).
+#: Job states a job never leaves, including legacy and alternative spellings.
 TERMINAL_JOB_STATES = frozenset(
     {"failed", "cancelled", "canceled", "terminated", "done", "completed", "succeeded"}
 )

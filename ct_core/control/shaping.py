@@ -1,5 +1,5 @@
-"""Pure helpers of the control-plane methods: shaping capacity answers (§5.5), checking account-list
-arguments and classifying its refusals (§5.3), and `create_job_body_from_job` (§5.2).
+"""Pure helpers of the control-plane methods: shaping capacity answers (getCapacity), checking
+account-list arguments and classifying its refusals (listAccountJobs), and `create_job_body_from_job`.
 
 Nothing here sends a request; `ct_core.client` does, and hands the answers to these functions.
 """
@@ -105,7 +105,8 @@ def _normalize_dimension(dimension: str, raw: Any) -> dict[str, Any]:
 
 
 def normalize_capacity_breakdown(body: Any, dimensions: list[str]) -> dict[str, Any]:
-    """Capacity plus a `breakdown` shaped as §5.5 describes, whatever the server left out."""
+    """Capacity plus a `breakdown` of fixed shape (unsupported_dimensions, by_<dimension>, counts), whatever
+    the server left out."""
     capacity = normalize_capacity(body)
     source = body.get("breakdown") if isinstance(body, Mapping) else None
     raw = source if isinstance(source, Mapping) else {}
@@ -172,7 +173,7 @@ def account_list_params(
 
 
 def classify_account_list_error(error: APIError) -> APIError:
-    """Turn the refusals of §5.3 into AccountJobListUnavailable / InvalidPageToken; else unchanged."""
+    """Turn the account list's refusals into AccountJobListUnavailable / InvalidPageToken; else unchanged."""
     response = error.response
     body = response_json(response) if response is not None else None
     empty = response is None or not response.content.strip()
@@ -198,7 +199,7 @@ def classify_account_list_error(error: APIError) -> APIError:
 
 
 # --------------------------------------------------------------------------------------------------
-# A create body for a job like this one (§5.2)
+# A create body for a job like this one (from its getJob record)
 # --------------------------------------------------------------------------------------------------
 
 _SUB_JOB_DROPPED = frozenset({"sub_job_id", "status", "reason", "reason_details", "created_at", "updated_at"})

@@ -1,18 +1,19 @@
 """Request chunk groups: posting a DSSST1 frame as byte-chunk frames, and the replay-once rule.
 
 A chunk group is one logical request (one forward/backward, one large forward) cut into DSSST1
-request-chunk frames that share a `chunk_group_id` (§9.3). The group id is the idempotency key of the
-operation on the server: repeating a chunk of a known group never runs the work twice. That is what
-makes it safe for the transport to retry a chunk POST that got no answer or a 5xx.
+request-chunk frames (docs/reference/wire.md) that share a `chunk_group_id`. The group id is the
+idempotency key of the operation on the server: repeating a chunk of a known group never runs the
+work twice. That is what makes it safe for the transport to retry a chunk POST that got no answer or a 5xx.
 
-Chunk-group errors are different: they are answers about the group, not hiccups (TRN-08, BUG-10).
+Chunk-group errors are different: they are answers about the group, not hiccups, so they are never
+retried (`chunk_predicate`).
 
     chunk_group_restart_required  the server lost the incomplete group: resend it once from chunk 0,
-                                  the same encoded chunks under the same id (WIRE-21)
+                                  the same encoded chunks under the same id
     chunk_group_conflict          the id was reused with other content: never retried
     chunk_group_missing_chunks    the final chunk arrived before the others: never retried
 
-Frames are never copied per chunk (BUG-12): a chunk body is its small frame header followed by a
+Frames are never copied per chunk: a chunk body is its small frame header followed by a
 memoryview of the caller's frame, handed to httpx in slices with an exact Content-Length.
 """
 
@@ -35,7 +36,7 @@ from ct_core.http import retry as _retry
 
 logger = logging.getLogger("ct_core.upload")
 
-#: Largest request-chunk frame the service accepts in one POST (§9.3, DP-01): 60 MiB.
+#: Largest request-chunk frame the service accepts in one POST: 60 MiB.
 MAX_REQUEST_CHUNK_BYTES = 60 * 1024 * 1024
 #: Bodies are handed to the socket in slices of this size, so no layer builds a chunk-sized copy.
 BODY_SLICE_BYTES = 4 * 1024 * 1024
@@ -44,7 +45,7 @@ RESTART_REQUIRED = "chunk_group_restart_required"
 CONFLICT = "chunk_group_conflict"
 MISSING_CHUNKS = "chunk_group_missing_chunks"
 CHUNK_GROUP_CODES = frozenset({RESTART_REQUIRED, CONFLICT, MISSING_CHUNKS})
-#: The service's wording when a final chunk arrives before the rest of its group (WIRE-20).
+#: The service's wording when a final chunk arrives before the rest of its group.
 MISSING_CHUNKS_MESSAGE = "request chunk group is missing chunks"
 
 
@@ -52,7 +53,7 @@ def chunk_group_detail(error: BaseException) -> dict[str, Any] | None:
     """The error object of a chunk-group failure, with its `code` filled in; None for other errors.
 
     The body is searched the way every error body is (nested objects, JSON inside strings), since a
-    gateway may wrap the service's answer (WIRE-20).
+    gateway may wrap the service's answer.
     """
     if not isinstance(error, APIError) or error.response is None:
         return None
@@ -185,7 +186,7 @@ def upload_chunks(
 ) -> Any:
     """Post every chunk in order and return the final chunk's answer.
 
-    Only the final answer may carry a `request_id` (DP-01). A `chunk_group_restart_required`
+    Only the final answer may carry a `request_id`. A `chunk_group_restart_required`
     answer replays the whole group from chunk 0, once; any other chunk-group answer, or a second
     restart, raises. `send` is expected to apply the transport's retry policy with
     `chunk_predicate`, so it raises chunk-group answers at once.

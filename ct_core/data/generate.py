@@ -1,11 +1,11 @@
-"""Generation on sampling sub-jobs (§6.6, §6.7): `generate`, `generate_stream`, stream event iteration.
+"""Generation on sampling sub-jobs (operations generate, generateStream): both calls, stream events.
 
 Owns the client side of the logical generate request: reading `prompts` (strings, token-id lists, a
 flat list or 1-D array as one prompt), checking pre-tokenized prompts against the max_seq_len of the
-*sampling* sub-job (BUG-19: not whatever sub-job first carries an inference_config), packing token ids
+*sampling* sub-job (not whatever sub-job first carries an inference_config), packing token ids
 as int32 tensors in the DSSST1 frame (int64 for a prompt that needs it; JSON lists when
 CORTEX_TRAINING_DISABLE_TENSOR_PROMPTS is set), and sending the frame: `generate` unwrapped when it fits
-and as request chunks above 60 MiB, `generate_stream` as one frame only (BUG-11), refused above 60 MiB.
+and as request chunks above 60 MiB, `generate_stream` as one frame only (never chunked), refused above 60 MiB.
 
 `Generation` is one part of a client (the facade forwards to it); it posts through the client's
 `DataPlane` and reads sampling windows with the context's `get_job`.
@@ -33,18 +33,19 @@ if TYPE_CHECKING:
     from ct_core.context import ClientContext
     from ct_core.data.plane import DataPlane
 
-#: §6.6: setting this to a truthy value sends token ids as JSON lists inside the frame.
+#: Setting this to a truthy value sends token ids as JSON lists inside the frame.
 DISABLE_TENSOR_PROMPTS_ENV = "CORTEX_TRAINING_DISABLE_TENSOR_PROMPTS"
 _TRUTHY = frozenset({"1", "true", "yes", "on"})
-#: §6.7: a streaming frame is never chunked; this is the largest one the service takes.
+#: A streaming frame is never chunked; this is the largest one the service takes.
 MAX_STREAM_FRAME_BYTES = MAX_REQUEST_CHUNK_BYTES
-#: Events asked for per poll by `iter_generate_events` (§6.8: server default 16, cap 512).
+#: Events asked for per poll by `iter_generate_events` (the server's default is 16, its cap 512).
 DEFAULT_STREAM_MAX_EVENTS = 64
-#: DP-27 / BUG-17: sampling windows remembered per client (least recently used ones are dropped).
+#: Sampling windows remembered per client, so a request does not re-read its job; bounded, least
+#: recently used ones are dropped.
 MAX_CACHED_WINDOWS = 256
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 _MIB = 1024 * 1024
-#: Response options of the reference client: DSSST1 results, chunked when large (§9.4).
+#: Response options of the reference client: DSSST1 results, chunked when large.
 _RESPONSE_OPTIONS = {"response_options": {"format": "dssst1", "delivery": "chunked"}}
 
 
@@ -94,7 +95,7 @@ def _token_array(prompt: Any, index: int) -> Any:
 
 
 def normalize_prompts(prompts: Any) -> list[Any]:
-    """§6.6: a flat int list or a 1-D array is one prompt; otherwise a list of prompts.
+    """A flat int list or a 1-D array is one prompt; otherwise a list of prompts.
 
     Returns strings as they are and token prompts as 1-D integer numpy arrays.
     """
@@ -128,7 +129,7 @@ def _pack(prompt: Any, tensors: bool) -> Any:
     if prompt.dtype == np.int32:
         return prompt
     fits = int(prompt.min()) >= _INT32_MIN and int(prompt.max()) <= _INT32_MAX
-    # int64 only for a prompt that needs it (§6.6), which doubles just that prompt's size.
+    # int64 only for a prompt that needs it, which doubles just that prompt's size.
     return prompt.astype(np.int32) if fits else prompt.astype(np.int64, copy=False)
 
 
@@ -140,7 +141,7 @@ def build_logical_request(
     *,
     tensors: bool,
 ) -> dict[str, Any]:
-    """The §6.6 logical request, prompts packed for the frame."""
+    """The logical generate request, prompts packed for the frame."""
     _aligned(sampling_params, len(prompts), "sampling_params")
     _aligned(routing_key, len(prompts), "routing_key")
     body: dict[str, Any] = {"prompts": [_pack(p, tensors) for p in prompts]}
@@ -154,7 +155,7 @@ def build_logical_request(
 
 
 def oversized_stream_message(size: int) -> str:
-    """DP-13's exact text for a streaming frame over the limit (sizes in MiB, written "MB" as there)."""
+    """The service's exact text for a streaming frame over the limit (sizes in MiB, written "MB")."""
     return (
         f"generate_stream payload is {size / _MIB:.1f} MB, which exceeds the maximum allowed size of "
         f"{MAX_STREAM_FRAME_BYTES / _MIB:.0f} MB. Reduce the number of prompts or shorten each prompt to "
@@ -163,7 +164,7 @@ def oversized_stream_message(size: int) -> str:
 
 
 def sampling_max_seq_len(job: dict[str, Any], sub_job_id: str | None) -> int | None:
-    """BUG-19: the window of the sampling sub-job the request goes to (the named one, else the first)."""
+    """The window of the sampling sub-job the request goes to (the named one, else the first)."""
     for sub in job.get("sub_jobs") or []:
         if not isinstance(sub, dict) or str(sub.get("job_type", "")).lower() != "sampling":
             continue
@@ -207,7 +208,7 @@ class Generation:
             return
         for i, prompt in enumerate(prompts):
             if not isinstance(prompt, str) and len(prompt) >= window:
-                # DP-11 fixes this text word for word (the service's own wording of the vLLM rule).
+                # This text is kept word for word (the service's own wording of the vLLM rule).
                 raise ValueError(
                     f"{what} prompt at index {i} has {len(prompt)} tokens, which does not fit the sampling "
                     f"job's max_seq_len of {window}: a prompt must be shorter than max_seq_len to leave "
@@ -315,7 +316,7 @@ class Generation:
     ) -> Iterator[dict[str, Any]]:
         """Yield the result / error / done events of a streaming generation, ending after `done`.
 
-        Each poll consumes the events it returns (§6.8). Ends quietly when the request is done and
+        Each poll consumes the events it returns. Ends quietly when the request is done and
         drained even if the done event went to another reader; raises RequestFailedError when the
         request fails or is cancelled without a done event, RequestTimeoutError after poll_timeout.
         """

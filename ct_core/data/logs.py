@@ -1,16 +1,17 @@
-"""Live logs through the tail-logs operation (§7.8, §12.1): end-of-job handling and streaming.
+"""Live logs through the tail-logs operation of submitOperation: end-of-job handling and streaming.
 
 A finished job's pods are gone, so tail-logs answers 404, 409 or 410 for it. Retrying that for a
-minute helps nobody (BUG-04), so on the first such answer the job is read once:
+minute helps nobody, so on the first such answer the job is read once:
 
 - it has ended           -> `LogsUnavailableError` pointing at the saved console (download-log);
 - the sub_job_id is not one of the job's sub-jobs -> `UnknownSubJobError` listing the real ones;
 - otherwise (a job still starting) the normal retries go on.
 
-`stream_logs` never loops forever (BUG-05): with follow=False it stops at the first empty page,
+`stream_logs` never loops forever: with follow=False it stops at the first empty page,
 with follow=True it backs off between empty pages, and both stop at an empty page with eof: true
 or when the job ends after the stream has read from it. An empty `next_cursor` keeps the previous
-cursor (an empty one would re-read the log from the start, BUG-37).
+cursor (an empty one would re-read the log from the start).
+docs/logs-and-metrics.md describes the user-facing side.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 from ct_core.control.polling import TERMINAL_JOB_STATES, normalize_job_status
 from ct_core.errors import APIError, CTError, LogsUnavailableError
 
-#: Tail-logs answers that may mean "this job's pods are gone" (§7.8, §3.5).
+#: Tail-logs answers that may mean "this job's pods are gone".
 ENDED_JOB_STATUSES = frozenset({404, 409, 410})
 
 
@@ -75,7 +76,7 @@ def stream_entries(
     sleep: Callable[[float], None],
     items_key: str = "entries",
 ) -> Iterator[dict[str, Any]]:
-    """Yield the items of page after page (DP-25). `tail(cursor)` fetches one page.
+    """Yield the items of page after page. `tail(cursor)` fetches one page.
 
     `items_key` names the list a page carries: "entries" for tail-logs, "events" for zone events.
     """

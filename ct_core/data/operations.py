@@ -16,7 +16,7 @@ from typing import Any
 
 from ct_core.errors import ConfigError
 
-# --- §7 operation types -----------------------------------------------------------------------------
+# --- operation types of submitOperation -------------------------------------------------------------
 OP_FORWARD = "forward"
 OP_WEIGHT_SYNC = "weight-sync"
 OP_BOOTSTRAP_ROUTER_REPLAY = "bootstrap-router-replay"
@@ -24,16 +24,16 @@ OP_ROUTER_REPLAY_DISCARD = "router-replay-discard"
 OP_RESET_PREFIX_CACHE = "reset-prefix-cache"
 OP_CANCEL_REQUEST = "cancel-request"
 OP_TAIL_LOGS = "tail-logs"
-#: Zone scheduling events (§7.9): the service does not accept this type yet, so the SDK gates it.
+#: Zone scheduling events: the service does not accept this type yet, so the SDK gates it.
 OP_ZONE_EVENTS = "zmd-events"
 
-#: Environment variable bounding the JSON body of one byte-payload `forward` POST (§7.1).
+#: Environment variable bounding the JSON body of one byte-payload `forward` POST.
 ENV_FORWARD_MAX_JSON_BYTES = "CORTEX_TRAINING_FORWARD_OPERATION_MAX_JSON_BYTES"
 DEFAULT_FORWARD_MAX_JSON_BYTES = 16 * 1024 * 1024
 MIN_FORWARD_MAX_JSON_BYTES = 16 * 1024
 OCTET_STREAM = "application/octet-stream"
 
-#: Client defaults of reset-prefix-cache (§7.6, DP-21).
+#: Client defaults of reset-prefix-cache; a caller's `extra` overrides any of them.
 RESET_PREFIX_CACHE_DEFAULTS: dict[str, Any] = {"drain": True, "timeout_s": 60.0, "retry_interval_s": 0.1}
 WEIGHT_FORMATS = ("vllm", "hf", "lora")
 
@@ -111,7 +111,7 @@ def forward_fits(size: int, ceiling: int, *, sub_job_id: str | None, sub_job_typ
     return json_size(empty) + encoded <= ceiling
 
 
-# --- payloads of §7.2-§7.8 ------------------------------------------------------------------------
+# --- payloads of the operation types --------------------------------------------------------------
 
 
 def weight_sync_payload(
@@ -145,7 +145,7 @@ def weight_sync_payload(
 
 
 def router_replay_discard_payload(sample_ids: Any, extra: dict[str, Any] | None) -> dict[str, Any]:
-    """`extra` first; `sample_ids` only where extra does not name its own (§7.5, DP-20)."""
+    """`extra` first; `sample_ids` only where extra does not name its own."""
     payload = dict(extra or {})
     payload.setdefault("sample_ids", list(sample_ids) if sample_ids is not None else [])
     return payload
@@ -154,7 +154,7 @@ def router_replay_discard_payload(sample_ids: Any, extra: dict[str, Any] | None)
 def reset_prefix_cache_payload(
     *, drain: bool, timeout_s: float, retry_interval_s: float, extra: dict[str, Any] | None
 ) -> dict[str, Any]:
-    """`extra` first; the three defaults fill only what extra leaves out (§7.6, DP-21)."""
+    """`extra` first; the three defaults fill only what extra leaves out."""
     payload = dict(extra or {})
     for key, default in (("drain", drain), ("timeout_s", timeout_s), ("retry_interval_s", retry_interval_s)):
         payload.setdefault(key, default)
@@ -173,7 +173,7 @@ def tail_logs_payload(cursor: str | None, max_lines: int | None) -> dict[str, An
 
 
 def tail_events_payload(cursor: str | None, max_events: int | None) -> dict[str, Any] | None:
-    """`{cursor?, max_events?}` of a zmd-events operation; None when neither is set (§7.9, DP-26)."""
+    """`{cursor?, max_events?}` of a zmd-events operation; None when neither is set."""
     payload: dict[str, Any] = {}
     if cursor:
         payload["cursor"] = cursor

@@ -1,8 +1,8 @@
-"""Forward/backward batches: the transport object of §10.1 and the readable JSON helper of §10.2.
+"""Forward/backward batches: the frame sent by forwardBackward, and a readable JSON helper for it.
 
 `serialize_forward_backward_args(args, kwargs)` encodes `{"args": args, "kwargs": kwargs}` as a DSSST1
-frame asking for DSSST1 results (DP-02). `build_forward_backward_payload(spec)` turns the readable
-fwd-bwd JSON of `ct fwd-bwd` into such a frame (CLI-13):
+frame asking for DSSST1 results. `build_forward_backward_payload(spec)` turns the readable
+fwd-bwd JSON of `ct fwd-bwd` into such a frame:
 
 - `{"kwargs": {...}}`: every `{"data", "dtype"}` object or plain list becomes a tensor, the rest passes
   through; nothing is generated;
@@ -12,7 +12,7 @@ fwd-bwd JSON of `ct fwd-bwd` into such a frame (CLI-13):
   `mask_padding` (true) at the top level or inside a labels object.
 
 Tensors are built with numpy, so the helper never imports torch. Plain lists become int64 unless an
-element is not a whole number, then float32 (the reference silently truncated floats, BUG-32).
+element is not a whole number, then float32 (the reference silently truncated floats).
 `context` and `processing` are not read: build that extended shape with `wire.dumps` directly.
 
 Tokenizers: `"byte"` is a byte-level tokenizer built in (UTF-8 bytes as ids, works offline); any other
@@ -29,7 +29,7 @@ import numpy as np
 
 from ct_core import wire
 
-#: Operation metadata of every forward/backward frame: results come back as DSSST1, chunked (WIRE-23).
+#: Operation metadata of every forward/backward frame: results come back as DSSST1, chunked.
 RESPONSE_OPTIONS = {"response_options": {"format": "dssst1", "delivery": "chunked"}}
 DEFAULT_IGNORE_INDEX = -100
 BYTE_TOKENIZER_NAMES = ("byte", "bytes", "byte-level")

@@ -50,15 +50,16 @@ if TYPE_CHECKING:
 logger = logging.getLogger("ct_core.dataplane")
 
 CHECKPOINT_TYPES = ("resumable", "weights-only")
-#: The durable checkpoint id inside a save result's stage_path (§6.3).
+#: The durable checkpoint id inside a save result's stage_path.
 _CHECKPOINT_ID_RE = re.compile(r"/checkpoints/(cp_[0-9a-fA-F-]+)(?:/|$)")
-#: Statuses after which a non-idempotent POST provably did not run (TRN-19).
+#: Statuses after which a non-idempotent POST provably did not run: a redirect (never
+#: followed), 404/409 while the job becomes visible or its zone restarts, 429 and 503.
 _NOTHING_RAN_STATUSES = frozenset({307, 308, 404, 409, 429, 503})
 _FWD_BWD = "fwd-bwd"
 
 
 def checkpoint_id_from_save_result(result: dict[str, Any]) -> str:
-    """The durable `cp_<uuid>` id of a finished save (§6.3): the stage_path segment, else checkpoint_id.
+    """The durable `cp_<uuid>` id of a finished save: the stage_path segment, else checkpoint_id.
 
     Raises ValueError when the result names neither; list_checkpoints() then has the id.
     """
@@ -229,7 +230,7 @@ class DataPlane:
     def save(self, job_id: str, checkpoint_id: str | None = None, checkpoint_type: str | None = None) -> str:
         """Schedule a checkpoint save (resumable by default, or weights-only); returns the request id.
 
-        The service assigns the checkpoint id, so `checkpoint_id` is not sent (§6.3); read the id of
+        The service assigns the checkpoint id, so `checkpoint_id` is not sent; read the id of
         the finished save with `checkpoint_id_from_save_result(poll_request(...))`.
         """
         body: dict[str, Any] = {}
@@ -267,7 +268,7 @@ class DataPlane:
         body.update(ops.present(("source_job_id", source_job_id), ("target_sub_job_id", target_sub_job_id)))
         return self._request_id(self._json("load", job_id, body=body), "load")
 
-    # --- the generic operation envelope (§7) ---------------------------------------------------
+    # --- the generic operation envelope (submitOperation) --------------------------------------
 
     def operation(
         self,
@@ -279,7 +280,7 @@ class DataPlane:
         sub_job_type: str | None = None,
         predicate: _retry.Predicate | None = None,
     ) -> dict[str, Any]:
-        """POST one generic operation and return the service's answer as is (§7).
+        """POST one generic operation and return the service's answer as is.
 
         Bytes become `{"payload_b64", "content_type"}`. An answer with a request_id is to be polled.
         """
@@ -396,7 +397,7 @@ class DataPlane:
         sub_job_type: str | None = None,
         max_cache_bytes: int | None = None,
     ) -> dict[str, Any]:
-        """Pair a sampling sub-job (routing source) with the training sub-job that replays it (§7.4).
+        """Pair a sampling sub-job (routing source) with the training sub-job that replays it.
 
         Returns the answer; poll its request_id when it has one, then read `sampling_job_id`.
         """
@@ -418,7 +419,7 @@ class DataPlane:
         sub_job_type: str | None = None,
         extra: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """Drop captured routing for sample ids; `extra["sample_ids"]` wins over `sample_ids` (§7.5)."""
+        """Drop captured routing for sample ids; `extra["sample_ids"]` wins over `sample_ids`."""
         payload = ops.router_replay_discard_payload(sample_ids, extra)
         return self.operation(
             job_id, ops.OP_ROUTER_REPLAY_DISCARD, payload, sub_job_id=sub_job_id, sub_job_type=sub_job_type
@@ -435,7 +436,7 @@ class DataPlane:
         sub_job_id: str | None = None,
         sub_job_type: str | None = "sampling",
     ) -> dict[str, Any]:
-        """Clear a sampling sub-job's prefix cache (§7.6); `extra` adds fields and may override drain."""
+        """Clear a sampling sub-job's prefix cache; `extra` adds fields and may override drain."""
         payload = ops.reset_prefix_cache_payload(
             drain=drain, timeout_s=timeout_s, retry_interval_s=retry_interval_s, extra=extra
         )
@@ -446,7 +447,7 @@ class DataPlane:
     def cancel_request(
         self, job_id: str, request_id: str, *, sub_job_id: str | None = None, sub_job_type: str | None = None
     ) -> dict[str, Any]:
-        """Ask the service to cancel a scheduled request; returns its acknowledgement (§7.7)."""
+        """Ask the service to cancel a scheduled request; returns its acknowledgement."""
         return self.operation(
             job_id,
             ops.OP_CANCEL_REQUEST,
@@ -476,7 +477,7 @@ class DataPlane:
     def get_request_status(
         self, job_id: str, request_id: str, *, max_events: int | None = None, cursor: str | None = None
     ) -> dict[str, Any]:
-        """One status page of a request (§6.8): status, result, error, events, next_cursor.
+        """One status page of a request (getRequestStatus): status, result, error, events, next_cursor.
 
         Streaming-generation events are consumed by reading them (no client cursor brings them back).
         """
@@ -605,7 +606,7 @@ class DataPlane:
             items_key=items_key,
         )
 
-    # --- zone scheduling events (§7.9, §12.6): gated, the service refuses them -----------------
+    # --- zone scheduling events: gated, the service refuses them ------------------------------
 
     def tail_events(
         self,

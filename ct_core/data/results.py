@@ -1,19 +1,20 @@
 """Finishing asynchronous requests: the poll loop, result decoding and request bookkeeping.
 
-`poll_until_done` implements §6.8 / §9.4 / §9.5 over a `get_request_status` callable:
+`poll_until_done` polls a request (operation getRequestStatus) through a `get_request_status` callable
+and reassembles chunked results:
 
-- statuses are normalized (`REQUEST_STATE_DONE` -> done; a missing status is in flight, BUG-21);
+- statuses are normalized (`REQUEST_STATE_DONE` -> done; a missing status is in flight);
 - `result_chunk` events are collected across pages, each checked against its `payload_sha256` and
   de-duplicated by chunk index; `next_cursor` is echoed back as `cursor` until the server returns none.
   Pages that bring news are followed at once; a page that brings none (the same cursor again, no new
-  chunk) waits like any other poll, so a stuck cursor cannot spin (BUG-20);
+  chunk) waits like any other poll, so a stuck cursor cannot spin;
 - a finished request returns the reassembled result, the decoded DSSST1 envelope, the plain JSON
   result, or `{}` when there is none; the envelope's `metrics` are merged over the payload's (the
-  envelope wins on a shared key, WIRE-17);
+  envelope wins on a shared key);
 - failed and cancelled requests raise `RequestFailedError`, the deadline `RequestTimeoutError`.
 
-Requests this client submitted are remembered with their kind in a bounded LRU (`RequestRegistry`,
-BUG-17), so results get their kind's normalizer (generate -> lists, forward -> decoded blob, DP-28)
+Requests this client submitted are remembered with their kind in a bounded LRU (`RequestRegistry`),
+so results get their kind's normalizer (generate -> lists, forward -> decoded blob)
 and ids from elsewhere are returned as the server sent them.
 """
 
@@ -38,7 +39,8 @@ from ct_core.errors import CTError, RequestFailedError
 
 logger = logging.getLogger("ct_core.results")
 
-#: How many submitted-but-not-yet-polled request ids one client remembers (BUG-17, DP-27).
+#: How many submitted-but-not-yet-polled request ids one client remembers (least recently used
+#: ones are dropped).
 MAX_TRACKED_REQUESTS = 4096
 WIRE_FORMAT = "DSSST1"
 
@@ -91,7 +93,7 @@ class RequestRegistry:
 
 
 def merge_metrics(decoded: dict[str, Any], envelope: Any) -> dict[str, Any]:
-    """Shallow-merge the envelope's `metrics` into the decoded result's; the envelope wins (WIRE-17)."""
+    """Shallow-merge the envelope's `metrics` into the decoded result's; the envelope wins."""
     outer = envelope.get("metrics") if isinstance(envelope, dict) else None
     if not isinstance(outer, dict):
         return decoded
@@ -101,7 +103,7 @@ def merge_metrics(decoded: dict[str, Any], envelope: Any) -> dict[str, Any]:
 
 
 def decode_envelope(result: dict[str, Any]) -> dict[str, Any]:
-    """Decode a base64 DSSST1 result envelope and merge its metrics (WIRE-16, WIRE-17)."""
+    """Decode a base64 DSSST1 result envelope and merge its metrics over the payload's."""
     from ct_core import wire
 
     encoding = result.get("encoding", "base64")
@@ -125,7 +127,7 @@ def is_dssst1_envelope(result: Any) -> bool:
 
 
 def tensors_to_lists(value: Any) -> Any:
-    """Tensors and arrays anywhere in `value` become nested Python lists (DP-12)."""
+    """Tensors and arrays anywhere in `value` become nested Python lists."""
     if isinstance(value, dict):
         return {key: tensors_to_lists(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
@@ -230,7 +232,7 @@ def poll_until_done(
     kind: str | None,
     timeout: float,
 ) -> Any:
-    """Poll until the request finishes; return its decoded result or raise (§6.8, DP-15)."""
+    """Poll until the request finishes; return its decoded result or raise."""
     chunks = ResultChunks()
     cursor: str | None = None
     while True:

@@ -20,12 +20,12 @@ from __future__ import annotations
 import hashlib
 import shutil
 import time
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ct_core import wire
+from ct_core.fs import atomic_write
 from ct_local.http.errors import ServiceError, invalid_request
 from ct_local.storage.requests import ChunkGroupRow, DataPlaneStore
 
@@ -152,9 +152,7 @@ class ChunkGroups:
             folder = self._folder(job_id, group_id)
             folder.mkdir(parents=True, exist_ok=True)
             path = folder / f"{index}.part"
-            tmp = folder / f"{index}.{uuid.uuid4().hex}.tmp"
-            tmp.write_bytes(payload)
-            tmp.replace(path)
+            atomic_write(path, payload, durable=False)
             self.dp.add_chunk(job_id, group_id, index, payload_sha, str(path))
             known[index] = (payload_sha, str(path))
 

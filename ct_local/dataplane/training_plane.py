@@ -34,6 +34,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from ct_core import wire
+from ct_core.fs import atomic_write
 from ct_local.control.lifecycle import TERMINAL_STATUSES
 from ct_local.dataplane import router_replay, sampling_plane
 from ct_local.dataplane.boards import SamplingBoards
@@ -264,9 +265,7 @@ class TrainingDataPlane(DataPlane):
         folder = self.state_dir / "jobs" / job.job_id / "inputs"
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"{request_id}.dss"
-        tmp = folder / f".{request_id}.tmp"
-        tmp.write_bytes(frame)
-        tmp.replace(path)
+        atomic_write(path, frame, durable=False)
         return str(path)
 
     def _submit(self, job: JobRow, sub_job: dict[str, Any], request_id: str) -> None:

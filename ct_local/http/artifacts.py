@@ -40,6 +40,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Route
 
+from ct_core.fs import atomic_write
 from ct_local.http import errors
 from ct_local.http.context import caller_identity, server_state
 from ct_local.state import ServerState
@@ -88,12 +89,10 @@ def chunk_name(kind: str, now: float | None = None) -> str:
 
 
 def write_object(root: Path, rel: str, data: bytes) -> Path:
-    """Stage one object atomically (a reader never sees half of it)."""
+    """Stage one object atomically (a reader never sees half of it; the temporary name is hidden)."""
     target = root / rel
     target.parent.mkdir(parents=True, exist_ok=True)
-    temp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
-    temp.write_bytes(data)
-    os.replace(temp, target)
+    atomic_write(target, data, durable=False)
     return target
 
 

@@ -28,6 +28,7 @@ from typing import Any
 
 import torch
 
+from ct_core.fs import atomic_replace, temp_path_for
 from ct_local.dataplane.boards import SamplingBoards
 from ct_local.dataplane.sampling_plane import GenerateRequest, SamplingParams, max_seq_len_of
 from ct_local.dataplane.sampling_plane import parse_generate as _parse_generate
@@ -141,9 +142,10 @@ class SamplingBackend:
         from safetensors.torch import save_file
 
         self.live.mkdir(parents=True, exist_ok=True)
-        tmp = self.live / f".{SYNCED_WEIGHTS_FILE}.tmp"
+        target = self.live / SYNCED_WEIGHTS_FILE
+        tmp = temp_path_for(target)
         save_file({k: v.contiguous() for k, v in self.model.state_dict().items()}, str(tmp))
-        tmp.replace(self.live / SYNCED_WEIGHTS_FILE)
+        atomic_replace(tmp, target, durable=False)
 
     def _adopt_synced_weights(self) -> None:
         published = self.boards.weights.latest(self.sub_job_id)

@@ -15,12 +15,12 @@ import base64
 import hashlib
 import json
 import threading
-import uuid
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
 from ct_core import wire
+from ct_core.fs import atomic_write
 from ct_local.http.errors import invalid_request
 from ct_local.storage.requests import DELIVERY_CHUNKS, DELIVERY_ENVELOPE, DELIVERY_JSON, RequestRow
 
@@ -54,9 +54,8 @@ def encode(
         return DELIVERY_ENVELOPE, json.dumps(envelope(frame)), None
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{request_id}.dss"
-    tmp = folder / f".{request_id}.{uuid.uuid4().hex}.tmp"
-    tmp.write_bytes(frame)
-    tmp.replace(path)
+    # Written whole under a temporary name, then renamed into place; not fsynced.
+    atomic_write(path, frame, durable=False)
     return DELIVERY_CHUNKS, None, str(path)
 
 

@@ -5,6 +5,8 @@ connection reset, a slow answer, a redirect) and records what it received, so re
 run over real sockets. `tls_server` is the same server behind a freshly made self-signed certificate.
 A server can also be given a `responder`: a function of the request that answers whenever no scripted
 action is queued, so a data-plane test can run a small stateful service (chunk groups, polling).
+`relay` makes a recording server whose responder passes every request on to another server (a
+ct_local one) and its answer back: what a client really sent can then be read off `server.requests`.
 """
 
 from __future__ import annotations
@@ -44,6 +46,11 @@ class Seen:
     path: str
     headers: dict[str, str]
     body: bytes
+
+    def header(self, name: str) -> str | None:
+        """The value of header `name` as it arrived, whatever case the client spelled it in."""
+        wanted = name.lower()
+        return next((value for key, value in self.headers.items() if key.lower() == wanted), None)
 
 
 class ScriptedServer:
@@ -186,6 +193,61 @@ def closed_port() -> int:
     port = sock.getsockname()[1]
     sock.close()
     return port
+
+
+#: Headers the relay never passes on: those of one hop (the body is passed on decoded) and those the
+#: scripted server writes itself.
+_HOP_HEADERS = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "transfer-encoding",
+        "content-length",
+        "content-encoding",
+        "host",
+        "date",
+        "server",
+    }
+)
+
+
+def relay_to(upstream: str) -> Callable[[Seen], Action]:
+    """A responder that sends each request on to `upstream` and answers with what came back."""
+    import httpx
+
+    def relay(seen: Seen) -> Action:
+        headers = {key: value for key, value in seen.headers.items() if key.lower() not in _HOP_HEADERS}
+        # The relay reads the whole answer itself: ask upstream for it uncompressed.
+        headers = {key: value for key, value in headers.items() if key.lower() != "accept-encoding"}
+        try:
+            answer = httpx.request(
+                seen.method, upstream + seen.path, headers=headers, content=seen.body, timeout=30.0
+            )
+        except httpx.TransportError:
+            # Upstream dropped the connection (a `drop` fault): drop this one too.
+            return Action(reset=True)
+        kept = {key: value for key, value in answer.headers.items() if key.lower() not in _HOP_HEADERS}
+        return Action(answer.status_code, answer.content, headers=kept)
+
+    return relay
+
+
+@pytest.fixture
+def relay() -> Iterator[Callable[[str], ScriptedServer]]:
+    """`relay(upstream_base_url)`: a recording server that passes every request on to upstream."""
+    servers: list[ScriptedServer] = []
+
+    def start(upstream: str) -> ScriptedServer:
+        server = ScriptedServer()
+        server.responder = relay_to(upstream.rstrip("/"))
+        servers.append(server)
+        return server
+
+    try:
+        yield start
+    finally:
+        for server in servers:
+            server.close()
 
 
 class SleepRecorder:
@@ -341,15 +403,30 @@ def dataplane() -> Iterator[tuple[ScriptedServer, FakeDataPlane]]:
 
 
 @pytest.fixture
-def dp_client(dataplane: tuple[ScriptedServer, FakeDataPlane], no_sleep: SleepRecorder) -> Iterator[Any]:
-    """A CortexTrainingClient on the fake data plane; retries and polls never sleep for real."""
+def make_dp_client(
+    dataplane: tuple[ScriptedServer, FakeDataPlane], no_sleep: SleepRecorder
+) -> Iterator[Callable[..., Any]]:
+    """`make_dp_client(**options)`: a CortexTrainingClient on the fake data plane, built with these
+    constructor options over the defaults (three retries, `no_sleep` for retries and polls)."""
     from ct_core import CortexTrainingClient
 
     server, _ = dataplane
-    client = CortexTrainingClient(base_url=server.base_url, database="DB", schema="PUBLIC", max_retries=3)
-    client._transport.sleep = no_sleep
-    client._sleep = no_sleep
+    clients: list[Any] = []
+
+    def make(**options: Any) -> Any:
+        settings: dict[str, Any] = {"max_retries": 3, "sleep": no_sleep, **options}
+        client = CortexTrainingClient(base_url=server.base_url, database="DB", schema="PUBLIC", **settings)
+        clients.append(client)
+        return client
+
     try:
-        yield client
+        yield make
     finally:
-        client.close()
+        for client in clients:
+            client.close()
+
+
+@pytest.fixture
+def dp_client(make_dp_client: Callable[..., Any]) -> Any:
+    """A CortexTrainingClient on the fake data plane; retries and polls never sleep for real."""
+    return make_dp_client()

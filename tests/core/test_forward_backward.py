@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 
 from ct_core import wire
-from ct_core.data import plane as _dataplane
 from ct_core.errors import ChunkGroupConflictError, ChunkGroupError, ChunkGroupRestartError, ServerError
 
 SMALL_CHUNK = 24 * 1024
@@ -54,13 +53,11 @@ def test_each_call_gets_its_own_group_id(dp_client: Any, dataplane: Any) -> None
     assert len(ids) == 2
 
 
-def test_large_frame_is_split_and_reassembled(
-    dp_client: Any, dataplane: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_large_frame_is_split_and_reassembled(make_dp_client: Any, dataplane: Any) -> None:
     _, service = dataplane
-    monkeypatch.setattr(_dataplane, "MAX_REQUEST_CHUNK_BYTES", SMALL_CHUNK)
+    client = make_dp_client(max_request_chunk_bytes=SMALL_CHUNK)
     frame = _frame(20_000)
-    dp_client.forward_backward("job1", frame)
+    client.forward_backward("job1", frame)
     descs = _fwd_bwd_descs(service)
     assert len(descs) > 3
     assert [d["chunk_idx"] for d in descs] == list(range(len(descs)))
@@ -86,14 +83,14 @@ def test_not_bytes_is_refused(dp_client: Any) -> None:
 
 
 def test_restart_required_replays_once_from_chunk_zero(
-    dp_client: Any, dataplane: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    make_dp_client: Any, dataplane: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
     _, service = dataplane
-    monkeypatch.setattr(_dataplane, "MAX_REQUEST_CHUNK_BYTES", SMALL_CHUNK)
+    client = make_dp_client(max_request_chunk_bytes=SMALL_CHUNK)
     service.forget_at = [2]
     frame = _frame(20_000)
     with caplog.at_level(logging.WARNING, logger="ct_core"):
-        request_id = dp_client.forward_backward("job1", frame)
+        request_id = client.forward_backward("job1", frame)
     assert request_id
     descs = _fwd_bwd_descs(service)
     indexes = [d["chunk_idx"] for d in descs]
@@ -106,16 +103,16 @@ def test_restart_required_replays_once_from_chunk_zero(
     assert "replaying once from chunk 0" in caplog.text
 
 
-def test_second_restart_raises(dp_client: Any, dataplane: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_second_restart_raises(make_dp_client: Any, dataplane: Any) -> None:
     _server, service = dataplane
-    monkeypatch.setattr(_dataplane, "MAX_REQUEST_CHUNK_BYTES", SMALL_CHUNK)
+    client = make_dp_client(max_request_chunk_bytes=SMALL_CHUNK)
     service.always_forget_at = 1
     with pytest.raises(ChunkGroupRestartError) as info:
-        dp_client.forward_backward("job1", _frame(20_000))
+        client.forward_backward("job1", _frame(20_000))
     assert info.value.detail["code"] == "chunk_group_restart_required"
     assert info.value.status_code == 409
     assert isinstance(info.value, ChunkGroupError)
-    # Exactly two passes (0, 1) and (0, 1): a chunk-group 409 is never retried blindly (BUG-10).
+    # Exactly two passes (0, 1) and (0, 1): a chunk-group 409 is never retried blindly.
     assert [d["chunk_idx"] for d in _fwd_bwd_descs(service)] == [0, 1, 0, 1]
 
 
@@ -153,14 +150,12 @@ def test_transient_failures_of_a_chunk_are_retried_with_the_same_bytes(
     assert len(no_sleep.calls) == 2
 
 
-def test_a_request_id_before_the_last_chunk_is_an_error(
-    dp_client: Any, dataplane: Any, act: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_request_id_before_the_last_chunk_is_an_error(make_dp_client: Any, dataplane: Any, act: Any) -> None:
     server, _ = dataplane
-    monkeypatch.setattr(_dataplane, "MAX_REQUEST_CHUNK_BYTES", SMALL_CHUNK)
+    client = make_dp_client(max_request_chunk_bytes=SMALL_CHUNK)
     server.script(act(200, {"request_id": "early"}))
     with pytest.raises(RuntimeError, match="fwd-bwd chunk 0 unexpectedly returned request_id"):
-        dp_client.forward_backward("job1", _frame(20_000))
+        client.forward_backward("job1", _frame(20_000))
 
 
 def test_final_chunk_without_body(dp_client: Any, dataplane: Any, act: Any) -> None:
@@ -197,27 +192,24 @@ def test_frame_over_60_mib_uses_two_chunks(dp_client: Any, dataplane: Any) -> No
     assert service.frames[0] == frame
 
 
-# --- the same chunk-group rules on the other chunked routes (TRN-08, BUG-10) -------------------------
+# --- the same chunk-group rules on the other chunked routes (forward, generate) -----------------------
 
 
 def test_chunk_group_answers_are_never_retried_on_forward_and_generate(
-    dp_client: Any, dataplane: Any, act: Any, monkeypatch: pytest.MonkeyPatch
+    make_dp_client: Any, dataplane: Any, act: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A chunk-group 409 is an answer about the group: forward and generate chunks raise it at once."""
-    from ct_core.data import generate as _generate
-
     server, _service = dataplane
     conflict = {"code": "chunk_group_conflict", "message": "group reused with other bytes"}
     monkeypatch.setenv("CORTEX_TRAINING_FORWARD_OPERATION_MAX_JSON_BYTES", str(16 * 1024))
     server.script(act(409, conflict))
     with pytest.raises(ChunkGroupConflictError, match="group reused"):
-        dp_client.forward("job1", _frame(8_000))
+        make_dp_client().forward("job1", _frame(8_000))
     assert len(server.requests) == 1
 
-    monkeypatch.setattr(_generate, "MAX_REQUEST_CHUNK_BYTES", SMALL_CHUNK)
     server.script(act(409, conflict))
     with pytest.raises(ChunkGroupConflictError, match="group reused"):
-        dp_client.generate("job1", ["x" * 60_000])
+        make_dp_client(max_request_chunk_bytes=SMALL_CHUNK).generate("job1", ["x" * 60_000])
     assert len(server.requests) == 2
     first_generate_chunk = wire.read_byte_chunk_metadata(server.requests[1].body)
     assert first_generate_chunk is not None and first_generate_chunk["operation"] == "generate"

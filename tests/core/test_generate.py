@@ -91,25 +91,25 @@ def test_window_comes_from_the_sampling_sub_job() -> None:
     assert sampling_max_seq_len({"sub_jobs": []}, None) is None
 
 
-def test_remembered_windows_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    # DP-27 / BUG-17: a client that samples from many jobs keeps only the most recent windows.
+def test_remembered_windows_are_bounded(
+    monkeypatch: pytest.MonkeyPatch, misbehaving_server: Any, act: Any
+) -> None:
+    # A client that samples from many jobs keeps only the most recent sampling windows.
     from ct_core import CortexTrainingClient
     from ct_core.data import generate as _generate
 
     monkeypatch.setattr(_generate, "MAX_CACHED_WINDOWS", 2)
-    client = CortexTrainingClient(base_url="http://127.0.0.1:9", database="D", schema="S")
-    looked_up: list[str] = []
-
-    def get_job(job_id: str) -> dict[str, object]:
-        looked_up.append(job_id)
-        return {"sub_jobs": [{"job_type": "sampling", "inference_config": {"max_seq_len": 32}}]}
-
-    client.get_job = get_job  # type: ignore[method-assign]
-    for job_id in ("a", "b", "a", "c", "a", "b"):
-        assert client._sampling_window(job_id, None) == 32
+    sampler = {"job_type": "sampling", "inference_config": {"max_seq_len": 32}}
+    misbehaving_server.responder = lambda seen: act(200, {"status": "running", "sub_jobs": [sampler]})
+    with CortexTrainingClient(base_url=misbehaving_server.base_url, database="D", schema="S") as client:
+        for job_id in ("a", "b", "a", "c", "a", "b"):
+            # The window (32) refuses a 32-token prompt before anything is posted.
+            with pytest.raises(ValueError, match="max_seq_len of 32"):
+                client.generate(job_id, [[1] * 32])
+    looked_up = [seen.path.rsplit("/", 1)[-1] for seen in misbehaving_server.requests]
+    assert all(seen.method == "GET" for seen in misbehaving_server.requests)
     # "a" stays (used again before "c" arrived); "b" was the least recent one when "c" came in.
     assert looked_up == ["a", "b", "c", "b"]
-    client.close()
 
 
 def test_what_goes_on_the_wire(misbehaving_server: Any, act: Any) -> None:

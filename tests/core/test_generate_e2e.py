@@ -25,9 +25,14 @@ def server(module_local_server_factory: Any) -> Any:
     return module_local_server_factory()
 
 
-def _client(server: Any) -> CortexTrainingClient:
+def _client(server: Any, **options: Any) -> CortexTrainingClient:
     return CortexTrainingClient(
-        base_url=server.base_url, database="GEN", schema="PUBLIC", poll_interval=0.02, poll_max_interval=0.2
+        base_url=server.base_url,
+        database="GEN",
+        schema="PUBLIC",
+        poll_interval=0.02,
+        poll_max_interval=0.2,
+        **options,
     )
 
 
@@ -102,27 +107,32 @@ def test_prompt_length_checked_against_the_sampling_sub_job(job: tuple[CortexTra
     assert refused.value.status_code == 422
 
 
-def test_lookup_is_cached_and_failures_are_not(job: tuple[CortexTrainingClient, str], server: Any) -> None:
+def _job_lookups(recorder: Any) -> list[str]:
+    """The job ids of the job reads (getJob) that arrived at a recording relay, in order."""
+    looked_up = []
+    for seen in recorder.requests:
+        *_, parent, last = seen.path.split("?", 1)[0].split("/")
+        if seen.method == "GET" and parent == "cortex-training":
+            looked_up.append(last)
+    return looked_up
+
+
+def test_lookup_is_cached_and_failures_are_not(
+    job: tuple[CortexTrainingClient, str], server: Any, relay: Any
+) -> None:
     _, job_id = job
-    client = _client(server)
-    calls: list[str] = []
-    real = client.get_job
-
-    def counting(jid: str) -> dict[str, Any]:
-        calls.append(jid)
-        return real(jid)
-
-    client.get_job = counting  # type: ignore[method-assign]
+    recorder = relay(server.base_url)
+    client = _client(recorder)
     for _ in range(3):
         client.poll_request(job_id, client.generate(job_id, [[1, 2]], sampling_params={"max_tokens": 1}))
-    assert calls == [job_id]
+    assert _job_lookups(recorder) == [job_id]
     from ct_core.errors import APIError
 
     missing = "00000000-0000-0000-0000-000000000000"
     for _ in range(2):
         with pytest.raises(APIError):
             client.generate(missing, [[1, 2]])
-    assert calls == [job_id, missing, missing]
+    assert _job_lookups(recorder) == [job_id, missing, missing]
     client.close()
 
 
@@ -283,13 +293,18 @@ def test_reference_client_generates_against_ct_local(
 
 
 def test_large_generate_frames_travel_as_request_chunks(
-    job: tuple[CortexTrainingClient, str], monkeypatch: pytest.MonkeyPatch
+    job: tuple[CortexTrainingClient, str], server: Any, relay: Any
 ) -> None:
-    from ct_core.data import generate as _generate
-
-    client, job_id = job
+    _, job_id = job
+    recorder = relay(server.base_url)
     # A small chunk ceiling (above the 8 KiB header allowance) stands in for 60 MiB.
-    monkeypatch.setattr(_generate, "MAX_REQUEST_CHUNK_BYTES", 16 * 1024)
-    prompts = [[(i * 7 + j) % 250 for j in range(20)] for i in range(300)]
-    request_id = client.generate(job_id, prompts, sampling_params={"max_tokens": 1})
-    assert len(client.poll_request(job_id, request_id)["results"]) == 300
+    with _client(recorder, max_request_chunk_bytes=16 * 1024) as client:
+        prompts = [[(i * 7 + j) % 250 for j in range(20)] for i in range(300)]
+        request_id = client.generate(job_id, prompts, sampling_params={"max_tokens": 1})
+        assert len(client.poll_request(job_id, request_id)["results"]) == 300
+    posts = [seen for seen in recorder.requests if seen.method == "POST"]
+    chunks = [wire.read_byte_chunk_metadata(seen.body) for seen in posts]
+    # Every POST of the frame is one request chunk of one group, none above the ceiling.
+    assert len(posts) > 1 and all(chunk is not None for chunk in chunks)
+    assert [chunk["chunk_idx"] for chunk in chunks] == list(range(len(posts)))
+    assert all(len(seen.body) <= 16 * 1024 for seen in posts)

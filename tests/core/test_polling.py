@@ -68,9 +68,13 @@ def test_backoff_then_done(dp_client: Any, dataplane: Any, no_sleep: Any) -> Non
 def test_backoff_is_capped(dataplane: Any, no_sleep: Any) -> None:
     server, service = dataplane
     client = CortexTrainingClient(
-        base_url=server.base_url, database="D", schema="S", poll_interval=1.0, poll_max_interval=1.5
+        base_url=server.base_url,
+        database="D",
+        schema="S",
+        poll_interval=1.0,
+        poll_max_interval=1.5,
+        sleep=no_sleep,
     )
-    client._sleep = no_sleep
     service.pages["r"] = [_page("pending")] * 4 + [_page("succeeded", result={})]
     client.poll_request("job", "r")
     assert no_sleep.calls == pytest.approx([1.0, 1.25, 1.5, 1.5])
@@ -221,7 +225,7 @@ def test_generate_results_become_lists(dp_client: Any, dataplane: Any) -> None:
     _, service = dataplane
     results = {"results": [{"token_ids": np.array([1, 2], dtype=np.int32), "text": "hi"}]}
     service.pages["g"] = [_page("done", result=_envelope(results))]
-    dp_client._requests.add("g", "generate")
+    dp_client._ctx.requests.add("g", "generate")
     assert dp_client.poll_request("job", "g") == {"results": [{"token_ids": [1, 2], "text": "hi"}]}
 
 
@@ -237,13 +241,13 @@ def test_bookkeeping_is_bounded_and_cleared() -> None:
 def test_poll_forgets_the_request(dp_client: Any, dataplane: Any) -> None:
     _, service = dataplane
     request_id = dp_client.step("job")
-    assert dp_client._requests.kind(request_id) is None
+    assert dp_client._ctx.requests.kind(request_id) is None
     fb = dp_client.forward_backward("job", wire.dumps({"x": 1}))
-    assert dp_client._requests.kind(fb) == "fwd-bwd"
+    assert dp_client._ctx.requests.kind(fb) == "fwd-bwd"
     service.pages[fb] = [_page("failed", error="nope")]
     with pytest.raises(RequestFailedError):
         dp_client.poll_request("job", fb)
-    assert dp_client._requests.kind(fb) is None
+    assert dp_client._ctx.requests.kind(fb) is None
 
 
 def test_get_request_status_query_and_event_decoding(dp_client: Any, dataplane: Any) -> None:

@@ -2,8 +2,9 @@
 
 The stand-in (tests/core/fake_snowflake) mimics the Connector's interface where ct touches it, so
 everything from the profile lookup to the `Authorization: Snowflake Token="..."` header, the
-one replay after an expired session (CFG-10) and the refused-PAT hint (CFG-23) runs for real
-against a local server that only accepts the session tokens the stand-in hands out.
+one replay after an expired session and the next steps for a refused access token runs for real
+against a local server that only accepts the session tokens the stand-in hands out. Where a test
+reads the headers a client sent, a recording relay sits between the client and that server.
 """
 
 from __future__ import annotations
@@ -63,39 +64,43 @@ def profile(ct_home: Path, session_server: Any, monkeypatch: pytest.MonkeyPatch)
     return "training"
 
 
-def _record_auth(client: CortexTrainingClient) -> list[str]:
-    """The Authorization header of every request the client sends (after its auth is applied)."""
-    seen: list[str] = []
-    client._transport.http.event_hooks["request"].append(
-        lambda request: seen.append(request.headers.get("authorization", ""))
-    )
-    return seen
+@pytest.fixture
+def recorded(profile: str, session_server: Any, relay: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A recording relay in front of the local server; the stand-in's sessions report the relay."""
+    server = relay(session_server.base_url)
+    monkeypatch.setenv("CT_FAKE_SNOWFLAKE_SERVER_URL", server.base_url)
+    return server
 
 
-def test_profile_client_signs_with_the_session_token(fake_connector: ModuleType, profile: str) -> None:
+def _authorizations(server: Any) -> list[str | None]:
+    """The Authorization header of every request that arrived at the relay."""
+    return [seen.header("Authorization") for seen in server.requests]
+
+
+def test_profile_client_signs_with_the_session_token(
+    fake_connector: ModuleType, profile: str, recorded: Any
+) -> None:
     fake_connector.SESSIONS[:] = [SESSION_1]
     with CortexTrainingClient.from_configs(connection=profile, max_retries=0) as client:
-        seen = _record_auth(client)
         assert client.database == DATABASE and client.schema == "PUBLIC"
         assert client.list_jobs() == []
-        assert seen == [f'Snowflake Token="{SESSION_1}"']
+        assert _authorizations(recorded) == [f'Snowflake Token="{SESSION_1}"']
         assert fake_connector.CALLS == [{"connection_name": "training"}]
         session = fake_connector.CONNECTIONS[0]
     assert session.is_closed()  # close() releases the Connector session the client owns
 
 
 def test_expired_session_is_renewed_once_and_the_request_replayed(
-    fake_connector: ModuleType, profile: str, session_server: Any
+    fake_connector: ModuleType, profile: str, session_server: Any, recorded: Any
 ) -> None:
     fake_connector.SESSIONS[:] = [SESSION_1, SESSION_2]
     session_server.set_faults({"path": "/cortex-training$", "method": "GET", "status": 401, "body": EXPIRED})
     try:
         with CortexTrainingClient.from_configs(connection=profile, max_retries=0) as client:
-            seen = _record_auth(client)
             assert client.list_jobs() == []
     finally:
         session_server.clear_faults()
-    assert seen == [f'Snowflake Token="{SESSION_1}"', f'Snowflake Token="{SESSION_2}"']
+    assert _authorizations(recorded) == [f'Snowflake Token="{SESSION_1}"', f'Snowflake Token="{SESSION_2}"']
     first, second = fake_connector.CONNECTIONS
     assert first.is_closed() and second.is_closed()
     assert len(fake_connector.CALLS) == 2
@@ -168,7 +173,7 @@ def test_other_connector_failures_pass_through(fake_connector: ModuleType, profi
         CortexTrainingClient.from_configs(connection=profile)
 
 
-# --- CFG-29: a Snowpark Session on the client's credentials ------------------------------------------
+# --- a Snowpark Session on the client's credentials ---------------------------------------------------
 
 
 def test_snowpark_session_from_a_profile_client(fake_connector: ModuleType, profile: str) -> None:

@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 
 from ct_core import CortexTrainingClient, SubJobConfig
-from ct_core.data import plane as _dataplane
 from ct_core.data.logs import LogsUnavailableError
 from ct_core.data.payloads import build_forward_backward_payload
 
@@ -91,17 +90,22 @@ def test_save_load_restores_the_next_step_loss(trainer: tuple[CortexTrainingClie
     assert after == pytest.approx(before, rel=1e-5)
 
 
-def test_multi_chunk_upload_gives_the_same_loss(
-    trainer: tuple[CortexTrainingClient, str], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_multi_chunk_upload_gives_the_same_loss(trainer: tuple[CortexTrainingClient, str]) -> None:
     client, job_id = trainer
     frame = _frame(max_length=200)
     whole = client.poll_request(job_id, client.forward_backward(job_id, frame))["avg_loss"]
     # Chunk frames keep 8 KiB for their own header: 10,000 bytes leaves ~1.8 KB of payload each.
-    monkeypatch.setattr(_dataplane, "MAX_REQUEST_CHUNK_BYTES", 10_000)
     assert len(frame) > 3 * 1808
-    chunked = client.poll_request(job_id, client.forward_backward(job_id, frame))["avg_loss"]
-    client.poll_request(job_id, client.step(job_id, learning_rate=0.0))
+    with CortexTrainingClient(
+        base_url=client.base_url,
+        database="E2E",
+        schema="PUBLIC",
+        poll_interval=0.02,
+        poll_max_interval=0.2,
+        max_request_chunk_bytes=10_000,
+    ) as small_chunks:
+        chunked = small_chunks.poll_request(job_id, small_chunks.forward_backward(job_id, frame))["avg_loss"]
+        small_chunks.poll_request(job_id, small_chunks.step(job_id, learning_rate=0.0))
     assert chunked == pytest.approx(whole, rel=1e-6)
 
 
@@ -136,7 +140,7 @@ def test_logs_of_an_ended_job_point_to_download_log(module_local_server_factory:
         for _ in range(200):
             if client.get_job(job_id)["status"] in ("cancelled", "terminated"):
                 client.tail_logs(job_id)
-            client._sleep(0.02)
+            client.sleep(0.02)
     client.close()
 
 

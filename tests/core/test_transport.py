@@ -15,11 +15,9 @@ JOB_BODY = {"sub_job_configs": [{"job_type": "sampling", "model_name": "m", "inf
 
 
 def make_client(server, sleep, **kwargs) -> CortexTrainingClient:
-    client = CortexTrainingClient(
-        base_url=kwargs.pop("base_url", server.base_url), database="DB", schema="S", **kwargs
+    return CortexTrainingClient(
+        base_url=kwargs.pop("base_url", server.base_url), database="DB", schema="S", sleep=sleep, **kwargs
     )
-    client._transport.sleep = sleep
-    return client
 
 
 # --- statuses ------------------------------------------------------------------------------------
@@ -165,9 +163,8 @@ def test_create_job_not_retried_after_read_timeout(misbehaving_server, no_sleep,
 
 def test_create_job_retried_when_connection_refused(closed_port, no_sleep):
     client = CortexTrainingClient(
-        base_url=f"http://127.0.0.1:{closed_port}", database="D", schema="S", max_retries=2
+        base_url=f"http://127.0.0.1:{closed_port}", database="D", schema="S", max_retries=2, sleep=no_sleep
     )
-    client._transport.sleep = no_sleep
     with client, pytest.raises(errors.CTConnectionError) as caught:
         client.create_job_from_body(JOB_BODY)
     assert caught.value.never_sent
@@ -275,15 +272,24 @@ def test_request_id_debug_log(misbehaving_server, no_sleep, act, caplog):
     )
 
 
-def test_pat_headers_and_host_rewrite():
+def test_pat_host_is_rewritten_for_rest_calls():
     client = CortexTrainingClient.from_pat(
         host="https://myorg-my_acct.snowflakecomputing.com/", pat="p", database="D", schema="S"
     )
     with client:
         assert client.base_url == "https://myorg-my-acct.snowflakecomputing.com"
-        headers = client._transport.http.headers
-        assert headers["Authorization"] == "Bearer p"
-        assert headers["X-Snowflake-Authorization-Token-Type"] == "PROGRAMMATIC_ACCESS_TOKEN"
+
+
+def test_pat_client_sends_the_token_and_its_type(tls_server, act):
+    server, _ = tls_server
+    server.script(act(200, {"jobs": []}))
+    host = server.base_url.removeprefix("https://")
+    with CortexTrainingClient.from_pat(host=host, pat="p", database="D", schema="S", verify_ssl=False) as c:
+        assert c.list_jobs() == []
+    # What arrived at the server, not what the client meant to send.
+    headers = {key.lower(): value for key, value in server.requests[0].headers.items()}
+    assert headers["authorization"] == "Bearer p"
+    assert headers["x-snowflake-authorization-token-type"] == "PROGRAMMATIC_ACCESS_TOKEN"
 
 
 @pytest.mark.parametrize(

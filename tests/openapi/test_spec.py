@@ -36,6 +36,9 @@ OPERATIONS: dict[str, tuple[str, str, str]] = {
     "listAccountJobs": ("get", "/api/v2/{endpoint}", "account"),
     "listModels": ("get", "/api/v2/cortex-training/models", "account"),
     "executeStatement": ("post", "/api/v2/statements", "account"),
+    "getStatementStatus": ("get", "/api/v2/statements/{statement_handle}", "account"),
+    "listLocalArtifacts": ("get", "/_artifacts/{experiment_name}/{run_name}", "local"),
+    "getLocalArtifact": ("get", "/_artifacts/{experiment_name}/{run_name}/{artifact_path}", "local"),
     "createChatCompletion": ("post", PREFIX + "/inference/v1/chat/completions", "inference"),
     "listDeploymentModels": ("get", PREFIX + "/inference/v1/models", "inference"),
 }

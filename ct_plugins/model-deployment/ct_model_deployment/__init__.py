@@ -1,4 +1,4 @@
-"""ct plugin `model-deployment`: ephemeral OpenAI-compatible endpoints (rest-api §14, DEP-01..17).
+"""ct plugin `model-deployment`: ephemeral OpenAI-compatible endpoints (docs/model-deployments.md).
 
 `spec` checks a deployment spec and turns it into a create-job body, `records` reads a job back as
 deployment metadata, `sdk` holds the client-side methods (`ModelDeployments`, reachable as

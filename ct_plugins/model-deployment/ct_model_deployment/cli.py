@@ -1,6 +1,6 @@
-"""`ct model-deployment ...`: the CLI over the deployment SDK methods (rest-api §14, CLI-23, DEP-10/16).
+"""`ct model-deployment ...`: the CLI over the deployment SDK methods (docs/model-deployments.md).
 
-create, create --wait and wait print the short summary of §14.4; list prints deployment and status
+create, create --wait and wait print the short summary (`records.summary`); list prints deployment and status
 per deployment; describe prints everything. A failed, terminated or dropped deployment, or a wait
 that runs out of time, prints the last summary and fails with exit 1; Ctrl+C while waiting leaves
 the deployment running, says so, and exits 130. `chat` calls the endpoint itself, as any
@@ -21,7 +21,7 @@ app = App(name="model-deployment", help="Create, watch, call and drop OpenAI-com
 
 #: How many tokens `chat` asks for when --max-completion-tokens is not given.
 DEFAULT_CHAT_TOKENS = 64
-#: The SSE line prefix and end marker of a streamed chat completion (§14.8).
+#: The SSE line prefix and end marker of a streamed chat completion (operation createChatCompletion).
 SSE_DONE = "[DONE]"
 
 
@@ -53,7 +53,7 @@ def _wait_and_print(deployments: Any, deployment: str, timeout: float | None, *,
             output.progress(announce)
         record = deployments.wait(deployment, timeout=timeout)
     except KeyboardInterrupt:
-        # Leaving is not dropping: the deployment keeps its GPUs until someone drops it (DEP-16).
+        # Leaving is not dropping: the deployment keeps its GPUs until someone drops it.
         output.error(
             f"interrupted; {deployment} is still running ... (drop it with ct model-deployment drop)"
         )

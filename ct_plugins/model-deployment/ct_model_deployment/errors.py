@@ -1,4 +1,4 @@
-"""Errors raised by the deployment methods, and the §14.7 rewrite of HTTP errors.
+"""Errors raised by the deployment methods, and the rewrite of HTTP errors in deployment terms.
 
 A deployment is a job underneath, but its users never see the job: every HTTP error from a
 deployment method is re-raised with the deployment id in place of the backing job and sub-job ids,
@@ -15,11 +15,11 @@ from ct_core.constants import JOB_NOT_FOUND_CODE
 
 
 class ModelDeploymentError(core_errors.APIError):
-    """An HTTP error of a deployment method, worded for the deployment (§14.7)."""
+    """An HTTP error of a deployment method, worded for the deployment."""
 
 
 class ModelDeploymentNotFound(ModelDeploymentError):
-    """The server's job-not-found answer for a deployment lookup (final at once, DEP-13)."""
+    """The server's job-not-found answer for a deployment lookup (final at once, no grace)."""
 
     hint = (
         "check the deployment id (sf-ct-...), database and schema; a deployment is visible only to "
@@ -28,11 +28,11 @@ class ModelDeploymentNotFound(ModelDeploymentError):
 
 
 class MalformedDeploymentRecord(core_errors.CTError, ValueError):
-    """A job that claims to be a deployment but whose counts cannot be right (§14.4)."""
+    """A job that claims to be a deployment but whose counts cannot be right."""
 
 
 class ModelDeploymentWaitError(core_errors.ModelDeploymentWaitError):
-    """The deployment failed, was terminated or dropped while being waited for (DEP-08)."""
+    """The deployment failed, was terminated or dropped while being waited for."""
 
     def __init__(self, message: str, *, deployment: dict[str, Any]) -> None:
         super().__init__(message)
@@ -40,7 +40,7 @@ class ModelDeploymentWaitError(core_errors.ModelDeploymentWaitError):
 
 
 class ModelDeploymentWaitTimeout(core_errors.CTError, TimeoutError):
-    """The wait ran out of time; the deployment keeps running and holding GPUs (DEP-08)."""
+    """The wait ran out of time; the deployment keeps running and holding GPUs."""
 
     def __init__(self, message: str, *, deployment: dict[str, Any]) -> None:
         super().__init__(message)
@@ -67,7 +67,7 @@ def rewrite_api_error(
     database: str,
     schema: str,
 ) -> ModelDeploymentError:
-    """The §14.7 form of an HTTP error raised while serving a deployment method."""
+    """The deployment-worded form of an HTTP error raised while serving a deployment method."""
     kwargs: dict[str, Any] = {
         "response": error.response,
         "status_code": error.status_code,
@@ -99,7 +99,7 @@ def rewrite_connection_error(
     """A connection or timeout failure of a deployment method, without the request URL or backing id.
 
     The class is kept (a timeout stays a CTTimeoutError, a certificate failure a TLSVerificationError),
-    so callers that tell them apart still can; only the wording changes, as for HTTP errors (§14.7).
+    so callers that tell them apart still can; only the wording changes, as for HTTP errors.
     """
     text = str(error)
     if error.url:

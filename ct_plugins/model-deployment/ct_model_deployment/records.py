@@ -1,4 +1,4 @@
-"""Reading a job back as a deployment: the status table (§14.3) and the metadata (§14.4, DEP-06/07/09).
+"""Reading a job back as a deployment: the status table and the metadata (docs/model-deployments.md).
 
 Records are reported as the server stored them: unknown models and GPU shapes still list, and a
 missing value is shown as null rather than guessed. Only a record whose numbers contradict each
@@ -12,7 +12,7 @@ from typing import Any
 from ct_model_deployment.errors import MalformedDeploymentRecord, replace_backing_ids
 from ct_model_deployment.spec import DEPLOYMENT_CLASS, deployment_id_of
 
-#: Job status -> deployment status (§14.3); anything else is the job status upper-cased.
+#: Job status -> deployment status; anything else is the job status upper-cased.
 STATUS_BY_JOB_STATUS = {
     "pending": "PENDING",
     "placing": "INITIALIZING",
@@ -143,5 +143,5 @@ def _reason_fields(job: dict[str, Any], status: str, job_id: str, deployment: st
 
 
 def summary(record: dict[str, Any]) -> dict[str, Any]:
-    """What create, create --wait and wait print (§14.4)."""
+    """What create, create --wait and wait print."""
     return {key: record[key] for key in ("deployment", "status", "base_url", "failure") if key in record}

@@ -1,8 +1,8 @@
-"""The deployment methods of the SDK (rest-api §14, DEP-01..13, DEP-15).
+"""The deployment methods of the SDK (docs/model-deployments.md).
 
 `model_deployments(client)` (or `ModelDeployments(client)`) wraps a `CortexTrainingClient`; the
 methods reuse the job endpoints through the client's transport, so retries, auth and TLS are the
-client's. Every HTTP error leaves here in the §14.7 form, naming the deployment and never the job.
+client's. Every HTTP error leaves here reworded, naming the deployment and never the job.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any
 
 from ct_core.control.polling import PollSchedule
 from ct_core.errors import APIError, CTConnectionError, ValidationError
+from ct_core.fs import atomic_replace
 from ct_core.http import retry as _retry
 from ct_model_deployment import records
 from ct_model_deployment.errors import (
@@ -34,19 +35,20 @@ from ct_model_deployment.errors import (
 )
 from ct_model_deployment.spec import check_spec, create_body, deployment_id_of, job_id_of
 
-#: The path below a schema's prefix where its deployments answer OpenAI-style calls (§14.1, §14.8).
+#: The path below a schema's prefix where its deployments answer OpenAI-style calls
+#: (createChatCompletion, listDeploymentModels).
 INFERENCE_PATH = "/inference/v1"
-#: Log kinds a deployment offers (§14.6): the service's execution logs, or the saved console.
+#: Log kinds a deployment offers: the service's execution logs, or the saved console.
 LOG_TYPES = ("execution", "stdout")
-#: Every downloaded file is readable by its owner only (§14.6).
+#: Every downloaded file is readable by its owner only.
 FILE_MODE = 0o600
-#: The status of the server's refusal to cancel a failed or terminated job (§5.5).
+#: The status of the server's refusal to cancel a failed or terminated job (cancelJob).
 CONFLICT_STATUS = 409
 
 
-#: Loggers whose lines may name the backing job while a deployment method runs: the request log
-#: (TRN-12), retry notes and the download notices. Each gets the filter below, because a logger's
-#: filter does not see records that only propagate through it (§14.7, DEP-15).
+#: Loggers whose lines may name the backing job while a deployment method runs: the request log,
+#: retry notes and the download notices. Each gets the filter below, because a logger's
+#: filter does not see records that only propagate through it.
 NAMED_LOGGERS = ("ct_core.transport", "ct_core.retry", "ct_core.downloads", "cortex_training")
 #: (backing job id, deployment id) of the deployment method running in this context, if any.
 _NAMING: contextvars.ContextVar[tuple[str, str] | None] = contextvars.ContextVar(
@@ -55,7 +57,7 @@ _NAMING: contextvars.ContextVar[tuple[str, str] | None] = contextvars.ContextVar
 
 
 class _DeploymentNaming(logging.Filter):
-    """Rewrites request log lines so they carry the deployment id, never the backing job id (§14.7)."""
+    """Rewrites request log lines so they carry the deployment id, never the backing job id."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         naming = _NAMING.get()
@@ -121,7 +123,7 @@ class ModelDeployments:
             _NAMING.reset(token)
 
     def _read_job(self, job_id: str) -> dict[str, Any]:
-        # No grace for a job created moments ago: a deployment lookup takes 517601 as final (DEP-13).
+        # No grace for a job created moments ago: a deployment lookup takes 517601 as final.
         answer = self.client.request("getJob", params={"job_id": job_id}, predicate=_retry.general()).json()
         return answer if isinstance(answer, dict) else {}
 
@@ -134,7 +136,7 @@ class ModelDeployments:
         return job_id, job
 
     def base_url(self, deployment: str | None = None) -> str:
-        """`<prefix>/inference/v1` of this client's schema: the OpenAI base URL (DEP-12)."""
+        """`<prefix>/inference/v1` of this client's schema: the OpenAI base URL."""
         if deployment is not None:
             job_id_of(deployment)
         # The OpenAI-compatible routes of the spec share one base: the models listing sits right under it.
@@ -161,8 +163,8 @@ class ModelDeployments:
             answer = self.client.create_job_from_body(create_body(checked, model))
         job_id = str(answer.get("job_id", ""))
         deployment = deployment_id_of(job_id)
-        # The first read of a job just created keeps the service's grace for a 517601 (§3.5): the
-        # new job may take a moment to show up. Later lookups take that answer as final (DEP-13).
+        # The first read of a job just created keeps the service's grace for a 517601: the
+        # new job may take a moment to show up. Later lookups take that answer as final.
         with self.errors_named(deployment, job_id):
             job = self.client.get_job(job_id)
         return self._metadata(job)
@@ -191,7 +193,7 @@ class ModelDeployments:
         return [record for record in found if wanted is None or record["status"] in wanted]
 
     def wait(self, deployment: str, timeout: float | None = None) -> dict[str, Any]:
-        """Poll until READY and return the metadata (DEP-08); nothing is ever dropped here."""
+        """Poll until READY and return the metadata; nothing is ever dropped here."""
         job_id_of(deployment)
         limit = self.client.poll_timeout if timeout is None else timeout
         if limit <= 0:
@@ -211,7 +213,7 @@ class ModelDeployments:
                 return record
             if status in records.FAILURE_STATUSES:
                 failure = record.get("failure") or {}
-                # Code and message both, as describe shows them (§14.3): the code alone rarely says
+                # Code and message both, as describe shows them: the code alone rarely says
                 # what to fix.
                 said = f": {failure['message']}" if failure.get("message") else ""
                 raise ModelDeploymentWaitError(
@@ -233,7 +235,7 @@ class ModelDeployments:
             schedule.wait()
 
     def drop(self, deployment: str) -> dict[str, Any]:
-        """Drop a deployment; idempotent (DEP-11). Returns {deployment, dropped, status}."""
+        """Drop a deployment; idempotent (a gone one is dropped). Returns {deployment, dropped, status}."""
         try:
             job_id, job = self._lookup(deployment)
         except ModelDeploymentNotFound:
@@ -270,7 +272,7 @@ class ModelDeployments:
         dropped = cancelled or status in records.DROP_STATUSES
         return {"deployment": deployment, "dropped": dropped, "status": status}
 
-    # --- logs and metrics (§14.6, DEP-14) ------------------------------------------------------
+    # --- logs and metrics ---------------------------------------------------------------------
 
     def download_logs(
         self, deployment: str, output_dir: str | os.PathLike[str], log_type: str = "execution"
@@ -306,7 +308,8 @@ class ModelDeployments:
                     continue
                 dest = target / str(entry["filename"])
                 os.chmod(saved, FILE_MODE)
-                os.replace(saved, dest)
+                # The downloads already wrote the file whole; lifting it out is one rename.
+                atomic_replace(saved, dest, durable=False)
                 result: dict[str, Any] = {"filename": entry["filename"], "saved_path": str(dest)}
                 if counted:
                     result["chunk_count"] = entry.get("chunk_count", 0)
@@ -315,7 +318,7 @@ class ModelDeployments:
         finally:
             shutil.rmtree(staging, ignore_errors=True)
 
-    # The method names of the reference documentation (DEP-01), for code written against it.
+    # The method names of the reference documentation, for code written against it.
     create_model_deployment = create
     describe_model_deployment = describe
     get_model_deployment = describe

@@ -1,4 +1,4 @@
-"""Deployment specs: the client-side checks of rest-api §14.2 (DEP-03) and the create body (DEP-04).
+"""Deployment specs: the client-side checks of a spec and the create-job body it becomes.
 
 A spec is one JSON object with exactly `deployment`, `source` and `inference`. Only the rules below
 are checked here; which models can be deployed, and on how many GPUs, is the server's call, so a new
@@ -13,29 +13,29 @@ from typing import Any, TypeGuard
 
 from ct_core.errors import ValidationError
 
-#: The top-level objects of a spec and the keys each may hold (§14.2).
+#: The top-level objects of a spec and the keys each may hold.
 SPEC_KEYS = ("deployment", "source", "inference")
 DEPLOYMENT_KEYS = ("class", "min_replicas", "gpus_per_replica", "gpu_type")
 INFERENCE_KEYS = ("max_seq_len",)
 SOURCE_KEYS = {"base_model": ("type", "model"), "checkpoint": ("type", "job_id", "checkpoint_id")}
 
-#: The only deployment class served today (§14.2).
+#: The only deployment class served today.
 DEPLOYMENT_CLASS = "EVALUATION"
-#: GPU types a deployment may ask for, matched without regard to case (§14.2).
+#: GPU types a deployment may ask for, matched without regard to case.
 GPU_TYPES = ("H200", "B200", "B300")
-#: Allowed tensor-parallel widths of one replica (§14.2).
+#: Allowed tensor-parallel widths of one replica.
 GPUS_PER_REPLICA = (1, 2, 4, 8)
-#: GPUs of one node: a deployment fits inside one, or spans whole nodes (§14.2).
+#: GPUs of one node: a deployment fits inside one, or spans whole nodes.
 NODE_GPUS = 8
 
-#: A deployment id today: the prefix plus the backing job's canonical lower-case UUID (§14.1).
+#: A deployment id today: the prefix plus the backing job's canonical lower-case UUID.
 DEPLOYMENT_PREFIX = "sf-ct-"
 _DEPLOYMENT_ID_RE = re.compile(r"sf-ct-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})")
 BAD_DEPLOYMENT_ID = "deployment must currently be an sf-ct-<UUID> ID"
 
 
 def job_id_of(deployment: Any) -> str:
-    """The backing job id of a deployment id; anything but exactly sf-ct-<UUID> is refused (DEP-02).
+    """The backing job id of a deployment id; anything but exactly sf-ct-<UUID> is refused.
 
     Names may later be accepted in the same place, which is why this is a parser and not a strip.
     """
@@ -132,7 +132,7 @@ def _source_problems(source: Any) -> list[str]:
 
 
 def create_body(spec: dict[str, Any], model_name: str) -> dict[str, Any]:
-    """The POST / body for a checked spec (§14.2); `model_name` is the source's model."""
+    """The POST / body for a checked spec (operation createJob); `model_name` is the source's model."""
     deployment, source, inference = spec["deployment"], spec["source"], spec["inference"]
     replicas, gpus = deployment["min_replicas"], deployment["gpus_per_replica"]
     max_seq_len = inference["max_seq_len"]
@@ -152,5 +152,5 @@ def create_body(spec: dict[str, Any], model_name: str) -> dict[str, Any]:
             "source_job_id": source["job_id"],
             "checkpoint_id": source["checkpoint_id"],
         }
-    # A deployment is never reclaimed for idleness: it is dropped explicitly (§14.2).
+    # A deployment is never reclaimed for idleness: it is dropped explicitly.
     return {"idle_timeout_seconds": 0, "hardware": deployment["gpu_type"], "sub_job_configs": [sub_job]}

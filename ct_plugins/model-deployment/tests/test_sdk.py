@@ -31,6 +31,23 @@ class Counter:
     def __call__(self, request: httpx.Request) -> None:
         self.paths.append(f"{request.method} {request.url.path}")
 
+    def attach(self, client: CortexTrainingClient, monkeypatch: pytest.MonkeyPatch) -> Counter:
+        """Count every request `client` sends from now on, at its connection pool (undone after the test)."""
+        pool = client._transport._shared.pool
+        send, stream = pool.send, pool.stream
+
+        def counted_send(method: str, target: str, *rest: Any) -> Any:
+            self.paths.append(f"{method} {target.partition('?')[0]}")
+            return send(method, target, *rest)
+
+        def counted_stream(method: str, target: str, *rest: Any) -> Any:
+            self.paths.append(f"{method} {target.partition('?')[0]}")
+            return stream(method, target, *rest)
+
+        monkeypatch.setattr(pool, "send", counted_send)
+        monkeypatch.setattr(pool, "stream", counted_stream)
+        return self
+
 
 def make_client(server: Any, schema: str = SCHEMA, **kwargs: Any) -> CortexTrainingClient:
     return CortexTrainingClient(
@@ -297,13 +314,13 @@ def test_reachable_from_the_client_and_logs_name_the_deployment(
 
 
 def test_drop_sends_no_cancel_while_dropping_and_raises_other_404s(
-    lingering_cancel_server: Any, spec: dict[str, Any]
+    lingering_cancel_server: Any, spec: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The job must still be cancelling when drop reads it, so this server never ends a cancel.
     server = lingering_cancel_server
-    with make_client(server) as client:
-        counter = Counter()
-        client._transport.http.event_hooks["request"].append(counter)
+    # No waits between retries: the faulted drop below is retried at once.
+    with make_client(server, sleep=lambda _seconds: None) as client:
+        counter = Counter().attach(client, monkeypatch)
         deployments = model_deployments(client)
         deployment = deployments.create(spec)["deployment"]
         job_id = deployment.removeprefix("sf-ct-")
@@ -316,7 +333,6 @@ def test_drop_sends_no_cancel_while_dropping_and_raises_other_404s(
         }
         assert not [path for path in counter.paths if path.startswith("POST")]
         # Only the job-not-found code means "already gone"; any other 404 may hide a running deployment.
-        client._transport.sleep = lambda _seconds: None
         server.set_faults(
             {
                 "path": f"/{job_id}$",

@@ -46,9 +46,10 @@ from .job_record import JobRecord
 from .job_type import JobType
 from .job_type_breakdown import JobTypeBreakdown
 from .job_type_group import JobTypeGroup
-from .list_local_artifacts_response_200 import ListLocalArtifactsResponse200
 from .load_request import LoadRequest
 from .load_result import LoadResult
+from .local_artifact_file import LocalArtifactFile
+from .local_artifact_listing import LocalArtifactListing
 from .metrics import Metrics
 from .micro_batch_spec import MicroBatchSpec
 from .model_info import ModelInfo
@@ -144,9 +145,10 @@ __all__ = (
     "JobType",
     "JobTypeBreakdown",
     "JobTypeGroup",
-    "ListLocalArtifactsResponse200",
     "LoadRequest",
     "LoadResult",
+    "LocalArtifactFile",
+    "LocalArtifactListing",
     "Metrics",
     "MicroBatchSpec",
     "ModelInfo",

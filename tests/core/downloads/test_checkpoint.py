@@ -309,3 +309,37 @@ def test_fsync_only_when_durable(link_server: Any, tmp_path, monkeypatch, durabl
     assert (tmp_path / "w.bin").read_bytes() == b"x" * 5000
     # The file before its rename, then its folder after it.
     assert len(synced) == (2 if durable else 0)
+
+
+def test_checkpoint_links_back_off_from_a_fifth_of_a_second_to_five_without_jitter() -> None:
+    from ct_core.http.retry import CHECKPOINT_LINKS
+
+    assert [CHECKPOINT_LINKS.wait_before(n) for n in range(1, 7)] == [0.2, 0.4, 0.8, 1.6, 3.2, 5.0]
+    assert CHECKPOINT_LINKS.max_retries == 5
+
+
+def test_transient_link_failures_wait_between_attempts_and_give_up_after_five_retries(
+    link_server: Any, tmp_path
+) -> None:
+    link_server.blobs["w.bin"] = b"0123456789"
+    waits: list[float] = []
+    attempts: list[int] = []
+
+    class _Busy:
+        """A link client whose every GET answers 503."""
+
+        def get(self, url: str, headers: Any) -> Any:
+            import contextlib
+
+            attempts.append(1)
+            return contextlib.nullcontext(type("R", (), {"status_code": 503, "headers": {}})())
+
+        def close(self) -> None:
+            return None
+
+    busy: Any = _Busy()
+    downloader = CheckpointDownloader(link_server.export, tmp_path, sleep=waits.append, links=busy)
+    with pytest.raises(CheckpointDownloadError, match="kept failing"):
+        downloader.run()
+    assert len(attempts) == 6
+    assert waits == [0.2, 0.4, 0.8, 1.6, 3.2]

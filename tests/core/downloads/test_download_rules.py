@@ -157,7 +157,10 @@ class _Client:
     """The parts of a client warm_artifact_session reads."""
 
     database, schema = "DB", "SCHEMA"
-    _experiment_runs: Any = None
+
+    def __init__(self) -> None:
+        # Its own download state (root memory and kept sessions), as a client family has.
+        self.download_state = logs.SharedDownloadState()
 
 
 def test_warm_artifact_session_logs_in_once_while_sessions_are_kept(
@@ -166,7 +169,6 @@ def test_warm_artifact_session_logs_in_once_while_sessions_are_kept(
     from ct_core.downloads.snowflake_store import SnowflakeArtifactStore
 
     client = _Client()
-    client._experiment_runs = _Client()  # any weak-referencable key: its own download state
     pool = logs.shared_state(client).sessions
     logins: list[Any] = []
     fail = {"now": False}
@@ -231,3 +233,42 @@ def test_late_chunk_window_is_two_minutes_after_the_end_on_the_server_clock() ->
     assert logs._late_chunk_warning(ended, inside, "metrics", SUB) is not None
     assert logs._late_chunk_warning(ended, after, "metrics", SUB) is None
     assert "resume=True" in str(logs._late_chunk_warning({"status": "running"}, after, "stdout", SUB))
+
+
+# --- the artifact retry policy -----------------------------------------------------------------------
+
+
+def test_artifact_transfers_back_off_from_a_quarter_second_to_eight_with_up_to_half_off() -> None:
+    from ct_core.http.retry import run_with_retries
+
+    for retry_number, base in ((1, 0.25), (2, 0.5), (3, 1.0), (6, 8.0), (9, 8.0)):
+        for _ in range(50):
+            assert base / 2 <= ARTIFACT_TRANSFERS.wait_before(retry_number) <= base
+    waits: list[float] = []
+    attempts: list[int] = []
+
+    def always_reset() -> None:
+        attempts.append(1)
+        raise ConnectionResetError("connection reset")
+
+    with pytest.raises(ConnectionResetError):
+        run_with_retries(
+            always_reset, predicate=lambda e: True, policy=ARTIFACT_TRANSFERS, sleep=waits.append
+        )
+    # Four retries after the first attempt.
+    assert len(attempts) == 5 and len(waits) == 4
+
+
+def test_artifact_rule_retries_408_and_every_5xx_but_not_other_client_errors() -> None:
+    from ct_core.errors import APIError, ArtifactMissing, ArtifactUnavailable, TLSVerificationError
+    from ct_core.http.retry import artifact_retryable, is_transient
+
+    for status in (408, 409, 429, 500, 501, 503, 599):
+        assert artifact_retryable(APIError("x", status_code=status)), status
+    for status in (400, 401, 403, 404, 410):
+        assert not artifact_retryable(APIError("x", status_code=status)), status
+    # The general rule keeps 408 final; the artifact rule does not.
+    assert not is_transient(APIError("x", status_code=408))
+    assert artifact_retryable(ArtifactUnavailable("busy")) and not artifact_retryable(ArtifactMissing("gone"))
+    assert artifact_retryable(TimeoutError()) and artifact_retryable(TLSVerificationError("cert"))
+    assert not artifact_retryable(ValueError("bad"))

@@ -6,7 +6,7 @@ import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
-from ...models.list_local_artifacts_response_200 import ListLocalArtifactsResponse200
+from ...models.local_artifact_listing import LocalArtifactListing
 from ...types import UNSET, Response, Unset
 
 
@@ -37,9 +37,9 @@ def _get_kwargs(
 
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Any | ListLocalArtifactsResponse200 | None:
+) -> Any | LocalArtifactListing | None:
     if response.status_code == 200:
-        response_200 = ListLocalArtifactsResponse200.from_dict(response.json())
+        response_200 = LocalArtifactListing.from_dict(response.json())
 
         return response_200
 
@@ -59,7 +59,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[Any | ListLocalArtifactsResponse200]:
+) -> Response[Any | LocalArtifactListing]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -74,11 +74,11 @@ def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
     prefix: str | Unset = UNSET,
-) -> Response[Any | ListLocalArtifactsResponse200]:
+) -> Response[Any | LocalArtifactListing]:
     """The artifact files of an experiment run kept by the embedded local server.
 
      ct_local only: the stand-in for the experiment stage that a Snowflake account lists with the
-    Connector. Answers `{"files": [{"name", "size", "md5"}]}` for names under `prefix`.
+    Connector. Answers the files whose names start with `prefix`.
 
     Args:
         experiment_name (str):
@@ -90,7 +90,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Any | ListLocalArtifactsResponse200]
+        Response[Any | LocalArtifactListing]
     """
 
     kwargs = _get_kwargs(
@@ -112,11 +112,11 @@ def sync(
     *,
     client: AuthenticatedClient | Client,
     prefix: str | Unset = UNSET,
-) -> Any | ListLocalArtifactsResponse200 | None:
+) -> Any | LocalArtifactListing | None:
     """The artifact files of an experiment run kept by the embedded local server.
 
      ct_local only: the stand-in for the experiment stage that a Snowflake account lists with the
-    Connector. Answers `{"files": [{"name", "size", "md5"}]}` for names under `prefix`.
+    Connector. Answers the files whose names start with `prefix`.
 
     Args:
         experiment_name (str):
@@ -128,7 +128,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Any | ListLocalArtifactsResponse200
+        Any | LocalArtifactListing
     """
 
     return sync_detailed(
@@ -145,11 +145,11 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
     prefix: str | Unset = UNSET,
-) -> Response[Any | ListLocalArtifactsResponse200]:
+) -> Response[Any | LocalArtifactListing]:
     """The artifact files of an experiment run kept by the embedded local server.
 
      ct_local only: the stand-in for the experiment stage that a Snowflake account lists with the
-    Connector. Answers `{"files": [{"name", "size", "md5"}]}` for names under `prefix`.
+    Connector. Answers the files whose names start with `prefix`.
 
     Args:
         experiment_name (str):
@@ -161,7 +161,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Any | ListLocalArtifactsResponse200]
+        Response[Any | LocalArtifactListing]
     """
 
     kwargs = _get_kwargs(
@@ -181,11 +181,11 @@ async def asyncio(
     *,
     client: AuthenticatedClient | Client,
     prefix: str | Unset = UNSET,
-) -> Any | ListLocalArtifactsResponse200 | None:
+) -> Any | LocalArtifactListing | None:
     """The artifact files of an experiment run kept by the embedded local server.
 
      ct_local only: the stand-in for the experiment stage that a Snowflake account lists with the
-    Connector. Answers `{"files": [{"name", "size", "md5"}]}` for names under `prefix`.
+    Connector. Answers the files whose names start with `prefix`.
 
     Args:
         experiment_name (str):
@@ -197,7 +197,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Any | ListLocalArtifactsResponse200
+        Any | LocalArtifactListing
     """
 
     return (

@@ -1,8 +1,9 @@
-"""The transport's direct road for hot data-plane calls, over real sockets (no httpx mocks).
+"""The one request path of a client, seen from the server, over real sockets (no mocks).
 
-Step, save, load, operations, request polls and chunk uploads skip httpx's request building; these
-tests check they still send what httpx would have sent and get the same policy: retries, timeouts,
-TLS checks, error mapping and the request-id debug log.
+Step, save, load, operations, request polls and chunk uploads go over the client's own connection
+pool, like every other call, whichever way the client signs and whether or not a proxy sits between.
+These tests check what arrives (method, path, query, headers, body) and that the policy holds: retries,
+timeouts, TLS checks, error mapping and the request-id debug log.
 """
 
 from __future__ import annotations
@@ -21,14 +22,12 @@ PREFIX = "/api/v2/databases/DB/schemas/S/cortex-training"
 
 
 def make_client(server, sleep, **kwargs) -> CortexTrainingClient:
-    client = CortexTrainingClient(
-        base_url=kwargs.pop("base_url", server.base_url), database="DB", schema="S", **kwargs
+    return CortexTrainingClient(
+        base_url=kwargs.pop("base_url", server.base_url), database="DB", schema="S", sleep=sleep, **kwargs
     )
-    client._transport.sleep = sleep
-    return client
 
 
-def test_step_and_poll_send_what_httpx_would(misbehaving_server, no_sleep, act):
+def test_step_and_poll_send_method_path_headers_and_body(misbehaving_server, no_sleep, act):
     misbehaving_server.script(
         act(200, {"request_id": "r1"}),
         act(200, {"request_id": "r1", "status": "REQUEST_STATE_DONE", "result": {"global_steps": 3}}),
@@ -41,7 +40,7 @@ def test_step_and_poll_send_what_httpx_would(misbehaving_server, no_sleep, act):
     assert json.loads(post.body) == {"learning_rate": 0.5}
     assert post.headers["Content-Type"] == "application/json"
     assert post.headers["X-Extra"] == "yes" and post.headers["User-Agent"]
-    # httpcore does not decode compressed answers, so the direct road never asks for them.
+    # The pool does not decode compressed answers, so no request asks for them.
     assert "gzip" not in post.headers.get("Accept-Encoding", "")
     assert post.headers["Host"] == misbehaving_server.base_url.removeprefix("http://")
     assert (get.method, get.path) == ("GET", f"{PREFIX}/job%2F1/requests/r1")
@@ -57,7 +56,7 @@ def test_base_url_path_and_query_string(misbehaving_server, no_sleep, act):
     assert seen.path == f"/gateway{PREFIX}/j/requests/r%201?max_events=5&cursor=a%20b%2Fc"
 
 
-def test_auth_header_travels_on_the_direct_road(misbehaving_server, no_sleep, act):
+def test_fixed_authorization_header_is_sent_with_a_save(misbehaving_server, no_sleep, act):
     misbehaving_server.script(act(200, {"request_id": "s"}))
     with make_client(misbehaving_server, no_sleep, headers={"Authorization": "Bearer tok"}) as client:
         assert client.save("j", checkpoint_type="Weights-Only") == "s"
@@ -106,16 +105,19 @@ def test_step_read_timeout_is_raised_not_replayed(misbehaving_server, no_sleep, 
 def test_refused_connection_is_a_connection_error(closed_port, no_sleep):
     with (
         CortexTrainingClient(
-            base_url=f"http://127.0.0.1:{closed_port}", database="DB", schema="S", max_retries=1
+            base_url=f"http://127.0.0.1:{closed_port}",
+            database="DB",
+            schema="S",
+            max_retries=1,
+            sleep=no_sleep,
         ) as client,
         pytest.raises(errors.CTConnectionError) as caught,
     ):
-        client._transport.sleep = no_sleep
         client.poll_request("j", "r")
     assert caught.value.never_sent and len(no_sleep.calls) == 1
 
 
-def test_tls_is_verified_on_the_direct_road(tls_server, no_sleep, act):
+def test_tls_is_verified_for_a_step(tls_server, no_sleep, act):
     server, cert = tls_server
     with make_client(server, no_sleep) as client, pytest.raises(errors.TLSVerificationError):
         client.step("j")
@@ -158,7 +160,7 @@ def test_borrowed_transport_uses_its_own_database(misbehaving_server, no_sleep, 
     ]
 
 
-def test_refused_pat_gets_its_hint_on_the_direct_road(misbehaving_server, no_sleep, act):
+def test_refused_pat_gets_its_hint_on_a_step(misbehaving_server, no_sleep, act):
     misbehaving_server.script(act(401, {"message": "Invalid token"}))
     pat_headers = {"Authorization": "Bearer pat", TOKEN_TYPE_HEADER: PAT_TOKEN_TYPE}
     with (
@@ -172,19 +174,49 @@ def test_refused_pat_gets_its_hint_on_the_direct_road(misbehaving_server, no_sle
 class _SessionAuth:
     """An auth provider that signs every request itself (like a Snowflake profile session)."""
 
-    def apply(self, request) -> None:
-        request.headers["Authorization"] = 'Snowflake Token="live"'
+    def __init__(self) -> None:
+        self.signed = 0
 
-    def refresh_after(self, error) -> bool:
+    def authorization(self) -> str:
+        self.signed += 1
+        return 'Snowflake Token="live"'
+
+    def refresh_after(self, error, signed_with=None) -> bool:
         return False
 
 
-def test_a_signing_auth_provider_sends_through_httpx(misbehaving_server, no_sleep, act):
+def test_a_signing_auth_provider_signs_every_attempt_on_the_same_path(misbehaving_server, no_sleep, act):
     misbehaving_server.script(act(200, {"request_id": "a"}), act(503, {}), act(200, {"status": "done"}))
-    with make_client(misbehaving_server, no_sleep, auth=_SessionAuth()) as client:
-        assert client._transport._route() is None
+    auth = _SessionAuth()
+    with make_client(misbehaving_server, no_sleep, auth=auth) as client:
         assert client.poll_request("j", client.step("j", learning_rate=1)) == {}
     first, *_ = misbehaving_server.requests
     assert first.headers["Authorization"] == 'Snowflake Token="live"'
     assert json.loads(first.body) == {"learning_rate": 1.0}
-    assert len(misbehaving_server.requests) == 3
+    # The step, the poll answered 503 and its retry: each attempt signed afresh and sent.
+    assert len(misbehaving_server.requests) == 3 and auth.signed == 3
+    assert all(seen.headers["Authorization"] == 'Snowflake Token="live"' for seen in misbehaving_server.requests)
+    assert len(no_sleep.calls) == 1
+
+
+def test_a_proxied_client_with_an_auth_provider_sends_through_the_proxy(
+    misbehaving_server, no_sleep, act, monkeypatch
+):
+    # The scripted server plays the HTTP proxy named by the environment: a plain-http request through a
+    # proxy arrives there with the absolute URL as its target.
+    monkeypatch.setenv("HTTP_PROXY", misbehaving_server.base_url)
+    monkeypatch.setenv("NO_PROXY", "")
+    monkeypatch.delenv("http_proxy", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    misbehaving_server.script(act(200, {"request_id": "a"}), act(503, {}), act(200, {"status": "done"}))
+    origin = "http://cortex.invalid:8084"
+    with make_client(misbehaving_server, no_sleep, base_url=origin, auth=_SessionAuth()) as client:
+        assert client.poll_request("j", client.step("j", learning_rate=1)) == {}
+    step, poll, retried = misbehaving_server.requests
+    assert (step.method, step.path) == ("POST", f"{origin}{PREFIX}/j/step")
+    assert json.loads(step.body) == {"learning_rate": 1.0}
+    assert poll.path == retried.path == f"{origin}{PREFIX}/j/requests/a"
+    for seen in (step, poll, retried):
+        assert seen.headers["Authorization"] == 'Snowflake Token="live"'
+        assert seen.headers["Host"] == "cortex.invalid:8084"
+    assert len(no_sleep.calls) == 1
