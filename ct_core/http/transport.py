@@ -49,6 +49,7 @@ logger = logging.getLogger("ct_core.transport")
 TimeoutPair = tuple[float, float]
 USER_AGENT = "ct/0.1.0"
 JSON_CONTENT_TYPE = "application/json"
+_BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 
 
 class AuthProvider(Protocol):
@@ -321,6 +322,9 @@ class Transport:
             if size is None:
                 raise ValueError("a streamed request body needs its length")
             extra.append((b"Content-Length", str(size).encode("ascii")))
+        elif method in _BODY_METHODS:
+            # Gateways refuse a POST that declares no length; an empty body says 0.
+            extra.append((b"Content-Length", b"0"))
         timeouts = shared.default_timeouts if timeout is None else _timeouts(timeout)
         if predicate is None:
             predicate = _retry.general(job_id=job_id, recent_jobs=shared.recent_jobs)

@@ -310,7 +310,7 @@ async def handle_generate(plane: TrainingDataPlane, request: Request, job: JobRo
     frame = await plane.read_body(request)
     if action == "generate-stream":
         if is_request_chunk(frame):
-            raise invalid_request("generate-stream takes one DSSST1 frame, not request chunks (§6.7)")
+            raise invalid_request("generate-stream takes one DSSST1 frame, not request chunks")
         parsed = parse_generate(frame, max_seq_len=max_seq_len_of(sub))
         request_id = plane.queue_request(job, sub, action, frame=frame)
         plane.boards.events.open(request_id)

@@ -184,7 +184,7 @@ class TrainingDataPlane(DataPlane):
         )
         artifacts.record_training_call(self.state_dir, row, result)
 
-    # --- helpers (public ones are used by sampling_plane and router_replay) ------------------
+    # --- helpers (public ones are used by sampling_plane and router_replay) -------------------
 
     def require_running(self, job: JobRow) -> None:
         """Data-plane calls need a running job; anything else is refused with its status."""
@@ -433,7 +433,7 @@ class TrainingDataPlane(DataPlane):
             body = sampling_plane.stream_page(self.boards.events, row, body, max_events)
         return JSONResponse(body)
 
-    # --- operations -------------------------------------------------------------------------
+    # --- operations ---------------------------------------------------------------------------
 
     async def _operation(self, request: Request, job: JobRow) -> Response:
         body = _json_object(await self.read_body(request), required=True)

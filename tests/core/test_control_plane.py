@@ -177,7 +177,9 @@ def test_iter_jobs_checks_arguments_before_any_request(closed_port):
 )
 def test_account_list_unavailable(misbehaving_server, act, no_sleep, status, body, reason):
     misbehaving_server.script(act(status, body))
-    client = CortexTrainingClient(base_url=misbehaving_server.base_url, database=DB, schema="S", sleep=no_sleep)
+    client = CortexTrainingClient(
+        base_url=misbehaving_server.base_url, database=DB, schema="S", sleep=no_sleep
+    )
     with client, pytest.raises(errors.AccountJobListUnavailable) as caught:
         list(client.iter_jobs())
     assert caught.value.reason == reason and len(misbehaving_server.requests) == 1

@@ -150,7 +150,9 @@ def test_transient_failures_of_a_chunk_are_retried_with_the_same_bytes(
     assert len(no_sleep.calls) == 2
 
 
-def test_a_request_id_before_the_last_chunk_is_an_error(make_dp_client: Any, dataplane: Any, act: Any) -> None:
+def test_a_request_id_before_the_last_chunk_is_an_error(
+    make_dp_client: Any, dataplane: Any, act: Any
+) -> None:
     server, _ = dataplane
     client = make_dp_client(max_request_chunk_bytes=SMALL_CHUNK)
     server.script(act(200, {"request_id": "early"}))

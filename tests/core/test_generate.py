@@ -1,4 +1,4 @@
-"""Client-side rules of generation with no server: prompt shapes, packing, the sampling window (BUG-19)."""
+"""Client-side rules of generation with no server: prompt shapes, packing, the sampling window."""
 
 from __future__ import annotations
 
@@ -69,7 +69,7 @@ def test_disable_env(monkeypatch: pytest.MonkeyPatch, value: str, enabled: bool)
 
 
 def test_window_comes_from_the_sampling_sub_job() -> None:
-    # BUG-19: a log-probability sub-job carrying an inference_config is listed first; it must not count.
+    # A log-probability sub-job carrying an inference_config is listed first; it must not count.
     job = {
         "sub_jobs": [
             {
@@ -113,7 +113,7 @@ def test_remembered_windows_are_bounded(
 
 
 def test_what_goes_on_the_wire(misbehaving_server: Any, act: Any) -> None:
-    """DP-08 / DP-13 / BUG-11: both calls post one DSSST1 frame; sub_job_id rides in the query only."""
+    """Both calls post one DSSST1 frame (never JSON); sub_job_id rides in the query only."""
     from urllib.parse import parse_qs, urlsplit
 
     from ct_core import CortexTrainingClient
@@ -187,7 +187,7 @@ def test_stream_iterator_raises_for_a_failed_stream(dp_client: Any, dataplane: A
 def test_a_generate_post_is_resent_only_when_it_surely_did_not_run(
     dp_client: Any, dataplane: Any, act: Any, call: str
 ) -> None:
-    """TRN-19 / BUG-38: a 503 proves nothing ran and is retried; a 502 may have run and is raised."""
+    """A 503 proves nothing ran and is retried; a 502 may have run and is raised."""
     from ct_core.errors import APIError
 
     server, _ = dataplane

@@ -82,7 +82,7 @@ def test_prompt_length_checked_against_the_sampling_sub_job(job: tuple[CortexTra
     client, job_id = job
     with pytest.raises(ValueError) as refused_list:
         client.generate(job_id, [[1], list(range(32))])
-    # DP-11 fixes the whole text; the operation name leads it.
+    # The whole text is fixed (the service words it the same way); the operation name leads it.
     assert str(refused_list.value) == (
         "generate prompt at index 1 has 32 tokens, which does not fit the sampling job's max_seq_len of "
         "32: a prompt must be shorter than max_seq_len to leave room for at least one generated token "
@@ -91,7 +91,7 @@ def test_prompt_length_checked_against_the_sampling_sub_job(job: tuple[CortexTra
     )
     with pytest.raises(ValueError, match=r"^generate_stream prompt at index 0 has 40 tokens"):
         client.generate_stream(job_id, [list(range(40))])
-    # BUG-19: tuples, numpy arrays and torch tensors are checked like lists, and a bare tensor is one prompt.
+    # Tuples, numpy arrays and torch tensors are checked like lists, and a bare tensor is one prompt.
     import torch
 
     for prompt in (tuple(range(33)), np.arange(32, dtype=np.int64), torch.arange(32)):
@@ -145,7 +145,7 @@ def test_disable_tensor_prompts_keeps_a_frame(monkeypatch: pytest.MonkeyPatch, j
     client, job_id = job
     monkeypatch.setenv(DISABLE_TENSOR_PROMPTS_ENV, "true")
     result = client.poll_request(job_id, client.generate(job_id, [[72, 105]], sampling_params=GREEDY))
-    # DP-11: the length check runs before (and regardless of) the tensor encoding.
+    # The length check runs before (and regardless of) the tensor encoding.
     with pytest.raises(ValueError, match="prompt at index 0 has 32 tokens"):
         client.generate(job_id, [list(range(32))])
     monkeypatch.delenv(DISABLE_TENSOR_PROMPTS_ENV)
@@ -169,7 +169,7 @@ def test_stream_frame_limit(job: tuple[CortexTrainingClient, str], monkeypatch: 
     monkeypatch.setattr(_generate, "MAX_STREAM_FRAME_BYTES", 1024)
     with pytest.raises(ValueError, match=r"^generate_stream payload is 0\.0 MB, which exceeds the maximum"):
         client.generate_stream(job_id, ["x" * 2000])
-    # DP-13's text at the real limit: sizes in MiB, written "MB".
+    # The oversize text at the real limit: sizes in MiB, written "MB".
     monkeypatch.undo()
     assert _generate.oversized_stream_message(61 * 1024 * 1024 + 1) == (
         "generate_stream payload is 61.0 MB, which exceeds the maximum allowed size of 60 MB. Reduce the "
@@ -285,7 +285,7 @@ def test_reference_client_generates_against_ct_local(
     results = result["results"]
     assert len(results) == 2 and results[0]["token_ids"] == results[1]["token_ids"]
     assert isinstance(results[0]["token_ids"], list)
-    # BUG-11: the reference's generate_stream posts JSON, which a frame-only service refuses.
+    # The reference's generate_stream posts JSON, which a frame-only service refuses.
     import requests
 
     with pytest.raises(requests.HTTPError, match="422"):

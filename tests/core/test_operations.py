@@ -1,4 +1,4 @@
-"""step/save/load bodies, the generic operation envelope (§7) and live logs, over real HTTP."""
+"""step/save/load bodies, the generic operation envelope and live logs, over real HTTP."""
 
 from __future__ import annotations
 
@@ -125,7 +125,7 @@ def test_forward_dict_and_small_frame(
     assert second["payload"]["content_type"] == "application/octet-stream"
     assert third == {"operation_type": "forward"}
     assert answer["request_id"].startswith("req-forward-")
-    assert capsys.readouterr().out == ""  # BUG-01: nothing printed
+    assert capsys.readouterr().out == ""  # nothing printed
 
 
 def test_forward_frame_above_ceiling_is_chunked(
@@ -375,7 +375,7 @@ def test_stream_logs_can_be_closed(dp_client: Any, dataplane: Any) -> None:
         next(stream)
 
 
-# --- zone events: gated behind CORTEX_TRAINING_EXPERIMENTAL (DP-26, CFG-28) -------------------------
+# --- zone events: gated behind CORTEX_TRAINING_EXPERIMENTAL ------------------------------------------
 
 
 def test_zone_events_are_refused_without_the_opt_in(
@@ -456,7 +456,7 @@ def test_experimental_feature_names_are_checked() -> None:
 def test_no_operation_prints_anything(
     dp_client: Any, dataplane: Any, capfd: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
 ) -> None:
-    """BUG-01: the reference printed every operation body to stdout; ours log at DEBUG without payloads."""
+    """The reference printed every operation body to stdout; ours log at DEBUG without payloads."""
     _, service = dataplane
     service.operation_answers["tail-logs"] = {"entries": [], "next_cursor": "", "eof": True}
     secret_frame = wire.dumps({"secret": "do-not-log-me"})

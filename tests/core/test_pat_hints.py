@@ -1,4 +1,4 @@
-"""CFG-23: a programmatic access token that the service refuses gets next steps; other 401s do not.
+"""A programmatic access token that the service refuses gets next steps; other 401s do not.
 
 Direct-PAT requests are tested against ct_local started with tokens (the same headers `from_pat`
 sends, over plain HTTP) and against a TLS test server through `from_pat` itself and the `ct` CLI.

@@ -1,4 +1,4 @@
-"""poll_request and get_request_status over real HTTP (§6.8, §9.4, §9.5; DP-14, DP-15, WIRE-16..19)."""
+"""poll_request and get_request_status over real HTTP: backoff, result envelopes and result chunks."""
 
 from __future__ import annotations
 

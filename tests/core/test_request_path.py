@@ -195,7 +195,9 @@ def test_a_signing_auth_provider_signs_every_attempt_on_the_same_path(misbehavin
     assert json.loads(first.body) == {"learning_rate": 1.0}
     # The step, the poll answered 503 and its retry: each attempt signed afresh and sent.
     assert len(misbehaving_server.requests) == 3 and auth.signed == 3
-    assert all(seen.headers["Authorization"] == 'Snowflake Token="live"' for seen in misbehaving_server.requests)
+    assert all(
+        seen.headers["Authorization"] == 'Snowflake Token="live"' for seen in misbehaving_server.requests
+    )
     assert len(no_sleep.calls) == 1
 
 

@@ -1,4 +1,4 @@
-"""The SQL statements API client of ct_core.connect.snowflake (CFG-21, CFG-24).
+"""The SQL statements API client of ct_core.connect.snowflake (identity lookups, polled statements).
 
 Against ct_local for the statements it answers, and against a scripted server for what a real
 account does and ct_local does not: a 202 that must be polled, a result in several partitions,

@@ -202,13 +202,15 @@ def chat(
             return
         body["stream"] = True
         with client.stream("createChatCompletion", json_body=body) as response:
-            _print_stream(event.data for event in response.iter_sse())
+            _print_stream(response)
 
 
-def _print_stream(events: Any) -> None:
+def _print_stream(response: Any) -> None:
+    """Print the text deltas of an OpenAI-style server-sent-event answer as they arrive."""
     out = output.current().stdout
     finished = False
-    for data in events:
+    for event in response.iter_sse():
+        data = event.data
         if data.strip() == SSE_DONE:
             finished = True
             break

@@ -1,4 +1,6 @@
-"""How `ct model-deployment chat --stream` reads an SSE answer, including the ways it can fail (§14.8)."""
+"""How `ct model-deployment chat --stream` reads a server-sent-event answer, and the ways it can fail.
+
+The lines go through the same SSE decoding a real answer does (`StreamedResponse.iter_sse`)."""
 
 from __future__ import annotations
 
@@ -10,10 +12,12 @@ import pytest
 from ct_model_deployment.cli import _print_stream
 
 from ct_cli import output
+from ct_core.http.transport import StreamedResponse
 
 
 def data(chunk: Any) -> str:
-    return "data: " + (chunk if isinstance(chunk, str) else json.dumps(chunk))
+    # One event: its data line and the blank line that ends it.
+    return "data: " + (chunk if isinstance(chunk, str) else json.dumps(chunk)) + "\n"
 
 
 def content(text: str) -> dict[str, Any]:
@@ -23,7 +27,8 @@ def content(text: str) -> dict[str, Any]:
 def run(lines: list[str]) -> str:
     streams = output.Streams(stdout=io.StringIO(), stderr=io.StringIO())
     with output.using(streams):
-        _print_stream(iter(lines))
+        body = "".join(line + "\n" for line in lines).encode("utf-8")
+        _print_stream(StreamedResponse(200, [(b"content-type", b"text/event-stream")], iter([body])))
     return streams.stdout.getvalue()
 
 

@@ -1,4 +1,4 @@
-"""The OpenAI-compatible endpoint of ct_local (§14.8, DEP-17), called by httpx and the openai package."""
+"""The OpenAI-compatible endpoint of ct_local (chat completions, models), called by httpx and openai."""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""The deployment SDK methods against a real ct_local server (§14.2-§14.7, DEP-04, DEP-08..15)."""
+"""The deployment SDK methods against a real ct_local server: create, wait, list, describe, drop, errors.
+
+Requests are counted at the server, with ct_local fault rules that let every request through.
+"""
 
 from __future__ import annotations
 
@@ -22,31 +25,19 @@ SCHEMA = "PUBLIC"
 MODEL = "Qwen/Qwen3-0.6B"
 
 
-class Counter:
-    """Counts the requests a client sends (an httpx event hook, not a stand-in for httpx)."""
+#: A fault rule that lets every request through untouched (a delay of 0 s) and so only counts it.
+PASS_THROUGH: dict[str, Any] = {"path": "", "action": "delay", "delay_s": 0, "count": None}
 
-    def __init__(self) -> None:
-        self.paths: list[str] = []
 
-    def __call__(self, request: httpx.Request) -> None:
-        self.paths.append(f"{request.method} {request.url.path}")
+def requests_seen(server: Any) -> int:
+    """The requests the server's fault rules matched since they were set (rules with no use limit).
 
-    def attach(self, client: CortexTrainingClient, monkeypatch: pytest.MonkeyPatch) -> Counter:
-        """Count every request `client` sends from now on, at its connection pool (undone after the test)."""
-        pool = client._transport._shared.pool
-        send, stream = pool.send, pool.stream
-
-        def counted_send(method: str, target: str, *rest: Any) -> Any:
-            self.paths.append(f"{method} {target.partition('?')[0]}")
-            return send(method, target, *rest)
-
-        def counted_stream(method: str, target: str, *rest: Any) -> Any:
-            self.paths.append(f"{method} {target.partition('?')[0]}")
-            return stream(method, target, *rest)
-
-        monkeypatch.setattr(pool, "send", counted_send)
-        monkeypatch.setattr(pool, "stream", counted_stream)
-        return self
+    The first rule that matches a request takes it, so with a `PASS_THROUGH` rule last this counts
+    every request that reached the server.
+    """
+    rules = httpx.get(f"{server.base_url}/_ct/faults", timeout=10.0).json()["rules"]
+    assert all(rule["count"] is None for rule in rules), "a limited rule would count a request twice"
+    return sum(int(rule["hits"]) for rule in rules)
 
 
 def make_client(server: Any, schema: str = SCHEMA, **kwargs: Any) -> CortexTrainingClient:
@@ -66,13 +57,6 @@ def client(dep_server: Any) -> Iterator[CortexTrainingClient]:
         yield made
 
 
-@pytest.fixture
-def counter(client: CortexTrainingClient) -> Counter:
-    hook = Counter()
-    client._transport.http.event_hooks["request"].append(hook)
-    return hook
-
-
 def test_create_wait_list_describe_drop(
     client: CortexTrainingClient, spec: dict[str, Any], wait_for_status: Any
 ) -> None:
@@ -88,7 +72,7 @@ def test_create_wait_list_describe_drop(
 
     ready = deployments.wait(deployment, timeout=60)
     assert ready["status"] == "READY"
-    assert ready["base_url"] == deployments.base_url() == client._prefix + "/inference/v1"
+    assert ready["base_url"] == deployments.base_url() == client.rest_prefix + "/inference/v1"
     assert deployments.describe(deployment) == deployments.get(deployment)
     assert job_id not in json.dumps(ready).replace(deployment, "")
     listed = deployments.list_model_deployments()
@@ -154,7 +138,7 @@ def test_failed_deployment_wait_and_drop(
         deployments.wait(deployment, timeout=5)
     text = str(caught.value)
     assert "sub_job_failed" in text and "download-log" in text
-    # §14.3: the wait error carries the failure message too, with the deployment id in it.
+    # The wait error carries the failure message too, with the deployment id in it.
     assert f"sub-job {deployment} ran out of memory" in text and job_id not in text.replace(deployment, "")
     assert caught.value.deployment["failure"] == {
         "code": "sub_job_failed",
@@ -184,30 +168,43 @@ def test_wait_timeout_keeps_the_deployment(slow_server: Any, spec: dict[str, Any
         deployments.drop(deployment)
 
 
-def test_job_not_found_is_final_at_once(client: CortexTrainingClient, counter: Counter) -> None:
-    job_id = str(uuid.uuid4())
-    deployment = f"sf-ct-{job_id}"
-    # Even a job this client "just created" gets no grace for deployment lookups (DEP-13).
-    client._transport.recent_jobs.add(job_id)
-    with pytest.raises(ModelDeploymentNotFound) as caught:
-        model_deployments(client).describe(deployment)
-    assert str(caught.value) == f"model deployment {deployment} not found in {DB}.{SCHEMA}"
-    assert len(counter.paths) == 1
-    assert model_deployments(client).drop(deployment) == {
-        "deployment": deployment,
-        "dropped": True,
-        "status": "DROPPED",
-    }
-    assert len(counter.paths) == 2
+def test_job_not_found_is_final_at_once(
+    dep_server: Any, client: CortexTrainingClient, spec: dict[str, Any]
+) -> None:
+    deployments = model_deployments(client)
+    # Even a job this client has just created gets no grace for deployment lookups: the service's
+    # job-not-found answer is final at once.
+    deployment = deployments.create(spec)["deployment"]
+    job_id = deployment.removeprefix("sf-ct-")
+    missing = {"code": "517601", "message": f"Training job {job_id} not found in {SCHEMA}"}
+    dep_server.set_faults({"path": f"/{job_id}", "status": 404, "body": missing, "count": None}, PASS_THROUGH)
+    try:
+        with pytest.raises(ModelDeploymentNotFound) as caught:
+            deployments.describe(deployment)
+        assert str(caught.value) == f"model deployment {deployment} not found in {DB}.{SCHEMA}"
+        assert requests_seen(dep_server) == 1
+        assert deployments.drop(deployment) == {
+            "deployment": deployment,
+            "dropped": True,
+            "status": "DROPPED",
+        }
+        assert requests_seen(dep_server) == 2
+    finally:
+        dep_server.clear_faults()
+    deployments.drop(deployment)
 
 
-def test_bad_ids_are_refused_before_any_request(client: CortexTrainingClient, counter: Counter) -> None:
+def test_bad_ids_are_refused_before_any_request(dep_server: Any, client: CortexTrainingClient) -> None:
     deployments = model_deployments(client)
     job_id = str(uuid.uuid4())
-    for call in (deployments.describe, deployments.drop, deployments.wait, deployments.base_url):
-        with pytest.raises(ValidationError, match="sf-ct-<UUID>"):
-            call(job_id)
-    assert counter.paths == []
+    dep_server.set_faults(PASS_THROUGH)
+    try:
+        for call in (deployments.describe, deployments.drop, deployments.wait, deployments.base_url):
+            with pytest.raises(ValidationError, match="sf-ct-<UUID>"):
+                call(job_id)
+        assert requests_seen(dep_server) == 0
+    finally:
+        dep_server.clear_faults()
 
 
 def test_http_errors_are_reworded(
@@ -299,7 +296,7 @@ def test_reachable_from_the_client_and_logs_name_the_deployment(
     client: CortexTrainingClient, spec: dict[str, Any], caplog: pytest.LogCaptureFixture
 ) -> None:
     deployments = client.model_deployments
-    assert deployments.base_url() == client._prefix + "/inference/v1"
+    assert deployments.base_url() == client.rest_prefix + "/inference/v1"
     deployment = deployments.create_model_deployment(spec)["deployment"]
     job_id = deployment.removeprefix("sf-ct-")
     with caplog.at_level(logging.DEBUG, logger="ct_core.transport"):
@@ -314,24 +311,27 @@ def test_reachable_from_the_client_and_logs_name_the_deployment(
 
 
 def test_drop_sends_no_cancel_while_dropping_and_raises_other_404s(
-    lingering_cancel_server: Any, spec: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+    lingering_cancel_server: Any, spec: dict[str, Any]
 ) -> None:
     # The job must still be cancelling when drop reads it, so this server never ends a cancel.
     server = lingering_cancel_server
     # No waits between retries: the faulted drop below is retried at once.
     with make_client(server, sleep=lambda _seconds: None) as client:
-        counter = Counter().attach(client, monkeypatch)
         deployments = model_deployments(client)
         deployment = deployments.create(spec)["deployment"]
         job_id = deployment.removeprefix("sf-ct-")
         server.force_status(job_id, "cancelling", "cancelled_by_client", "")
-        counter.paths.clear()
-        assert deployments.drop(deployment) == {
-            "deployment": deployment,
-            "dropped": True,
-            "status": "DROPPING",
-        }
-        assert not [path for path in counter.paths if path.startswith("POST")]
+        # Count the POSTs (a cancel) that reach the server during the drop.
+        server.set_faults({**PASS_THROUGH, "method": "POST"})
+        try:
+            assert deployments.drop(deployment) == {
+                "deployment": deployment,
+                "dropped": True,
+                "status": "DROPPING",
+            }
+            assert requests_seen(server) == 0
+        finally:
+            server.clear_faults()
         # Only the job-not-found code means "already gone"; any other 404 may hide a running deployment.
         server.set_faults(
             {
@@ -406,8 +406,9 @@ def test_download_errors_name_the_deployment(
 
 def test_connection_errors_hide_the_url_and_the_job(dep_server: Any) -> None:
     # Nothing listens on port 9: every attempt fails to connect.
-    with CortexTrainingClient(base_url="http://127.0.0.1:9", database=DB, schema=SCHEMA) as client:
-        client._transport.sleep = lambda _seconds: None
+    with CortexTrainingClient(
+        base_url="http://127.0.0.1:9", database=DB, schema=SCHEMA, sleep=lambda _seconds: None
+    ) as client:
         deployment = f"sf-ct-{uuid.uuid4()}"
         with pytest.raises(CTConnectionError) as caught:
             model_deployments(client).describe(deployment)
@@ -417,18 +418,18 @@ def test_connection_errors_hide_the_url_and_the_job(dep_server: Any) -> None:
 
 
 def test_retry_notes_name_the_deployment(
-    dep_server: Any, client: CortexTrainingClient, spec: dict[str, Any], caplog: pytest.LogCaptureFixture
+    dep_server: Any, spec: dict[str, Any], caplog: pytest.LogCaptureFixture
 ) -> None:
-    deployments = model_deployments(client)
-    deployment = deployments.create(spec)["deployment"]
-    job_id = deployment.removeprefix("sf-ct-")
-    client._transport.sleep = lambda _seconds: None
-    dep_server.set_faults({"path": f"/{job_id}$", "method": "GET", "status": 503, "count": 1})
-    try:
-        with caplog.at_level(logging.DEBUG, logger="ct_core.retry"):
-            deployments.describe(deployment)
-    finally:
-        dep_server.clear_faults()
-    notes = [record.getMessage() for record in caplog.records if record.name == "ct_core.retry"]
-    assert notes and all(job_id not in note.replace(deployment, "") for note in notes)
-    deployments.drop(deployment)
+    with make_client(dep_server, sleep=lambda _seconds: None) as client:
+        deployments = model_deployments(client)
+        deployment = deployments.create(spec)["deployment"]
+        job_id = deployment.removeprefix("sf-ct-")
+        dep_server.set_faults({"path": f"/{job_id}$", "method": "GET", "status": 503, "count": 1})
+        try:
+            with caplog.at_level(logging.DEBUG, logger="ct_core.retry"):
+                deployments.describe(deployment)
+        finally:
+            dep_server.clear_faults()
+        notes = [record.getMessage() for record in caplog.records if record.name == "ct_core.retry"]
+        assert notes and all(job_id not in note.replace(deployment, "") for note in notes)
+        deployments.drop(deployment)
