@@ -550,3 +550,32 @@ def _database_access_message(target: str) -> str:
         f"your role can use, or ask an administrator to run: CREATE DATABASE IF NOT EXISTS {database}; "
         "and grant USAGE on it and on the schema to your role."
     )
+
+
+class RequestTimeoutError(CTError, TimeoutError):
+    """A polled request did not finish before the client's poll timeout."""
+
+    def __init__(self, request_id: str, timeout: float) -> None:
+        super().__init__(f"Request {request_id} did not complete within {timeout:g}s")
+        self.request_id = request_id
+
+
+class ResultDecodeError(CTError, RuntimeError):
+    """A result envelope or result chunk is malformed (bad encoding, checksum mismatch, ...)."""
+
+
+class UnknownSubJobError(CTError, ValueError):
+    """tail-logs named a sub_job_id the job does not have; `.sub_job_ids` lists the real ones."""
+
+    def __init__(self, job_id: str, sub_job_id: str, sub_job_ids: list[str]) -> None:
+        listed = ", ".join(sub_job_ids) or "none"
+        super().__init__(f"job {job_id} has no sub-job {sub_job_id!r}; its sub-jobs are: {listed}")
+        self.sub_job_ids = sub_job_ids
+
+
+class CatalogError(CTError, ValueError):
+    """The catalog cannot be found or read, or a lookup in it has no unique answer."""
+
+
+class SessionExpired(ArtifactUnavailable):
+    """The Connector session or its token expired; the next attempt opens a new session."""

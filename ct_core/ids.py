@@ -8,12 +8,12 @@ Sub-jobs: `{job_id}:{sub_job_type}:{index}`, where the type segment is `training
 `sampling` or `log_prob` and the index counts from 0 per type. The create-time job type
 `log_probability` is spelled `log_prob` in the id.
 
-This module is cheap to import: the save-result parser lives with the data plane and is loaded
-only when it is called.
+This module is cheap to import (the standard library only), so the CLI and the data plane share it.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -118,15 +118,28 @@ def find_sub_jobs(job: Mapping[str, Any], job_type: str) -> list[dict[str, Any]]
     return found
 
 
-def checkpoint_id_from_save_result(result: Mapping[str, Any]) -> str:
-    """The durable `cp_<uuid>` id of a finished save: its `stage_path` segment.
+#: The durable checkpoint id inside a save result's stage_path.
+_CHECKPOINT_ID_RE = re.compile(r"/checkpoints/(cp_[0-9a-fA-F-]+)(?:/|$)")
 
-    Raises ValueError when the result carries no id; `latest_checkpoint` over `list_checkpoints`
+
+def checkpoint_id_from_save_result(result: Mapping[str, Any]) -> str:
+    """The durable `cp_<uuid>` id of a finished save: its `stage_path` segment, else `checkpoint_id`.
+
+    Raises ValueError when the result names neither; `latest_checkpoint` over `list_checkpoints`
     finds it then.
     """
-    from ct_core.data.plane import checkpoint_id_from_save_result as parse
-
-    return parse(dict(result))
+    stage_path = result.get("stage_path") if isinstance(result, Mapping) else None
+    if isinstance(stage_path, str):
+        match = _CHECKPOINT_ID_RE.search(stage_path)
+        if match:
+            return match.group(1)
+    explicit = result.get("checkpoint_id") if isinstance(result, Mapping) else None
+    if isinstance(explicit, str) and explicit:
+        return explicit
+    raise ValueError(
+        "the save result has no cp_<uuid> in its stage_path and no checkpoint_id; "
+        "use list_checkpoints(job_id) and pick the newest by created_at"
+    )
 
 
 def _created_at(value: Any) -> datetime:

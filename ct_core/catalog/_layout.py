@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ct_core.errors import CTError
+from ct_core.errors import (
+    CatalogError,
+)
 
 #: Environment variable naming the catalog: the `model-catalog` folder or its `models` folder.
 CATALOG_ENV = "CT_MODEL_CATALOG"
@@ -53,10 +55,6 @@ _JOB_NAME = re.compile(
 )
 _CONTEXT = re.compile(r"^([0-9]+)([km]?)$")
 _CONTEXT_UNITS = {"": 1, "k": 1024, "m": 1024 * 1024}
-
-
-class CatalogError(CTError, ValueError):
-    """The catalog cannot be found or read, or a lookup in it has no unique answer."""
 
 
 @dataclass(frozen=True, slots=True)

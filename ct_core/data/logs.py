@@ -20,19 +20,14 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ct_core.control.polling import TERMINAL_JOB_STATES, normalize_job_status
-from ct_core.errors import APIError, CTError, LogsUnavailableError
+from ct_core.errors import (
+    APIError,
+    LogsUnavailableError,
+    UnknownSubJobError,
+)
 
 #: Tail-logs answers that may mean "this job's pods are gone".
 ENDED_JOB_STATUSES = frozenset({404, 409, 410})
-
-
-class UnknownSubJobError(CTError, ValueError):
-    """tail-logs named a sub_job_id the job does not have; `.sub_job_ids` lists the real ones."""
-
-    def __init__(self, job_id: str, sub_job_id: str, sub_job_ids: list[str]) -> None:
-        listed = ", ".join(sub_job_ids) or "none"
-        super().__init__(f"job {job_id} has no sub-job {sub_job_id!r}; its sub-jobs are: {listed}")
-        self.sub_job_ids = sub_job_ids
 
 
 class EndOfJobCheck:

@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import logging
 import math
-import re
-import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +39,7 @@ from ct_core.data.results import (
 )
 from ct_core.errors import APIError, CTConnectionError, TLSVerificationError
 from ct_core.http import retry as _retry
+from ct_core.ids import checkpoint_id_from_save_result
 
 if TYPE_CHECKING:
     from ct_core.context import ClientContext
@@ -50,31 +49,10 @@ if TYPE_CHECKING:
 logger = logging.getLogger("ct_core.dataplane")
 
 CHECKPOINT_TYPES = ("resumable", "weights-only")
-#: The durable checkpoint id inside a save result's stage_path.
-_CHECKPOINT_ID_RE = re.compile(r"/checkpoints/(cp_[0-9a-fA-F-]+)(?:/|$)")
 #: Statuses after which a non-idempotent POST provably did not run: a redirect (never
 #: followed), 404/409 while the job becomes visible or its zone restarts, 429 and 503.
 _NOTHING_RAN_STATUSES = frozenset({307, 308, 404, 409, 429, 503})
 _FWD_BWD = "fwd-bwd"
-
-
-def checkpoint_id_from_save_result(result: dict[str, Any]) -> str:
-    """The durable `cp_<uuid>` id of a finished save: the stage_path segment, else checkpoint_id.
-
-    Raises ValueError when the result names neither; list_checkpoints() then has the id.
-    """
-    stage_path = result.get("stage_path") if isinstance(result, dict) else None
-    if isinstance(stage_path, str):
-        match = _CHECKPOINT_ID_RE.search(stage_path)
-        if match:
-            return match.group(1)
-    explicit = result.get("checkpoint_id") if isinstance(result, dict) else None
-    if isinstance(explicit, str) and explicit:
-        return explicit
-    raise ValueError(
-        "the save result has no cp_<uuid> in its stage_path and no checkpoint_id; "
-        "use list_checkpoints(job_id) and pick the newest by created_at"
-    )
 
 
 def normalize_checkpoint_type(value: Any) -> str:
@@ -602,7 +580,7 @@ class DataPlane:
             interval=interval,
             multiplier=self.poll_backoff_multiplier,
             max_interval=max(self.poll_max_interval, interval),
-            sleep=getattr(self, "_sleep", time.sleep),
+            sleep=self._ctx.sleep,
             items_key=items_key,
         )
 

@@ -35,7 +35,14 @@ from ct_core.control.polling import (
     PollSchedule,
     normalize_request_status,
 )
-from ct_core.errors import CTError, RequestFailedError
+
+# The errors of polling live in ct_core.errors; they are importable from here too.
+from ct_core.errors import (  # noqa: F401
+    CTError,
+    RequestFailedError,
+    RequestTimeoutError,
+    ResultDecodeError,
+)
 
 logger = logging.getLogger("ct_core.results")
 
@@ -47,18 +54,6 @@ WIRE_FORMAT = "DSSST1"
 KIND_FORWARD_BACKWARD = "fwd-bwd"
 KIND_FORWARD = "forward"
 KIND_GENERATE = "generate"
-
-
-class RequestTimeoutError(CTError, TimeoutError):
-    """A polled request did not finish before the client's poll timeout."""
-
-    def __init__(self, request_id: str, timeout: float) -> None:
-        super().__init__(f"Request {request_id} did not complete within {timeout:g}s")
-        self.request_id = request_id
-
-
-class ResultDecodeError(CTError, RuntimeError):
-    """A result envelope or result chunk is malformed (bad encoding, checksum mismatch, ...)."""
 
 
 class RequestRegistry:

@@ -30,6 +30,7 @@ from ct_core.downloads.artifacts import (
     safe_relative,
 )
 from ct_core.downloads.sessions import SessionPool
+from ct_core.errors import SessionExpired
 
 #: Connector error numbers of an expired session or token (the next attempt opens a new session).
 SESSION_EXPIRED_ERRNOS = frozenset({390111, 390112, 390114})
@@ -45,10 +46,6 @@ PAT_AUTHENTICATOR = "PROGRAMMATIC_ACCESS_TOKEN"
 def sql_literal(text: str) -> str:
     """A single-quoted SQL string literal (quotes doubled)."""
     return "'" + text.replace("'", "''") + "'"
-
-
-class SessionExpired(ArtifactUnavailable):
-    """The Connector session or its token expired; the next attempt opens a new session."""
 
 
 def classify(error: BaseException) -> BaseException:

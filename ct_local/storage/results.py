@@ -12,10 +12,9 @@ same bytes.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
-import threading
-from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -100,32 +99,24 @@ class ResultPages:
 
     def __init__(self, chunk_max_bytes: int) -> None:
         self.chunk_max_bytes = chunk_max_bytes
-        self._lock = threading.Lock()
-        self._cache: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()
+        # A large result is polled page after page: encode its chunks once, keep the recent ones.
+        self._encoded = functools.lru_cache(maxsize=_CACHE_ENTRIES)(self._encode)
+
+    def _encode(self, request_id: str, result_path: str) -> list[dict[str, Any]]:
+        frame = Path(result_path).read_bytes()
+        return [
+            {
+                "type": "result_chunk",
+                "payload_b64": base64.b64encode(chunk).decode("ascii"),
+                "payload_sha256": hashlib.sha256(chunk).hexdigest(),
+            }
+            for chunk in wire.encode_byte_chunks(
+                frame, kind="result", max_bytes=self.chunk_max_bytes, force_chunk=True
+            )
+        ]
 
     def _chunk_events(self, row: RequestRow) -> list[dict[str, Any]]:
-        with self._lock:
-            cached = self._cache.get(row.request_id)
-            if cached is not None:
-                self._cache.move_to_end(row.request_id)
-                return cached
-        frame = Path(row.result_path or "").read_bytes()
-        events = []
-        for chunk in wire.encode_byte_chunks(
-            frame, kind="result", max_bytes=self.chunk_max_bytes, force_chunk=True
-        ):
-            events.append(
-                {
-                    "type": "result_chunk",
-                    "payload_b64": base64.b64encode(chunk).decode("ascii"),
-                    "payload_sha256": hashlib.sha256(chunk).hexdigest(),
-                }
-            )
-        with self._lock:
-            self._cache[row.request_id] = events
-            while len(self._cache) > _CACHE_ENTRIES:
-                self._cache.popitem(last=False)
-        return events
+        return self._encoded(row.request_id, row.result_path or "")
 
     def status(self, row: RequestRow, *, cursor: str | None, max_events: int) -> dict[str, Any]:
         start = parse_cursor(cursor)

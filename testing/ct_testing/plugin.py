@@ -169,7 +169,7 @@ class LocalServer:
     def prefix(
         self, database: str = DEFAULT_DATABASE, schema: str = DEFAULT_SCHEMA, endpoint: str = DEFAULT_ENDPOINT
     ) -> str:
-        """The per-schema URL prefix (§2.1) on this server."""
+        """The per-schema URL prefix (`/api/v2/databases/{db}/schemas/{schema}/{endpoint}`) on this server."""
         return f"{self.base_url}/api/v2/databases/{database}/schemas/{schema}/{endpoint}"
 
     def http(self, token: str | None = None, **kwargs: Any) -> httpx.Client:

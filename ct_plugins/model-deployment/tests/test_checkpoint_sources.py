@@ -1,4 +1,4 @@
-"""Deployments started from checkpoints on ct_local (§14.2, DEP-04): what the server accepts and serves.
+"""Deployments started from checkpoints on ct_local: what the server accepts and serves.
 
 A checkpoint deployment must name a weights-only checkpoint, serves the model its source job trained
 (another model_name is refused), and a LoRA job's checkpoint answers with the trained adapter.

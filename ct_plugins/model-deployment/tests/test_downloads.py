@@ -1,4 +1,4 @@
-"""Deployment logs and metrics (§14.6, DEP-14): flat files in the output dir, mode 0600, replaced."""
+"""Deployment logs and metrics: flat files in the output dir, mode 0600, replaced."""
 
 from __future__ import annotations
 

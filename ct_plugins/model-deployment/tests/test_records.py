@@ -1,4 +1,4 @@
-"""Reading jobs back as deployments (§14.3, §14.4, DEP-06/07/09) and the §14.7 error wording."""
+"""Reading jobs back as deployments (status, shape, metadata) and the wording of deployment errors."""
 
 from __future__ import annotations
 
@@ -209,7 +209,7 @@ def test_job_not_found_reads_as_deployment_not_found() -> None:
 
 
 def test_shapes_and_hardware_create_would_refuse_still_read_back() -> None:
-    # §14.4: reading does not re-check admission rules; only contradictory numbers are refused.
+    # Reading does not re-check admission rules; only contradictory numbers are refused.
     record = job(hardware="GB300")
     config = record["sub_jobs"][0]["inference_config"]
     config.update(num_replicas=5, n_gpus=15)

@@ -1,4 +1,4 @@
-"""The client-side rules of a deployment spec (§14.2, DEP-02..04): no server involved."""
+"""The client-side rules of a deployment spec: no server involved."""
 
 from __future__ import annotations
 

@@ -70,7 +70,7 @@ def test_max_events_is_capped_at_512(sp) -> None:
 
 
 def test_a_json_body_is_refused(sp) -> None:
-    """BUG-11: generate-stream (and generate) take a DSSST1 frame only, never a UTF-8 JSON body."""
+    """generate-stream (and generate) take a DSSST1 frame only, never a UTF-8 JSON body."""
     sp.start()
     body = b'{"prompts": ["a"], "sampling_params": {"max_tokens": 1}}'
     for action in ("generate-stream", "generate"):
