@@ -154,11 +154,11 @@ def build_logical_request(
     return body
 
 
-def oversized_stream_message(size: int) -> str:
+def oversized_stream_message(size: int, limit: int = MAX_STREAM_FRAME_BYTES) -> str:
     """The service's exact text for a streaming frame over the limit (sizes in MiB, written "MB")."""
     return (
         f"generate_stream payload is {size / _MIB:.1f} MB, which exceeds the maximum allowed size of "
-        f"{MAX_STREAM_FRAME_BYTES / _MIB:.0f} MB. Reduce the number of prompts or shorten each prompt to "
+        f"{limit / _MIB:.0f} MB. Reduce the number of prompts or shorten each prompt to "
         "bring the serialized request under the limit."
     )
 
@@ -298,8 +298,10 @@ class Generation:
         frame = self._generate_frame(
             "generate_stream", job_id, prompts, sampling_params, routing_key, strict, sub_job_id
         )
-        if len(frame) > MAX_STREAM_FRAME_BYTES:
-            raise ValueError(oversized_stream_message(len(frame)))
+        # A stream travels as one frame, so the request-chunk limit is its limit.
+        limit = self._ctx.max_request_chunk_bytes
+        if len(frame) > limit:
+            raise ValueError(oversized_stream_message(len(frame), limit))
         answer = self._data.post_frame(
             "generateStream",
             job_id,

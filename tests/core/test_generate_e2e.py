@@ -162,15 +162,21 @@ def test_stream_iterator(job: tuple[CortexTrainingClient, str]) -> None:
     assert events[-1] == {"type": "done", "completed": 3, "failed": 0}
 
 
-def test_stream_frame_limit(job: tuple[CortexTrainingClient, str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_stream_frame_limit(job: tuple[CortexTrainingClient, str]) -> None:
     from ct_core.data import generate as _generate
 
     client, job_id = job
-    monkeypatch.setattr(_generate, "MAX_STREAM_FRAME_BYTES", 1024)
-    with pytest.raises(ValueError, match=r"^generate_stream payload is 0\.0 MB, which exceeds the maximum"):
-        client.generate_stream(job_id, ["x" * 2000])
+    with (
+        CortexTrainingClient(
+            base_url=client.base_url,
+            database=client.database,
+            schema=client.schema,
+            max_request_chunk_bytes=1024,
+        ) as small,
+        pytest.raises(ValueError, match=r"^generate_stream payload is 0\.0 MB, which exceeds the maximum"),
+    ):
+        small.generate_stream(job_id, ["x" * 2000])
     # The oversize text at the real limit: sizes in MiB, written "MB".
-    monkeypatch.undo()
     assert _generate.oversized_stream_message(61 * 1024 * 1024 + 1) == (
         "generate_stream payload is 61.0 MB, which exceeds the maximum allowed size of 60 MB. Reduce the "
         "number of prompts or shorten each prompt to bring the serialized request under the limit."
