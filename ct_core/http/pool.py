@@ -17,6 +17,7 @@ check becomes `TLSVerificationError`).
 
 from __future__ import annotations
 
+import functools
 import os
 import ssl
 import urllib.request
@@ -116,6 +117,13 @@ class Pool:
             max_connections=max_connections,
             max_keepalive_connections=max_connections,
         )
+        # A loop asks for the same few targets over and over; their URL objects are immutable.
+        self._url = functools.lru_cache(maxsize=1024)(self._build_url)
+
+    def _build_url(self, target: str) -> httpcore.URL:
+        return httpcore.URL(
+            scheme=self.scheme, host=self.host, port=self.port, target=self.base_path + target.encode("ascii")
+        )
 
     def url(self, target: str) -> str:
         """The absolute URL of a path (query included) on this origin, for messages and errors."""
@@ -124,12 +132,9 @@ class Pool:
     def _request(
         self, method: str, target: str, headers: Headers, body: Body | None, timeouts: Timeouts
     ) -> httpcore.Request:
-        url = httpcore.URL(
-            scheme=self.scheme, host=self.host, port=self.port, target=self.base_path + target.encode("ascii")
-        )
         return httpcore.Request(
             method.encode("ascii"),
-            url,
+            self._url(target),
             headers=[(b"Host", self.host_header), *headers],
             # httpcore writes memoryview slices as they are; its annotation names only bytes.
             content=cast("Iterable[bytes] | bytes | None", body),

@@ -50,6 +50,7 @@ TimeoutPair = tuple[float, float]
 USER_AGENT = "ct/0.1.0"
 JSON_CONTENT_TYPE = "application/json"
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+_JSON_CONTENT_TYPE_HEADER = (b"Content-Type", JSON_CONTENT_TYPE.encode("ascii"))
 
 
 class AuthProvider(Protocol):
@@ -66,7 +67,7 @@ class AuthProvider(Protocol):
         """
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Response:
     """A finished 2xx answer: status, headers as sent, whole body."""
 
@@ -275,9 +276,10 @@ class Transport:
     def _check(
         self, method: str, target: str, status: int, headers: Headers, content: bytes, sent: Headers
     ) -> None:
-        request_id = header_value(headers, REQUEST_ID_HEADER)
-        if request_id:
-            logger.debug("snowflake request_id=%s  %s %s  status=%d", request_id, method, target, status)
+        if logger.isEnabledFor(logging.DEBUG):
+            request_id = header_value(headers, REQUEST_ID_HEADER)
+            if request_id:
+                logger.debug("snowflake request_id=%s  %s %s  status=%d", request_id, method, target, status)
         if 200 <= status < 300:
             return
         request = httpx.Request(method, self._shared.pool.url(target), headers=sent)
@@ -315,7 +317,9 @@ class Transport:
         if json_body is not None:
             content = json.dumps(json_body, separators=(",", ":"), allow_nan=False).encode("utf-8")
             content_type = JSON_CONTENT_TYPE
-        if content_type is not None:
+        if content_type == JSON_CONTENT_TYPE:
+            extra.append(_JSON_CONTENT_TYPE_HEADER)
+        elif content_type is not None:
             extra.append((b"Content-Type", content_type.encode("latin-1")))
         if content is not None:
             size = len(content) if isinstance(content, bytes) else length
