@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import httpx
 
@@ -286,6 +286,38 @@ class Transport:
         response = httpx.Response(status, headers=headers, content=content, request=request)
         raise api_error_from_response(response, direct_pat=self._shared.direct_pat)
 
+    def _prepare(
+        self,
+        operation: str,
+        params: Mapping[str, Any] | None,
+        query: Mapping[str, Any] | None,
+        json_body: Any,
+        content: Body | Callable[[], Body] | None,
+        length: int | None,
+        content_type: str | None,
+        headers: Mapping[str, str] | None,
+    ) -> tuple[str, str, Headers, Body | Callable[[], Body] | None]:
+        """Method, request target, the call's own headers and the body, for one operation."""
+        method = self.routes.method(operation)
+        target = self.routes.target(operation, params or {}, query)
+        extra: Headers = _encode_headers(headers) if headers else []
+        if json_body is not None:
+            content = json.dumps(json_body, separators=(",", ":"), allow_nan=False).encode("utf-8")
+            content_type = JSON_CONTENT_TYPE
+        if content_type == JSON_CONTENT_TYPE:
+            extra.append(_JSON_CONTENT_TYPE_HEADER)
+        elif content_type is not None:
+            extra.append((b"Content-Type", content_type.encode("latin-1")))
+        if content is not None:
+            size = len(content) if isinstance(content, bytes) else length
+            if size is None:
+                raise ValueError("a streamed request body needs its length")
+            extra.append((b"Content-Length", str(size).encode("ascii")))
+        elif method in _BODY_METHODS:
+            # Gateways refuse a POST that declares no length; an empty body says 0.
+            extra.append((b"Content-Length", b"0"))
+        return method, target, extra, content
+
     def request(
         self,
         operation: str,
@@ -311,24 +343,9 @@ class Transport:
         for `job_id`); `timeout` and `max_retries` override the client's for this call.
         """
         shared = self._shared
-        method = self.routes.method(operation)
-        target = self.routes.target(operation, params or {}, query)
-        extra: Headers = _encode_headers(headers) if headers else []
-        if json_body is not None:
-            content = json.dumps(json_body, separators=(",", ":"), allow_nan=False).encode("utf-8")
-            content_type = JSON_CONTENT_TYPE
-        if content_type == JSON_CONTENT_TYPE:
-            extra.append(_JSON_CONTENT_TYPE_HEADER)
-        elif content_type is not None:
-            extra.append((b"Content-Type", content_type.encode("latin-1")))
-        if content is not None:
-            size = len(content) if isinstance(content, bytes) else length
-            if size is None:
-                raise ValueError("a streamed request body needs its length")
-            extra.append((b"Content-Length", str(size).encode("ascii")))
-        elif method in _BODY_METHODS:
-            # Gateways refuse a POST that declares no length; an empty body says 0.
-            extra.append((b"Content-Length", b"0"))
+        method, target, extra, content = self._prepare(
+            operation, params, query, json_body, content, length, content_type, headers
+        )
         timeouts = shared.default_timeouts if timeout is None else _timeouts(timeout)
         if predicate is None:
             predicate = _retry.general(job_id=job_id, recent_jobs=shared.recent_jobs)
@@ -375,16 +392,9 @@ class Transport:
         reads `iter_bytes()` / `iter_lines()` inside the block. Errors map as in `request`.
         """
         shared = self._shared
-        method = self.routes.method(operation)
-        target = self.routes.target(operation, params or {}, query)
-        extra: Headers = _encode_headers(headers) if headers else []
-        body: bytes | None = None
-        if json_body is not None:
-            body = json.dumps(json_body, separators=(",", ":"), allow_nan=False).encode("utf-8")
-            extra += [
-                (b"Content-Type", JSON_CONTENT_TYPE.encode()),
-                (b"Content-Length", str(len(body)).encode()),
-            ]
+        method, target, extra, body = self._prepare(
+            operation, params, query, json_body, None, None, None, headers
+        )
         sent, _signature = self._headers(extra)
         timeouts = shared.default_timeouts if timeout is None else _timeouts(timeout)
         with shared.pool.stream(method, target, sent, body, timeouts) as (status, answer_headers, blocks):
