@@ -392,9 +392,11 @@ class Transport:
         reads `iter_bytes()` / `iter_lines()` inside the block. Errors map as in `request`.
         """
         shared = self._shared
-        method, target, extra, body = self._prepare(
+        method, target, extra, prepared = self._prepare(
             operation, params, query, json_body, None, None, None, headers
         )
+        # Only a JSON body (bytes) or none reaches here: stream takes no `content`.
+        body = cast("bytes | None", prepared)
         sent, _signature = self._headers(extra)
         timeouts = shared.default_timeouts if timeout is None else _timeouts(timeout)
         with shared.pool.stream(method, target, sent, body, timeouts) as (status, answer_headers, blocks):
