@@ -8,20 +8,39 @@ PLUGIN_PROJECTS := $(wildcard ct_plugins/*/pyproject.toml)
 # The shared pytest fixtures (a pytest11 plugin), a distribution of its own so no wheel of ct ships them.
 TESTING_PROJECT := testing/pyproject.toml
 GENERATED_PKG := generated/ct_api
+# The reference client, an interoperability peer of the tests and benchmarks, never part of ct. It
+# declares `ct` and `cortex-training` launchers of its own, so installing it into .venv would replace
+# ct's and uninstalling it would delete them. pip puts it instead in a folder of its own, without
+# its requirements (the dev extra brings those into .venv): the launchers land in $(REF_DIR)/bin, and
+# pytest (the `pythonpath` setting) and the benchmarks add $(REF_DIR) to sys.path. The wheel stays in
+# $(REF_WHEELS), so tests/test_packaging.py can install it again offline.
+REFERENCE := cortex-training==0.0.3
+REF_DIR := $(VENV)/reference
+REF_WHEELS := $(VENV)/reference-wheels
+REF_STAMP := $(REF_DIR)/.ct-installed
 SPEC := openapi/cortex-training.yaml
 
 .PHONY: venv install test test-only lint format regen regen-check spec-check catalog-check demo bench fuzz clean
 
-venv: $(STAMP)
+venv: $(STAMP) $(REF_STAMP)
 
 # torch comes first, pinned to the CPU build that lies on this disk where it exists; otherwise a plain
-# torch requirement could pull a multi-GB CUDA build.
+# torch requirement could pull a multi-GB CUDA build. A venv made before the reference moved out of it
+# still holds the reference, whose launchers replaced ct's: uninstalling it deletes bin/ct and
+# bin/cortex-training, and installing ct afterwards writes ct's again.
 $(STAMP): pyproject.toml $(PLUGIN_PROJECTS) $(TESTING_PROJECT)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip uninstall -q -y cortex-training 2>/dev/null
 	$(PY) -m pip install -q torch==2.13.0 || $(PY) -m pip install -q torch --index-url https://download.pytorch.org/whl/cpu
 	$(PY) -m pip install -q $(foreach p,$(PLUGIN_PROJECTS),-e $(dir $(p))) -e $(dir $(TESTING_PROJECT)) -e '.[local,plot,dev]'
 	touch $(STAMP)
+
+$(REF_STAMP): $(STAMP) Makefile
+	rm -rf $(REF_DIR)
+	$(PY) -m pip download -q --no-deps --dest $(REF_WHEELS) $(REFERENCE)
+	$(PY) -m pip install -q --no-deps --no-index --find-links $(REF_WHEELS) --target $(REF_DIR) $(REFERENCE)
+	touch $(REF_STAMP)
 
 install: venv
 

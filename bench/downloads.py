@@ -32,6 +32,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from reference_path import reference_on_path
+
 MIB = 1024 * 1024
 LATENCY_S = 0.020
 RUN = {"experiment_name": "DB.SCHEMA.BENCH", "experiment_run_name": "RUN_BENCH"}
@@ -97,6 +99,7 @@ def _stage_chunks(tree: Path, count: int) -> None:
 
 
 def bench_stdout(chunks: int, latency_s: float) -> dict[str, Any]:
+    reference_on_path()
     from cortex_training import CortexTrainingClient as ReferenceClient
 
     from ct_core.downloads.chunks import STDOUT, ChunkDownload

@@ -25,6 +25,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from reference_path import reference_on_path
+
 PROMPTS = 10_000
 PROMPT_TOKENS = 128
 VOCAB = 151_000  # a Qwen-sized vocabulary: ids need more than 16 bits
@@ -56,6 +58,7 @@ def encoding(count: int) -> dict[str, Any]:
     report: dict[str, Any] = {"prompts": count, "prompt_tokens": PROMPT_TOKENS}
     seconds, frame = _best(ours, REPEATS)
     report["ours"] = {"seconds": seconds, "frame_bytes": len(frame)}
+    reference_on_path()
     try:
         from cortex_training import wire as reference_wire
     except ImportError:
@@ -76,6 +79,7 @@ def sampler(max_tokens: int) -> dict[str, Any]:
     from pathlib import Path
     from types import SimpleNamespace
 
+    from ct_local.dataplane.boards import SamplingBoards
     from ct_local.dataplane.sampling_plane import SamplingParams
     from ct_local.model import sampler as sampling
 
@@ -87,7 +91,14 @@ def sampler(max_tokens: int) -> dict[str, Any]:
         "model_name": "bench",
         "inference_config": {},
     }
-    backend = sampling.SamplingBackend(None, Path("."), job, sub, lambda *a, **k: None)  # type: ignore[arg-type]
+    backend = sampling.SamplingBackend(
+        None,  # type: ignore[arg-type]
+        Path("."),
+        job,
+        sub,
+        lambda *a, **k: None,
+        SamplingBoards(),
+    )
     report = {}
     for name, params in (
         ("greedy", SamplingParams(max_tokens=max_tokens, temperature=0, ignore_eos=True)),

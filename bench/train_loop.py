@@ -37,6 +37,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from reference_path import reference_on_path
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -160,6 +162,7 @@ def _ours(base_url: str, **kwargs: Any) -> Any:
 
 
 def _reference(base_url: str) -> Any:
+    reference_on_path()
     from cortex_training import CortexTrainingClient as Reference
 
     return Reference(base_url=base_url, database=DB, schema=SCHEMA, poll_interval=0.001)

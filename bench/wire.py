@@ -29,6 +29,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from reference_path import reference_on_path
+
 MIB = 1024 * 1024
 CODEC_SIZES_MIB = (16, 256, 1024)
 CHUNK_SIZES_MIB = (64, 256, 1024)
@@ -84,6 +86,7 @@ def _module(impl: str) -> Any:
     if impl == "ours":
         from ct_core import wire
     else:
+        reference_on_path()
         from cortex_training import wire  # type: ignore[no-redef]
     return wire
 

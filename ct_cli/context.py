@@ -3,11 +3,14 @@
 The global options (given before the command) are kept as plain values; the SDK client is
 built from them only when a command first asks for it, so commands that need no connection
 (`submit --dry-run`, `login`, `plugins`, `--help`) never import the transport or read any
-credentials.
+credentials. At that point the connection is resolved (`ct_core.connect.resolve`: flags over the
+config file, the remembered login and the environment) and the client factory receives the options
+with every connection field filled in, as the reference CLI handed its factory the resolved arguments.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -16,12 +19,16 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
     from ct_core.client import CortexTrainingClient
-    from ct_core.connect.resolve import ConnectionOptions
+    from ct_core.connect.resolve import ConnectionOptions, ResolvedConnection
 
 
 @dataclass
 class GlobalOptions:
-    """The options placed before the command; None means "not given on the command line"."""
+    """The options placed before the command; None means "not given on the command line".
+
+    After `resolve()`, the connection fields hold what the connection resolved to and `resolved` the
+    whole outcome (mode, source); that is what a client factory receives.
+    """
 
     config: str | None = None
     connection: str | None = None
@@ -36,6 +43,7 @@ class GlobalOptions:
     poll_timeout: float | None = None
     compact: bool = False
     job: str | None = None
+    resolved: ResolvedConnection | None = None
 
     def __repr__(self) -> str:
         # Never show a token in a repr that might end up in a traceback or a log.
@@ -45,7 +53,8 @@ class GlobalOptions:
             f"base_url={self.base_url!r}, host={self.host!r}, pat={pat!r}, "
             f"database={self.database!r}, schema={self.schema!r}, endpoint={self.endpoint!r}, "
             f"no_verify_ssl={self.no_verify_ssl!r}, poll_interval={self.poll_interval!r}, "
-            f"poll_timeout={self.poll_timeout!r}, compact={self.compact!r}, job={self.job!r})"
+            f"poll_timeout={self.poll_timeout!r}, compact={self.compact!r}, job={self.job!r}, "
+            f"resolved={self.resolved!r})"
         )
 
     def connection_options(self) -> ConnectionOptions:
@@ -66,14 +75,43 @@ class GlobalOptions:
             poll_timeout=self.poll_timeout,
         )
 
+    def resolve(self) -> GlobalOptions:
+        """A copy with the connection resolved: every connection field filled, `resolved` set.
 
-#: Builds a client from the global options; tests inject their own through `main(client_factory=...)`.
+        Raises `ConfigError` (`IncompleteConnectionError` when there is no whole connection).
+        """
+        from ct_core.connect.resolve import resolve_connection
+
+        resolved = resolve_connection(self.connection_options())
+        return dataclasses.replace(
+            self,
+            config=resolved.config_path,
+            connection=resolved.profile,
+            base_url=resolved.base_url,
+            # A profile's host is where its Connector signs in, not a host for PAT auth.
+            host=resolved.host if resolved.mode == "pat" else None,
+            pat=resolved.pat,
+            database=resolved.database,
+            schema=resolved.schema,
+            endpoint=resolved.endpoint,
+            no_verify_ssl=not resolved.verify_ssl,
+            poll_interval=resolved.poll_interval,
+            poll_timeout=resolved.poll_timeout,
+            resolved=resolved,
+        )
+
+
+#: Builds a client from the (resolved) global options; tests inject their own through
+#: `main(client_factory=...)`.
 ClientFactory = Callable[[GlobalOptions], Any]
 
 
 def default_client_factory(options: GlobalOptions) -> CortexTrainingClient:
+    """The SDK client for `options`: from their resolved connection, resolving it first when needed."""
     from ct_core.client import CortexTrainingClient
 
+    if options.resolved is not None:
+        return CortexTrainingClient.from_resolved(options.resolved)
     return CortexTrainingClient.from_options(options.connection_options())
 
 
@@ -87,11 +125,26 @@ class Invocation:
     _client: Any = None
 
     def client(self) -> Any:
-        """The SDK client, built on first use from the global options."""
+        """The SDK client, built on first use from the global options, once the connection is resolved.
+
+        Without a usable connection the default factory's resolution error stops the command (exit 2
+        when it is missing or incomplete). An injected factory builds a client of its own, so it gets
+        the options as given when they resolve to no connection.
+        """
         if self._client is None:
-            factory = self.client_factory or default_client_factory
-            self._client = factory(self.options)
+            if self.client_factory is None:
+                self._client = default_client_factory(self.options.resolve())
+            else:
+                self._client = self.client_factory(self._factory_options())
         return self._client
+
+    def _factory_options(self) -> GlobalOptions:
+        from ct_core.errors import ConfigError
+
+        try:
+            return self.options.resolve()
+        except ConfigError:
+            return self.options
 
     def require_job(self, command: str) -> str:
         """The global `--job` value, for commands that act on one job given before the command."""

@@ -3,7 +3,9 @@
 `main()` owns the process-level contract of the command line: it loads plugins, builds the app, runs one
 command, and turns every outcome into an exit code: 0 on success, 1 with an `error:` line
 for any failure (a one-line message plus a hint, the traceback only with `CT_DEBUG=1`), 2 for
-a usage error, 130 on Ctrl+C. Streams and the client factory can be injected for tests.
+a usage error (a wrong command line, or no whole connection to talk to: as the reference, whose
+argparse refused both), 130 on Ctrl+C. Streams and the client factory can be injected for tests; the
+factory receives the global options with the connection resolved.
 """
 
 from __future__ import annotations
@@ -101,16 +103,27 @@ def _validation_details(exc: Any) -> str | None:
 
 
 def _usage_message(exc: BaseException) -> str:
-    from cyclopts import UnknownCommandError
+    from cyclopts import UnknownCommandError, UnusedCliTokensError
 
     if isinstance(exc, UsageError):
         return str(exc)
+    if isinstance(exc, UnusedCliTokensError):
+        # cyclopts says "Unused Tokens: ['B']"; say which words the command did not take.
+        extra = " ".join(str(token) for token in (exc.unused_tokens or []))
+        return f"unexpected argument(s): {extra}" if extra else "unexpected arguments"
     if isinstance(exc, UnknownCommandError):
         # cyclopts' own text imports every lazy command to suggest a near name; one plain line
         # is enough, and keeps a typo from importing the local server's torch stack.
         unknown = exc.unused_tokens[0] if exc.unused_tokens else ""
         return f"unknown command or argument: {unknown}"
     return str(exc).strip()
+
+
+def _is_usage_error(exc: BaseException) -> bool:
+    """A missing or incomplete connection: what to pass on the command line is what is wrong."""
+    from ct_core.connect.resolve import IncompleteConnectionError
+
+    return isinstance(exc, IncompleteConnectionError)
 
 
 def run(
@@ -169,7 +182,7 @@ def run(
         except Exception as exc:
             message, hint = describe_error(exc)
             output.error(message, hint=hint, exc=exc)
-            return output.EXIT_ERROR
+            return output.EXIT_USAGE if _is_usage_error(exc) else output.EXIT_ERROR
 
 
 def main(

@@ -111,9 +111,26 @@ def progress(message: str) -> None:
     _stderr_line(message)
 
 
+#: SDK wording inside messages the SDK shares with its Python callers, and what the CLI prints instead:
+#: a user of `ct` is told which flag to pass, not which keyword argument.
+_CLI_WORDS = (
+    ("with resume=True", "with --resume"),
+    (" (SDK: download_stdout_logs())", ""),
+    ("pass verify_ssl=False / --no-verify-ssl", "pass --no-verify-ssl"),
+)
+
+
+def cli_words(text: str) -> str:
+    """`text` with the SDK's words for an option replaced by the CLI's (`resume=True` -> `--resume`)."""
+    for sdk, cli in _CLI_WORDS:
+        if sdk in text:
+            text = text.replace(sdk, cli)
+    return text
+
+
 def warn(message: str) -> None:
     """Print `warning: <message>` on stderr."""
-    _stderr_line(f"warning: {message}")
+    _stderr_line(f"warning: {cli_words(message)}")
 
 
 def debug_enabled() -> bool:
@@ -127,12 +144,12 @@ def error(message: str, *, hint: str | None = None, exc: BaseException | None = 
         import traceback
 
         _stderr_line("".join(traceback.format_exception(exc)).rstrip())
-    lines = message.strip().splitlines() or [""]
+    lines = cli_words(message).strip().splitlines() or [""]
     _stderr_line(f"error: {lines[0]}")
     for line in lines[1:]:
         _stderr_line(f"  {line}")
     if hint:
-        _stderr_line(f"hint: {hint}")
+        _stderr_line(f"hint: {cli_words(hint)}")
 
 
 class _WarningHandler(logging.Handler):
@@ -145,7 +162,8 @@ class _WarningHandler(logging.Handler):
             self.handleError(record)
 
 
-_SDK_LOGGERS = ("ct_core", "ct_cli")
+#: The SDK's loggers; download notices go to "cortex_training", the logger name reference users configure.
+_SDK_LOGGERS = ("ct_core", "ct_cli", "cortex_training")
 _handler: _WarningHandler | None = None
 
 

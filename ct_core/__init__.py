@@ -9,6 +9,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+#: The one place the version is written: the build reads it (pyproject.toml, hatch's dynamic version),
+#: and `ct --version` prints it.
 __version__ = "0.1.0"
 
 _EXPORTS = {

@@ -19,6 +19,7 @@ interface: `client.request(operation_id, ...)`, `client.stream(...)`, `client.ur
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -126,7 +127,11 @@ class CortexTrainingClient:
         auth: AuthProvider | None = None,
         sleep: Callable[[float], None] | None = None,
         max_request_chunk_bytes: int = MAX_REQUEST_CHUNK_BYTES,
+        token: str | None = None,
     ) -> None:
+        """`token`, when given, signs every request as `Authorization: Bearer <token>` (a server that
+        wants a bearer token, such as a ct_local started with --token); it is never shown in an
+        error message. It cannot be combined with `auth`, which signs requests itself."""
         # Checked in this order so the first bad argument names itself (tests pin the messages);
         # each rule is a thunk so a later comparison never runs ahead of an earlier failure.
         rules: tuple[tuple[Callable[[], bool], str], ...] = (
@@ -141,6 +146,14 @@ class CortexTrainingClient:
         for holds, message in rules:
             if not holds():
                 raise ValueError(message)
+        fixed_headers = dict(headers or {})
+        if token is not None:
+            if not isinstance(token, str) or not token.strip():
+                raise ValueError("token must be a non-empty string")
+            if auth is not None:
+                raise ValueError("pass token= or auth=, not both: an auth provider signs requests itself")
+            fixed_headers = {k: v for k, v in fixed_headers.items() if k.lower() != "authorization"}
+            fixed_headers["Authorization"] = f"Bearer {token.strip()}"
         self.base_url = base_url.rstrip("/")
         self.database, self.schema, self.endpoint = database, schema, endpoint
         # The polling schedule every wait_* helper follows (see _poll_schedule).
@@ -153,7 +166,7 @@ class CortexTrainingClient:
         self._pat_host: str | None = None
         self._transport = Transport(
             self.base_url,
-            headers=dict(headers or {}),
+            headers=fixed_headers,
             verify=verify_ssl,
             timeout=self.request_timeout,
             pool_maxsize=pool_maxsize,
@@ -238,40 +251,17 @@ class CortexTrainingClient:
     ) -> CortexTrainingClient:
         """Use a Snowflake connection profile from connections.toml.
 
-        The profile is `connection`, else the one `ct login` remembered, else the Connector's default.
-        Where no profile exists at all, CORTEX_TRAINING_HOST and CORTEX_TRAINING_PAT are used (CI).
+        The connection is chosen by the one resolver the `ct` CLI uses (`ct_core.connect.resolve`), in
+        its profiles-first order: the profile is `connection`, else CORTEX_TRAINING_CONNECTION, else
+        the one `ct login` remembered, else the Connector's default; only when no profile exists are
+        CORTEX_TRAINING_HOST and CORTEX_TRAINING_PAT used (CI). See docs/configuration.md.
         """
-        from ct_core.connect import snowflake as _snowflake
-        from ct_core.connect.files import default_connection_name, read_connection_profiles, read_login_state
         from ct_core.connect.resolve import ConnectionOptions, resolve_connection
 
-        profiles = read_connection_profiles()
-        name = connection
-        if not name:
-            login = read_login_state()
-            name = login.profile if login is not None and login.profile else None
-        if not name and default_connection_name() in profiles:
-            name = default_connection_name()
         options = ConnectionOptions(
-            connection=name, database=database, schema=schema, endpoint=endpoint, verify_ssl=verify_ssl
+            connection=connection, database=database, schema=schema, endpoint=endpoint, verify_ssl=verify_ssl
         )
-        if not name:
-            # No profile anywhere: the CI fallback through the environment.
-            return cls.from_resolved(resolve_connection(options), **client_kwargs)
-        resolved = resolve_connection(options)
-        session = _snowflake.open_profile_session(name)
-        server_url = _snowflake.session_server_url(session)
-        scheme, _, host = server_url.partition("://")
-        client = cls(
-            base_url=f"{scheme}://{rest_host(host)}",
-            database=resolved.database,
-            schema=resolved.schema,
-            endpoint=resolved.endpoint,
-            verify_ssl=verify_ssl,
-            auth=_snowflake.SnowflakeSessionAuth(name, session),
-            **client_kwargs,
-        )
-        return client
+        return cls.from_resolved(resolve_connection(options, profiles_first=True), **client_kwargs)
 
     @classmethod
     def from_resolved(cls, resolved: ResolvedConnection, **client_kwargs: Any) -> CortexTrainingClient:
@@ -286,13 +276,26 @@ class CortexTrainingClient:
         }
         if resolved.mode == "base_url":
             assert resolved.base_url is not None
-            return cls(base_url=resolved.base_url, verify_ssl=resolved.verify_ssl, **common)
+            # A token here is the server's plain bearer token (a token-protected `ct local serve`).
+            return cls(
+                base_url=resolved.base_url, verify_ssl=resolved.verify_ssl, token=resolved.pat, **common
+            )
         if resolved.mode == "pat":
             assert resolved.host is not None and resolved.pat is not None
             return cls.from_pat(
                 host=resolved.host, pat=resolved.pat, verify_ssl=resolved.verify_ssl, **common
             )
-        return cls.from_configs(connection=resolved.profile, verify_ssl=resolved.verify_ssl, **common)
+        from ct_core.connect import snowflake as _snowflake
+
+        assert resolved.profile is not None
+        session = _snowflake.open_profile_session(resolved.profile)
+        scheme, _, host = _snowflake.session_server_url(session).partition("://")
+        return cls(
+            base_url=f"{scheme}://{rest_host(host)}",
+            verify_ssl=resolved.verify_ssl,
+            auth=_snowflake.SnowflakeSessionAuth(resolved.profile, session),
+            **common,
+        )
 
     @classmethod
     def from_options(
@@ -642,11 +645,57 @@ class CortexTrainingClient:
 
         `client.model_deployments.create(spec)`, `.wait(d)`, `.drop(d)`, ... Imported on first use,
         so the core package works (and starts fast) without it; missing, it raises ImportError.
-        docs/model-deployments.md describes the methods.
+        docs/model-deployments.md describes the methods. The same methods are on the client under
+        the contract's names (`create_model_deployment`, `wait_for_model_deployment`, ...).
         """
-        from ct_model_deployment import ModelDeployments
-
+        try:
+            from ct_model_deployment import ModelDeployments
+        except ImportError as error:
+            raise ImportError(
+                "model deployments need the ct-model-deployment plugin, which is not installed: "
+                "pip install ct-model-deployment (it ships with ct from this repository)"
+            ) from error
         return ModelDeployments(self)
+
+    def create_model_deployment(self, spec: Mapping[str, Any] | str | os.PathLike[str]) -> dict[str, Any]:
+        """Create a model deployment from a spec (a dict or a JSON file); returns its metadata."""
+        return self.model_deployments.create_model_deployment(spec)
+
+    def list_model_deployments(self, statuses: Iterable[str] | None = None) -> list[dict[str, Any]]:
+        """The schema's model deployments, oldest first; only those in `statuses` (any case) if given."""
+        return self.model_deployments.list_model_deployments(statuses)
+
+    def describe_model_deployment(self, deployment: str) -> dict[str, Any]:
+        """The metadata of one model deployment (`sf-ct-<UUID>`)."""
+        return self.model_deployments.describe_model_deployment(deployment)
+
+    def get_model_deployment(self, deployment: str) -> dict[str, Any]:
+        """The metadata of one model deployment (the same as `describe_model_deployment`)."""
+        return self.model_deployments.get_model_deployment(deployment)
+
+    def wait_for_model_deployment(self, deployment: str, timeout: float | None = None) -> dict[str, Any]:
+        """Wait until the deployment is READY (default limit: the client's poll timeout); never drops it."""
+        return self.model_deployments.wait_for_model_deployment(deployment, timeout)
+
+    def drop_model_deployment(self, deployment: str) -> dict[str, Any]:
+        """Drop a model deployment (cancels its backing job when it still runs)."""
+        return self.model_deployments.drop_model_deployment(deployment)
+
+    def download_model_deployment_logs(
+        self, deployment: str, output_dir: str | os.PathLike[str], log_type: str = "execution"
+    ) -> list[dict[str, Any]]:
+        """Save the deployment's execution (or `stdout`) logs directly into `output_dir`."""
+        return self.model_deployments.download_model_deployment_logs(deployment, output_dir, log_type)
+
+    def download_model_deployment_metrics(
+        self, deployment: str, output_dir: str | os.PathLike[str]
+    ) -> list[dict[str, Any]]:
+        """Save the deployment's GPU and system metrics directly into `output_dir`."""
+        return self.model_deployments.download_model_deployment_metrics(deployment, output_dir)
+
+    def model_deployment_base_url(self, deployment: str | None = None) -> str:
+        """The OpenAI-compatible base URL of this client's schema (`<prefix>/inference/v1`)."""
+        return self.model_deployments.model_deployment_base_url(deployment)
 
     # --- the data plane (ct_core.data.plane.DataPlane) -----------------------------------------
 

@@ -121,11 +121,17 @@ ENV_PAT = ("CORTEX_TRAINING_PAT", "SNOWFLAKE_PAT")
 ENV_DATABASE = ("CORTEX_TRAINING_DATABASE", "SNOWFLAKE_DATABASE")
 ENV_SCHEMA = ("CORTEX_TRAINING_SCHEMA", "SNOWFLAKE_SCHEMA")
 ENV_ENDPOINT = "CORTEX_TRAINING_ENDPOINT"
-#: Last-resort database of a profile client that names none.
-ENV_DB_FALLBACK = "CORTEX_TRAINING_DB"
+#: The database of a profile client (and of `ct login`'s prompt) when neither the options, the
+#: environment nor the profile names one: a database name, not an environment variable.
+DEFAULT_PROFILE_DATABASE = "CORTEX_TRAINING_DB"
 ENV_LOGIN_FILE = "CORTEX_TRAINING_LOGIN_FILE"
 ENV_SNOWFLAKE_HOME = "SNOWFLAKE_HOME"
 ENV_SNOWFLAKE_DEFAULT_CONNECTION = "SNOWFLAKE_DEFAULT_CONNECTION_NAME"
 ENV_XDG_CONFIG_HOME = "XDG_CONFIG_HOME"
 ENV_ENABLE_DEBUG_OPTIONS = "CORTEX_TRAINING_ENABLE_DEBUG_OPTIONS"
 TRUTHY_ENV_VALUES = frozenset({"1", "true", "yes", "on"})
+
+#: Redaction by value: a credential the client holds that is at least this long is removed wherever
+#: it appears in an error message; a shorter one only where it stands alone, so that a short test
+#: token such as `tok` does not eat into the words around it.
+REDACT_ANYWHERE_MIN_LENGTH = 8

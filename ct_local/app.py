@@ -66,6 +66,9 @@ def _routes() -> list[Route]:
             p + "/inference/v1/chat/completions", inference.chat_completions, methods=inference.ROUTE_METHODS
         ),
         Route(p + "/inference/v1/models", inference.list_models, methods=inference.ROUTE_METHODS),
+        Route(p + "/inference/v1/models/{model}", inference.retrieve_model, methods=inference.ROUTE_METHODS),
+        # Any other path under /inference/v1 answers as OpenAI does, not with the service's 404.
+        Route(p + "/inference/v1/{rest:path}", inference.unknown_route, methods=inference.ROUTE_METHODS),
         Route(p + "/{job_id}:cancel", cp.cancel_job, methods=["POST"]),
         Route(p + "/{job_id}/experiment-run", cp.experiment_run, methods=["GET"]),
         Route(p + "/{job_id}/checkpoints", cp.list_checkpoints, methods=["GET"]),

@@ -89,9 +89,10 @@ JOB_COMMAND_USAGE: dict[str, str] = {
     "load": "CHECKPOINT_ID [OPTIONS]",
     "weight-sync": "[OPTIONS]",
     "generate": "FILE [OPTIONS]",
-    "logs": "[OPTIONS]",
 }
 JOB_EPILOG = "Required global option: --job JOB_ID (alias: --job-id JOB_ID). Place it before the subcommand."
+#: Usage lines of commands whose arguments cyclopts would not spell out by itself.
+OWN_USAGE: dict[str, str] = {"logs": "JOB_ID [OPTIONS]"}
 
 
 @hookimpl(tryfirst=True)
@@ -106,4 +107,6 @@ def ct_register_commands(app: cyclopts.App) -> None:
                 "usage": f"Usage: {prog} [GLOBAL OPTIONS] --job JOB_ID {name} {JOB_COMMAND_USAGE[name]}",
                 "help_epilogue": JOB_EPILOG,
             }
+        elif name in OWN_USAGE:
+            extra = {"usage": f"Usage: {prog} [GLOBAL OPTIONS] {name} {OWN_USAGE[name]}"}
         app.command(import_path, name=name, help=help_text, sort_key=sort_key, **extra)

@@ -7,6 +7,7 @@ from typing import Annotated
 from cyclopts import Parameter
 
 from ct_cli import context, output
+from ct_cli.commands._missing import name_what_is_missing
 
 
 def checkpoints(job_id: Annotated[str, Parameter(help="The job whose checkpoints to list.")], /) -> None:
@@ -23,5 +24,7 @@ def delete_checkpoint(
     /,
 ) -> None:
     """Delete one checkpoint of JOB_ID. Prints {"deleted": true, "job_id": ..., "checkpoint_id": ...}."""
-    context.client().delete_checkpoint(job_id, checkpoint_id)
+    client = context.client()
+    with name_what_is_missing(client, job_id, checkpoint_id=checkpoint_id):
+        client.delete_checkpoint(job_id, checkpoint_id)
     output.emit({"checkpoint_id": checkpoint_id, "deleted": True, "job_id": job_id})

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 from cyclopts import Parameter
 
 from ct_cli import context, output
+from ct_cli.commands._missing import name_what_is_missing
 
 
 class _Bars:
@@ -79,7 +80,7 @@ def download_checkpoint(
     to stderr; stdout gets {"job_id", "checkpoint_id", "output_dir", "files": [...]}.
     """
     client = context.client()
-    with _Bars() as bars:
+    with name_what_is_missing(client, job_id, checkpoint_id=checkpoint_id), _Bars() as bars:
         summary = client.download_checkpoint(
             job_id,
             checkpoint_id,

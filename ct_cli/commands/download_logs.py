@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from cyclopts import Parameter
 
@@ -61,6 +61,15 @@ def _folder(output_dir: Path | None) -> Path:
     return (output_dir or Path.cwd()).expanduser()
 
 
+def _in_cli_words(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The SDK's entries with their notices worded for a `ct` user (`--resume`, not `resume=True`)."""
+    for entry in entries:
+        notices = entry.get("warnings") if isinstance(entry, dict) else None
+        if isinstance(notices, list):
+            entry["warnings"] = [output.cli_words(n) if isinstance(n, str) else n for n in notices]
+    return entries
+
+
 def download_log(
     job_id: Annotated[str, Parameter(help="The job whose logs to download.")],
     /,
@@ -88,7 +97,7 @@ def download_log(
         logs = client.download_execution_logs(
             job_id, _folder(output_dir), resume=resume, sub_job_ids=sub_job, progress=status
         )
-    output.emit({"job_id": job_id, "logs": logs})
+    output.emit({"job_id": job_id, "logs": _in_cli_words(logs)})
 
 
 def download_metrics(
@@ -110,4 +119,6 @@ def download_metrics(
     options = {"resume": resume, "sub_job_ids": sub_job, "progress": status, "strict": strict}
     metrics = client.download_metrics(job_id, folder, **options)
     training = client.download_training_metrics(job_id, folder, **options)
-    output.emit({"job_id": job_id, "metrics": metrics, "training_metrics": training})
+    output.emit(
+        {"job_id": job_id, "metrics": _in_cli_words(metrics), "training_metrics": _in_cli_words(training)}
+    )

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from cyclopts import Parameter
 
 from ct_cli import context, output
+from ct_cli.commands._job import Extra, MisplacedJob, running_job
 from ct_cli.commands._waiting import wait_for_request
 
 
@@ -18,6 +19,8 @@ def fwd_bwd(
         ),
     ],
     /,
+    *extra: Extra,
+    job: MisplacedJob = None,
 ) -> None:
     """Run a forward plus backward pass on the job's training sub-job.
 
@@ -30,7 +33,7 @@ def fwd_bwd(
     from ct_cli.commands.submit import read_json_object
     from ct_core.data.payloads import build_forward_backward_payload
 
-    job_id = context.current().require_job("fwd-bwd")
+    job_id = running_job("fwd-bwd", "FILE", extra=extra, misplaced_job=job)
     spec = read_json_object(file, what="fwd-bwd")
     poll = spec.get("poll", True)
     if not isinstance(poll, bool):

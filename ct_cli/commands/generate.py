@@ -3,8 +3,10 @@
 The file holds the fields of the reference CLI's generate JSON: ``prompts`` (strings and/or token-id
 lists), optional ``sampling_params`` (one object or one per prompt), ``routing_key``, ``strict``, and
 ``poll`` (false: print the request id without waiting), optionally nested under ``payload``. A
-``sub_job_id`` next to the prompts picks the sampling sub-job like ``--sub-job`` does. The requests are
-the operationIds ``generate`` and ``generateStream``.
+flat list of token ids (``[72, 105, 33]``) is one prompt, as the SDK reads it, so it counts as one
+and takes a one-item ``sampling_params`` list. A ``sub_job_id`` next to the prompts picks the sampling
+sub-job like ``--sub-job-id`` (alias ``--sub-job``) does. The requests are the operationIds
+``generate`` and ``generateStream``.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Annotated, Any
 from cyclopts import Parameter
 
 from ct_cli import context, output
+from ct_cli.commands._job import Extra, MisplacedJob, running_job
 from ct_cli.commands._waiting import wait_for_request
 
 
@@ -31,6 +34,8 @@ def _request_fields(spec: dict[str, Any]) -> tuple[dict[str, Any], bool, str | N
     prompts = payload.get("prompts")
     if not (isinstance(prompts, list) and len(prompts) > 0):
         raise ValueError("generate JSON must contain a non-empty prompts list")
+    if all(_is_token_id(item) for item in prompts):
+        prompts = [prompts]
     params = payload.get("sampling_params")
     if isinstance(params, list):
         if len(params) != len(prompts):
@@ -63,10 +68,14 @@ def _request_fields(spec: dict[str, Any]) -> tuple[dict[str, Any], bool, str | N
     return fields, poll, sub_job_id
 
 
+def _is_token_id(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _pick_sub_job(flag: str | None, in_file: str | None) -> str | None:
-    """--sub-job and the file's sub_job_id must agree when both are given."""
+    """--sub-job-id and the file's sub_job_id must agree when both are given."""
     if flag and in_file and flag != in_file:
-        raise ValueError(f"--sub-job {flag} and the file's sub_job_id {in_file} name different sub-jobs")
+        raise ValueError(f"--sub-job-id {flag} and the file's sub_job_id {in_file} name different sub-jobs")
     return flag or in_file
 
 
@@ -91,13 +100,18 @@ def generate(
         ),
     ],
     /,
-    *,
+    *extra: Extra,
     sub_job: Annotated[
-        str | None, Parameter(help="The sampling sub-job to run on (needed when the job has several).")
+        str | None,
+        Parameter(
+            name=["--sub-job-id", "--sub-job"],
+            help="The sampling sub-job to run on (needed when the job has several).",
+        ),
     ] = None,
     stream: Annotated[
         bool, Parameter(negative=(), help="Stream: print each event as it arrives (JSON lines).")
     ] = False,
+    job: MisplacedJob = None,
 ) -> None:
     """Generate text on the job's sampling sub-job.
 
@@ -106,7 +120,7 @@ def generate(
     """
     from ct_cli.commands.submit import read_json_object
 
-    job_id = context.current().require_job("generate")
+    job_id = running_job("generate", "FILE", extra=extra, misplaced_job=job)
     fields, poll, file_sub_job = _request_fields(read_json_object(file, what="generate"))
     sub_job = _pick_sub_job(sub_job, file_sub_job)
     client = context.client()

@@ -30,10 +30,10 @@ from typing import Annotated, Any
 from cyclopts import Parameter
 
 from ct_cli import context, output
+from ct_core.constants import DEFAULT_PROFILE_DATABASE
 
 #: Defaults of a new profile.
 DEFAULT_PROFILE_NAME = "cortex-training"
-DEFAULT_DATABASE = "CORTEX_TRAINING_DB"
 DEFAULT_SCHEMA = "PUBLIC"
 PROFILE_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
 #: A pasted Snowsight address `app.snowflake.com/ORG/ACCOUNT` names host `ORG-ACCOUNT...`.
@@ -202,7 +202,7 @@ def _create_profile(
     host_name = host_from_input(host or _ask("account host (or Snowsight URL)", "--host"))
     user_name = user or _ask("user", "--user")
     token = _read_pat(pat_stdin)
-    database_name = database or _ask("database", "--database", DEFAULT_DATABASE)
+    database_name = database or _ask("database", "--database", DEFAULT_PROFILE_DATABASE)
     schema_name = schema or _ask("schema", "--schema", DEFAULT_SCHEMA)
     profile = name or _ask("profile name", "--connection", DEFAULT_PROFILE_NAME)
     if not PROFILE_NAME_RE.match(profile):
@@ -331,7 +331,9 @@ def _convert_legacy_config(
             f"profile {profile!r} already exists in {connections_toml_path()}; pass --force to replace it, "
             "or --connection NAME for another name"
         )
-    database_name = checked_identifier(database or config.get("database") or DEFAULT_DATABASE, "database")
+    database_name = checked_identifier(
+        database or config.get("database") or DEFAULT_PROFILE_DATABASE, "database"
+    )
     schema_name = checked_identifier(schema or config.get("schema") or DEFAULT_SCHEMA, "schema")
     verify_ssl = not context.current().options.no_verify_ssl
     if verify_ssl and config.get("no_verify_ssl") is not None:
@@ -429,7 +431,7 @@ def login(
     ] = None,
     user: Annotated[str | None, Parameter(help="Snowflake user of the new profile.")] = None,
     database: Annotated[
-        str | None, Parameter(help=f"Database of the profile (new: {DEFAULT_DATABASE}).")
+        str | None, Parameter(help=f"Database of the profile (new: {DEFAULT_PROFILE_DATABASE}).")
     ] = None,
     schema: Annotated[str | None, Parameter(help=f"Schema of the profile (new: {DEFAULT_SCHEMA}).")] = None,
     pat_stdin: Annotated[bool, Parameter(help="Read the token from stdin instead of a prompt.")] = False,
@@ -455,13 +457,16 @@ def login(
     (ct login --convert-legacy-config FILE [--connection NAME] [--yes]). Prints a JSON summary;
     the token is never printed.
     """
+    # Naming no form, or two forms at once, is a usage error (exit 2), as the reference's argparse group.
+    from ct_cli.app import UsageError
+
     verify = not no_verify
     if config is not None and config_option is not None:
-        raise ValueError("give the config file once: ct login CONFIG or ct login --config CONFIG")
+        raise UsageError("give the config file once: ct login CONFIG or ct login --config CONFIG")
     config_path = config if config is not None else config_option
     if convert_legacy_config is not None:
         if config_path or host or user or reset or pat_stdin:
-            raise ValueError(
+            raise UsageError(
                 "--convert-legacy-config takes the token and host from the file; it cannot be combined "
                 "with a config file, --host, --user, --pat-stdin or --reset"
             )
@@ -478,22 +483,22 @@ def login(
         )
         return
     if yes:
-        raise ValueError("--yes only applies to --convert-legacy-config")
+        raise UsageError("--yes only applies to --convert-legacy-config")
     if reset:
         if config_path or connection or host:
-            raise ValueError("--reset cannot be combined with a config file, --connection or --host")
+            raise UsageError("--reset cannot be combined with a config file, --connection or --host")
         output.emit(_reset())
         return
     if config_path is not None:
         if connection or host or user:
-            raise ValueError("a config file cannot be combined with --connection, --host or --user")
+            raise UsageError("a config file cannot be combined with --connection, --host or --user")
         output.emit(_login_config(config_path, verify))
         return
     if connection and not host and not user:
         output.emit(_login_profile(connection, database=database, schema=schema, verify=verify))
         return
     if not host and not _interactive():
-        raise ValueError(
+        raise UsageError(
             "nothing to log in with: pass a config file (ct login CONFIG), a profile "
             "(--connection NAME), or --host and --user to create a profile"
         )

@@ -7,11 +7,12 @@ from typing import Annotated, Any
 from cyclopts import Parameter
 
 from ct_cli import context, output
+from ct_cli.commands._job import Extra, MisplacedJob, running_job
 from ct_cli.commands._waiting import wait_for_request
 
 
 def save(
-    *,
+    *extra: Extra,
     type: Annotated[
         str | None,
         Parameter(
@@ -19,6 +20,7 @@ def save(
         ),
     ] = None,
     no_poll: Annotated[bool, Parameter(negative=(), help="Print the request id without waiting.")] = False,
+    job: MisplacedJob = None,
 ) -> None:
     """Save a checkpoint of the job's training sub-job.
 
@@ -28,7 +30,7 @@ def save(
     """
     from ct_core.data.plane import checkpoint_id_from_save_result, normalize_checkpoint_type
 
-    job_id = context.current().require_job("save")
+    job_id = running_job("save", extra=extra, misplaced_job=job)
     checkpoint_type = normalize_checkpoint_type(type) if type is not None else None
     client = context.client()
     request_id = client.save(job_id, checkpoint_type=checkpoint_type)

@@ -13,6 +13,14 @@ from ct_cli import context, output
 #: The body keys the service assigns itself; a body carrying one is refused.
 _SERVER_ASSIGNED_KEYS = ("job_id",)
 
+#: Why `submit --job-id` (an option of the reference CLI) is refused rather than sent.
+REMOVED_JOB_ID = (
+    "submit --job-id was removed: it wrote a top-level job_id into the create body, and the service "
+    "assigns every new job its id and refuses a body that sets one. Submit without it; the id the "
+    "service chose is printed as job_id. (Before the command, --job-id is the global --job, which "
+    "submit does not use.)"
+)
+
 
 def read_json_object(path: str, *, what: str = "job") -> dict[str, Any]:
     """Read one JSON object from a file, or from stdin when `path` is `-`."""
@@ -51,6 +59,7 @@ def submit(
     wait: Annotated[
         bool, Parameter(negative=(), help="After creating the job, wait until it is running.")
     ] = False,
+    job_id: Annotated[str | None, Parameter(name="--job-id", show=False)] = None,
 ) -> None:
     """Create a Cortex Training job from a create-job JSON body.
 
@@ -58,8 +67,14 @@ def submit(
     training sub-job, no log-probability sub-jobs, timeouts, ZeRO-3, plugin validators) before
     anything is sent. Prints {"job_id": ...}, or the job record with --wait.
     """
+    from ct_cli.app import UsageError
     from ct_core.config.validation import validate_create_body
 
+    if job_id is not None:
+        raise UsageError(REMOVED_JOB_ID)
+    chosen = context.current().options.job
+    if chosen:
+        output.warn(f"submit ignores --job {chosen}: the service assigns the new job's id")
     body = read_json_object(file)
     check_body_shape(body)
     normalized = validate_create_body(body)

@@ -7,11 +7,12 @@ from typing import Annotated, Any, Literal
 from cyclopts import Parameter
 
 from ct_cli import context, output
+from ct_cli.commands._job import Extra, MisplacedJob, running_job
 from ct_cli.commands._waiting import wait_for_request
 
 
 def weight_sync(
-    *,
+    *extra: Extra,
     source_sub_job_id: Annotated[
         str | None, Parameter(help="The training sub-job to read weights from (default JOB:training:0).")
     ] = None,
@@ -30,12 +31,13 @@ def weight_sync(
         Parameter(help="vllm (the service default), hf (full weights) or lora (adapter only)."),
     ] = None,
     no_poll: Annotated[bool, Parameter(negative=(), help="Print the request id without waiting.")] = False,
+    job: MisplacedJob = None,
 ) -> None:
     """Synchronize the training sub-job's weights into sampling sub-jobs and wait for it.
 
     Prints {"job_id", "request_id", "source_sub_job_id", "target_sub_job_ids", "weight_format", "result"}.
     """
-    job_id = context.current().require_job("weight-sync")
+    job_id = running_job("weight-sync", extra=extra, misplaced_job=job)
     source = source_sub_job_id or f"{job_id}:training:0"
     targets = list(target_sub_job_id or [f"{job_id}:sampling:0"])
     client = context.client()

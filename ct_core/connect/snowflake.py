@@ -75,6 +75,11 @@ def _session_token(session: Any) -> str:
     return str(token)
 
 
+def _signature(token: str) -> str:
+    """The Authorization header value for a session token."""
+    return f'Snowflake Token="{token}"'
+
+
 def is_session_expired(error: APIError) -> bool:
     """An explicit expiry: a known code anywhere in the body, or a 401 with no structured code."""
     if error.response is None:
@@ -106,14 +111,21 @@ class SnowflakeSessionAuth:
         return self._session
 
     def authorization(self) -> str:
-        return f'Snowflake Token="{_session_token(self.session)}"'
+        return _signature(_session_token(self.session))
 
     def refresh_after(self, error: APIError, signed_with: str | None = None) -> bool:
+        """Renew after an explicit expiry, unless the request was signed with an older session.
+
+        Several threads that fail on the same expired token all land here: the first renews, the
+        others find the live token differs from the one their request carried and only replay.
+        """
         if not is_session_expired(error):
             return False
         with self._lock:
             current = self._session
-            if signed_with is not None and self.authorization() != signed_with:
+            # Read the token straight off the session: the `session` property takes this same lock.
+            token = getattr(getattr(current, "rest", None), "token", None)
+            if signed_with is not None and token and _signature(str(token)) != signed_with:
                 # Another thread renewed the session after this request was signed: replay with it.
                 return True
             try:
@@ -197,6 +209,22 @@ def pat_statements_transport(origin: str, pat: str, *, verify: bool | str = True
         pool_maxsize=1,
         max_retries=STATEMENT_MAX_RETRIES,
     )
+
+
+class ClientStatements:
+    """An SDK client's own request path, for statement calls: the client's REST origin (the hyphen
+    form of a Snowflake host, where wildcard certificates match), its credential and error mapping,
+    with the statement calls' shorter read timeout and fewer retries."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+
+    def request(self, operation_id: str, **options: Any) -> Response:
+        connect, read = self._client.request_timeout
+        options.setdefault("timeout", (connect, min(read, STATEMENT_TIMEOUT_S)))
+        options.setdefault("max_retries", STATEMENT_MAX_RETRIES)
+        response: Response = self._client.request(operation_id, **options)
+        return response
 
 
 def _json_object(response: Response, statement: str) -> dict[str, Any]:

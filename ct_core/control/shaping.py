@@ -202,8 +202,29 @@ def classify_account_list_error(error: APIError) -> APIError:
 # A create body for a job like this one (from its getJob record)
 # --------------------------------------------------------------------------------------------------
 
-_SUB_JOB_DROPPED = frozenset({"sub_job_id", "status", "reason", "reason_details", "created_at", "updated_at"})
+_SUB_JOB_DROPPED = frozenset(
+    {
+        # Ids and run state: the service assigns the one and reports the other.
+        "job_id",
+        "sub_job_id",
+        "status",
+        "reason",
+        "reason_details",
+        # Who ran it: the new job belongs to whoever creates it.
+        "submitted_by",
+        "owner_role",
+        # A new job runs the current image.
+        "image_tag",
+    }
+)
 _SUB_JOB_FILLED = ("dtype", "seed", "source_checkpoint_info")
+#: The class of a model deployment's one sampling sub-job (the only class the service supports today).
+EVALUATION_DEPLOYMENT_CLASS = "EVALUATION"
+
+
+def _is_dropped(key: str) -> bool:
+    # Every time a record holds (created_at, updated_at, state_changed_at, ...) is named `*_at`.
+    return key in _SUB_JOB_DROPPED or key.endswith("_at")
 
 
 def _whole_numbers_to_int(value: Any) -> Any:
@@ -217,14 +238,24 @@ def _whole_numbers_to_int(value: Any) -> Any:
 
 
 def _is_deployment(job: Mapping[str, Any]) -> bool:
-    marker = job.get("job_kind") or job.get("kind") or job.get("type")
-    return isinstance(marker, str) and "deployment" in marker.lower()
+    """A model deployment as the service defines one: a job whose one sub-job samples with
+    `inference_config.deployment_class` EVALUATION (there is no separate deployment resource)."""
+    sub_jobs = job.get("sub_jobs")
+    if not isinstance(sub_jobs, list) or len(sub_jobs) != 1 or not isinstance(sub_jobs[0], Mapping):
+        return False
+    sub_job = sub_jobs[0]
+    config = sub_job.get("inference_config")
+    return (
+        str(sub_job.get("job_type", "")).strip().lower() == "sampling"
+        and isinstance(config, Mapping)
+        and config.get("deployment_class") == EVALUATION_DEPLOYMENT_CLASS
+    )
 
 
 def create_job_body_from_job(job: Mapping[str, Any], experiment_name: str | None = None) -> dict[str, Any]:
     """A create body for a job configured like `job` (a Get-job record) that create_job_from_body takes.
 
-    The service's defaults fill the timeouts the record lacks; run state, times, owner and ids are
+    The service's defaults fill the timeouts the record lacks; run state, times, owner, image and ids are
     left out; whole-number floats become integers. ValueError for a record with no sub-jobs or no
     hardware (the service could not read the job).
     """
@@ -239,7 +270,7 @@ def create_job_body_from_job(job: Mapping[str, Any], experiment_name: str | None
     for sub_job in sub_jobs:
         if not isinstance(sub_job, Mapping):
             raise ValueError("job record has a sub-job that is not an object")
-        config = {key: value for key, value in sub_job.items() if key not in _SUB_JOB_DROPPED}
+        config = {key: value for key, value in sub_job.items() if not _is_dropped(key)}
         for key in _SUB_JOB_FILLED:
             config.setdefault(key, None)
         configs.append(config)

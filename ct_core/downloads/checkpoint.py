@@ -166,6 +166,9 @@ class CheckpointDownloader:
         self._links_client = links or LinkClient(verify, LINK_TIMEOUTS)
         self._reexported = False
         self._links: dict[str, str] = {}
+        # Set when the file being fetched threw its earlier .partial away and started from byte 0:
+        # such a file was not resumed, whatever was on disk before.
+        self._restarted = False
 
     def close(self) -> None:
         if self._own_links:
@@ -215,6 +218,7 @@ class CheckpointDownloader:
             # Longer than the file can be: nothing in it can be trusted.
             partial.unlink()
             offset = 0
+            self._restarted = True
         if offset == spec.size and spec.size > 0:
             return
         headers = {"Range": f"bytes={offset}-"} if offset else {}
@@ -230,15 +234,19 @@ class CheckpointDownloader:
                     # version of the file. The size check below decides; restart when it is short.
                     if offset != spec.size:
                         partial.unlink(missing_ok=True)
+                        self._restarted = True
                         raise _Transient("range not satisfiable; restarting the file")
                     return
                 if status == 200:
+                    # The whole file, whatever range was asked for: it replaces the partial one.
                     mode, start = "wb", 0
+                    self._restarted = self._restarted or offset > 0
                 elif status == 206:
                     match = _CONTENT_RANGE.fullmatch(response.headers.get("content-range", ""))
                     if match is None or int(match.group(1)) != offset:
                         # A range we did not ask for: start over rather than splice wrong bytes.
                         partial.unlink(missing_ok=True)
+                        self._restarted = True
                         raise _Transient("server answered an unexpected range; restarting the file")
                     mode, start = "ab", offset
                 else:
@@ -284,6 +292,7 @@ class CheckpointDownloader:
         partial = _partial_of(spec.dest)
         spec.dest.parent.mkdir(parents=True, exist_ok=True)
         resumed = partial.exists() and 0 < partial.stat().st_size <= spec.size
+        self._restarted = False
 
         def notice(number: int, delay: float, error: BaseException) -> None:
             if not _short(error):
@@ -310,7 +319,7 @@ class CheckpointDownloader:
                 f"run the command again to continue from {partial.name}"
             ) from None
         fs.atomic_replace(partial, spec.dest, durable=self._durable)
-        return resumed
+        return resumed and not self._restarted
 
     # --- whole download ----------------------------------------------------------------------------
 

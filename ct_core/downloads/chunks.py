@@ -330,24 +330,43 @@ def group_listing(
 
 @contextlib.contextmanager
 def exclusive(output_dir: Path, stream: Stream) -> Iterator[None]:
-    """Hold ``<output_dir>/.<filename>.lock`` for the download; the OS drops it if the process dies."""
+    """Hold ``<output_dir>/.<filename>.lock`` for the download; the OS drops it if the process dies.
+
+    The file is removed when the download ends, so a finished download leaves none behind.
+    """
     try:
         import fcntl
     except ImportError:  # Windows: two downloads of one folder stay unsupported, as documented
         yield
         return
     output_dir.mkdir(parents=True, exist_ok=True)
-    with (output_dir / f".{stream.filename}.lock").open("a") as handle:
+    path = output_dir / f".{stream.filename}.lock"
+    while True:
+        handle = path.open("a")
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
+            handle.close()
             raise DownloadInProgress(
                 f"another {stream.label} download is writing into {output_dir}; wait for it to finish"
             ) from None
+        # The download before us removes the file as it ends: a lock taken on the file it removed
+        # guards nothing, so the lock counts only while the path still names the locked file.
         try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+            current = os.path.samestat(os.fstat(handle.fileno()), os.stat(path))
+        except FileNotFoundError:
+            current = False
+        if current:
+            break
+        handle.close()
+    try:
+        yield
+    finally:
+        # Removed while still held: no other download can take the lock on this file afterwards.
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        handle.close()
 
 
 def inflate_into(source: Path, sink: Any) -> None:

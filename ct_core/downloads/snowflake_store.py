@@ -4,7 +4,8 @@ One Connector session serves a whole download; every LIST or GET runs on its own
 parallel fetches of a chunked download share the session without sharing a cursor. The session is
 opened lazily on first use:
 
-- a PAT client resolves its user and role through the SQL statements API, then logs in with the
+- a PAT client resolves its user and role through the SQL statements API on the client's own
+  request path (so at its hyphenated REST host, like every other call), then logs in with the
   original host as ``account`` (the Connector derives the real account from it: never
   ``CURRENT_ACCOUNT_NAME()``, which is wrong on locator hosts) and
   ``platform_detection_timeout_seconds=0`` so login skips the cloud-metadata probes;
@@ -222,13 +223,12 @@ def connector_for(client: Any) -> Callable[[], Any]:
     def connect() -> Any:
         import snowflake.connector
 
-        from ct_core.connect.snowflake import current_identity, pat_statements_transport
+        from ct_core.connect.snowflake import ClientStatements, current_identity
 
-        transport = pat_statements_transport(f"https://{host}", pat, verify=client.verify_ssl)
-        try:
-            user, role = current_identity(transport, database=client.database, schema=client.schema)
-        finally:
-            transport.close()
+        # The identity statement takes the client's own request path, so it reaches the same REST
+        # host (the hyphen form) as every other call; the Connector's login keeps the host as given.
+        statements = ClientStatements(client)
+        user, role = current_identity(statements, database=client.database, schema=client.schema)
         return snowflake.connector.connect(
             **pat_connect_kwargs(host, pat, user, role, client.database, client.schema)
         )

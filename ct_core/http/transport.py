@@ -30,6 +30,7 @@ from typing import Any, Protocol, cast
 
 import httpx
 
+from ct_core import __version__
 from ct_core.constants import (
     CAPACITY_CONNECT_TIMEOUT,
     CAPACITY_READ_TIMEOUT,
@@ -47,7 +48,7 @@ from ct_core.http.routes import Routes
 logger = logging.getLogger("ct_core.transport")
 
 TimeoutPair = tuple[float, float]
-USER_AGENT = "ct/0.1.0"
+USER_AGENT = f"ct/{__version__}"
 JSON_CONTENT_TYPE = "application/json"
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 _JSON_CONTENT_TYPE_HEADER = (b"Content-Type", JSON_CONTENT_TYPE.encode("ascii"))

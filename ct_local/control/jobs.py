@@ -3,6 +3,11 @@
 The server repeats the client's checks for every caller (a raw body may come from any client):
 shape problems answer 422 ``{"detail": [...]}``, rule violations answer 400 code 517602 naming
 every problem found, and unsupported GPU types are refused the same way.
+
+:func:`optimizer_resize_problem` is the checkpoint rule shared by create (``source_checkpoint_info``)
+and the runtime load: optimizer states are sharded over the data-parallel ranks, so restoring them
+into a training sub-job of another data-parallel size (``n_gpus``) is refused unless that sub-job
+was created with ``load_optimizer_states: false``.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from ct_local.settings import (
     Identity,
     ServerSettings,
 )
-from ct_local.storage.store import JobRow
+from ct_local.storage.store import CheckpointRow, JobRow
 
 SUBMITTABLE_TYPES = ("training", "sampling")
 LOG_PROB_TYPES = ("log_probability", "log_prob")
@@ -92,6 +97,44 @@ def _check_sub_job(index: int, sub: dict[str, Any], shape: list[tuple[list[str |
                 f"{where}.training_config.ds_config.zero_optimization.stage: ZeRO-3 is not supported"
             )
     return problems
+
+
+def data_parallel_size(sub_job: dict[str, Any]) -> float:
+    """A training sub-job's data-parallel size: its n_gpus (1 when unset), as the contract counts it."""
+    config = sub_job.get("training_config")
+    n_gpus = config.get("n_gpus") if isinstance(config, dict) else None
+    return float(n_gpus) if isinstance(n_gpus, int | float) and not isinstance(n_gpus, bool) else 1.0
+
+
+def restores_optimizer(sub_job: dict[str, Any]) -> bool:
+    """Whether a resumable checkpoint brings its optimizer states along (``load_optimizer_states``)."""
+    config = sub_job.get("training_config")
+    return not (isinstance(config, dict) and config.get("load_optimizer_states") is False)
+
+
+def optimizer_resize_problem(
+    target: dict[str, Any], where: str, source: JobRow, checkpoint: CheckpointRow
+) -> str | None:
+    """Why restoring ``checkpoint`` into the training sub-job ``target`` is refused, or None.
+
+    Only a resumable checkpoint holds optimizer states, and only a target that restores them and
+    runs on another data-parallel size than the sub-job that saved them cannot take them.
+    """
+    if checkpoint.checkpoint_type != "resumable" or not restores_optimizer(target):
+        return None
+    saved_by = [sub for sub in source.sub_jobs if normalize_job_type(sub.get("job_type", "")) == "training"]
+    if not saved_by:
+        return None
+    before, after = data_parallel_size(saved_by[0]), data_parallel_size(target)
+    if before == after:
+        return None
+    return (
+        f"checkpoint {checkpoint.checkpoint_id} of job {source.job_id} holds optimizer states saved at "
+        f"data-parallel size {before:g} (n_gpus {before:g}), but {where} has n_gpus {after:g}; the "
+        "data-parallel-sharded optimizer states cannot be resized. Create the training sub-job with "
+        "training_config.load_optimizer_states=false to restore the weights only with a fresh "
+        f"optimizer, or keep n_gpus {before:g}"
+    )
 
 
 def build_job(

@@ -6,6 +6,10 @@ its own, never the public sampling sub-job id, stable for one (source, target) p
 for another, as callers must not reuse a mapping across pairs. The pairs live in memory, in the
 :class:`Pairings` of the server's data plane, for as long as that server runs.
 
+Forward and forward-backward frames name their pair in the ``router_replay`` operation metadata;
+:func:`check_replay_descriptor` refuses an unknown pair, a pair of another receiver, and a
+descriptor without ``identity_version: 1`` when the batch's ``rr_sample_ids`` hold ``rr1:`` ids.
+
 The local models are dense (no experts), so a sampling worker captures no routing: discard checks
 its request like the service does and answers how many ids it was asked to drop and how many
 captures it freed, which is always 0 here.
@@ -97,14 +101,53 @@ def _sub_job_of_type(job: JobRow, sub_job_id: Any, job_type: str, field: str) ->
 
 #: The exact-replay identity protocol version of `rr1:` sample ids.
 IDENTITY_VERSION = 1
+#: The prefix of sample ids under that protocol; legacy ids have none and may omit the version.
+RR1_PREFIX = "rr1:"
+#: The per-row replay input that carries sample ids (in the batch, not in operation metadata).
+SAMPLE_IDS_KEY = "rr_sample_ids"
+
+
+def _sample_ids(node: Any, depth: int = 0) -> list[str]:
+    """Every sample id under an ``rr_sample_ids`` key of a decoded batch (its kwargs or context)."""
+    found: list[str] = []
+    if depth > 3:
+        return found
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == SAMPLE_IDS_KEY:
+                found.extend(_strings(value))
+            else:
+                found.extend(_sample_ids(value, depth + 1))
+    elif isinstance(node, list | tuple):
+        for item in node:
+            found.extend(_sample_ids(item, depth + 1))
+    return found
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list | tuple):
+        return [text for item in value for text in _strings(item)]
+    return []
+
+
+def _has_rr1_ids(frame: bytes) -> bool:
+    try:
+        # numpy views over the frame: reading the structure copies no tensor.
+        batch = wire.loads(frame, backend="numpy")
+    except wire.WireError:
+        return False  # the worker reports a frame it cannot read, with the request
+    return any(sample.startswith(RR1_PREFIX) for sample in _sample_ids(batch))
 
 
 def check_replay_descriptor(pairings: Pairings, job: JobRow, receiver: dict[str, Any], frame: bytes) -> None:
     """Check the `router_replay` descriptor (operation metadata) of a forward or forward-backward frame.
 
     It must name a pair bootstrapped on this job (one of ``pairings``) whose target is the receiving
-    training sub-job, with identity_version 1 when given. Frames without a descriptor are not
-    replays and pass.
+    training sub-job, with identity_version 1 when given; a batch whose ``rr_sample_ids`` hold any
+    ``rr1:`` id must give it, as only legacy ids may leave the version out. Frames without a
+    descriptor are not replays and pass.
     """
     descriptor = wire.read_metadata(frame).get("router_replay")
     if descriptor is None:
@@ -122,6 +165,11 @@ def check_replay_descriptor(pairings: Pairings, job: JobRow, receiver: dict[str,
         raise invalid_request(
             f"router_replay.identity_version must be {IDENTITY_VERSION} (or omitted for legacy replay ids), "
             f"got {version!r}"
+        )
+    if version is None and _has_rr1_ids(frame):
+        raise invalid_request(
+            f"router_replay.identity_version must be {IDENTITY_VERSION} for rr1: sample ids "
+            f"(found in {SAMPLE_IDS_KEY}); only legacy replay ids may omit it"
         )
     pairing = pairings.get(job.job_id, zone)
     if pairing is None:

@@ -35,6 +35,7 @@ from starlette.responses import JSONResponse, Response
 
 from ct_core import wire
 from ct_core.fs import atomic_write
+from ct_local.control.jobs import optimizer_resize_problem
 from ct_local.control.lifecycle import TERMINAL_STATUSES
 from ct_local.dataplane import router_replay, sampling_plane
 from ct_local.dataplane.boards import SamplingBoards
@@ -404,6 +405,12 @@ class TrainingDataPlane(DataPlane):
                 f"Checkpoint {checkpoint_id} not found in training job {source_job_id}",
                 errors.CODE_JOB_NOT_FOUND,
             )
+        source = job if source_job_id == job.job_id else self.state.store.get_job(source_job_id)
+        resize = (
+            None if source is None else optimizer_resize_problem(sub, str(sub["sub_job_id"]), source, row)
+        )
+        if resize is not None:
+            raise invalid_request(resize)
         return self.enqueue(
             job, sub, "load", params={"checkpoint_id": row.checkpoint_id, "source_job_id": source_job_id}
         )

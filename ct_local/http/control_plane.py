@@ -68,7 +68,7 @@ def _check_sources(request: Request, identity: Identity, job: JobRow) -> None:
     """A create-time source checkpoint must exist, be visible to the caller and fit its sub-job."""
     store = server_state(request).store
     owner = owner_filter(request, identity)
-    for sub in job.sub_jobs:
+    for index, sub in enumerate(job.sub_jobs):
         info = sub.get("source_checkpoint_info")
         if not isinstance(info, dict) or not info.get("checkpoint_id"):
             continue
@@ -92,6 +92,10 @@ def _check_sources(request: Request, identity: Identity, job: JobRow) -> None:
                 "sampling sub-jobs start from weights-only checkpoints; "
                 f"{row.checkpoint_id} is {row.checkpoint_type}"
             )
+        if sub.get("job_type") == "training":
+            resize = jobs.optimizer_resize_problem(sub, f"sub_job_configs[{index}]", source, row)
+            if resize is not None:
+                raise errors.invalid_request(resize)
 
 
 async def list_jobs(request: Request) -> Response:

@@ -1,10 +1,18 @@
-"""OpenAI-compatible inference for model deployments: chat completions and the model list.
+"""OpenAI-compatible inference for model deployments: chat completions, the model list, one model.
 
 A deployment is a job whose only sub-job samples with ``deployment_class`` EVALUATION. This module
-answers ``POST {prefix}/inference/v1/chat/completions`` and ``GET {prefix}/inference/v1/models``
-for such jobs with the tiny local model: built from the model name, or loaded from the checkpoint
-a deployment names as its source. Messages go through a small chat template over the byte
-tokenizer; generation is a plain token loop (greedy at temperature 0, sampled otherwise).
+answers ``POST {prefix}/inference/v1/chat/completions``, ``GET {prefix}/inference/v1/models`` and
+``GET {prefix}/inference/v1/models/{model}`` for such jobs with the tiny local model: built from the
+model name, or loaded from the checkpoint a deployment names as its source. Messages go through a
+small chat template over the byte tokenizer; generation is a plain token loop that draws with the
+sampler's rule (:func:`ct_local.model.sampler.pick_token`).
+
+Every request option is honoured or refused, never dropped: ``n`` draws that many choices,
+``logprobs`` / ``top_logprobs`` return OpenAI's logprobs objects, ``top_p`` narrows the draw, the
+penalties pass at 0; anything else (``tools``, ``response_format``, ``stop``, ...) answers 400
+``unsupported_parameter`` naming it. A path under ``/inference/v1`` that is not one of these answers
+OpenAI's 404 ``unknown_url``, and a database or schema the caller cannot see answers like a missing
+model (404), so an inference call cannot tell whether a namespace exists.
 
 The error answers use OpenAI's ``{"error": {...}}`` shape, because the callers are OpenAI clients.
 torch is imported only when a model is first needed.
@@ -28,7 +36,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from ct_local.http.context import caller_identity, owner_filter, request_location, server_state
+from ct_local.http.context import Location, caller_identity, owner_filter, request_location, server_state
+from ct_local.http.errors import ServiceError
 from ct_local.storage.store import JobRow
 
 if TYPE_CHECKING:
@@ -47,6 +56,31 @@ DEFAULT_COMPLETION_TOKENS = 128
 DEFAULT_MAX_SEQ_LEN = 2048
 #: Methods the inference paths are registered for; the wrong ones answer 405 with no body.
 ROUTE_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+#: The options chat completions honours; any other one with a value answers unsupported_parameter.
+HONOURED_OPTIONS = frozenset(
+    {
+        "model",
+        "messages",
+        "max_completion_tokens",
+        "temperature",
+        "top_p",
+        "seed",
+        "n",
+        "logprobs",
+        "top_logprobs",
+        "stream",
+        "stream_options",
+        "frequency_penalty",
+        "presence_penalty",
+    }
+)
+#: Options honoured only at their neutral value (0: no penalty), as this model applies none.
+NEUTRAL_ONLY_OPTIONS = ("frequency_penalty", "presence_penalty")
+#: OpenAI's bounds for the number of choices and of alternatives per token.
+MAX_CHOICES = 128
+MAX_TOP_LOGPROBS = 20
+#: What a special (non-byte) token is called in a logprobs entry; such tokens have no bytes.
+SPECIAL_TOKEN_NAMES = {256: "<|pad|>", 257: "<|bos|>", 258: "<|eos|>"}
 
 
 # --- errors -----------------------------------------------------------------------------------
@@ -68,15 +102,33 @@ def _bad_request(message: str, *, param: str | None = None, code: str = "invalid
     return InferenceError(400, message, kind="invalid_request_error", code=code, param=param)
 
 
-def _model_not_found(model: Any) -> InferenceError:
-    # Same answer for unknown, failed, dropped and someone else's: existence must not leak.
+def _model_not_found() -> InferenceError:
+    # Same answer for unknown, failed, dropped and someone else's, and for a database or schema the
+    # caller cannot see: existence must not leak, so the answer names nothing.
     return InferenceError(
         404,
-        f"The model {model!r} does not exist or you do not have access to it.",
+        "The requested model is not available.",
         kind="invalid_request_error",
         code="model_not_found",
         param="model",
     )
+
+
+def _unsupported(options: list[str]) -> InferenceError:
+    listed = ", ".join(options)
+    return _bad_request(
+        f"Unsupported parameter(s): {listed}. This endpoint honours {', '.join(sorted(HONOURED_OPTIONS))}.",
+        param=options[0],
+        code="unsupported_parameter",
+    )
+
+
+def _inference_location(request: Request) -> Location:
+    """The path's location; one the caller cannot see answers 404 here, not the management API's 400."""
+    try:
+        return request_location(request)
+    except ServiceError:
+        raise _model_not_found() from None
 
 
 # --- chat template and generation --------------------------------------------------------------
@@ -111,30 +163,88 @@ def _model_for(job: JobRow, state_dir: Path, store: Any) -> torch.nn.Module:
     return model
 
 
-def generate_tokens(
-    model: Any, prompt_ids: list[int], *, max_new: int, temperature: float, seed: int | None
-) -> Iterator[int]:
-    """Yield new token ids one at a time; stops after EOS (which is yielded) or `max_new` tokens."""
+def new_generator(seed: int | None) -> torch.Generator:
+    """The random source of one request: seeded when the caller gives a seed, so it repeats exactly."""
     import torch
 
+    return torch.Generator().manual_seed(seed if seed is not None else secrets.randbits(62))
+
+
+def draw_tokens(
+    model: Any,
+    prompt_ids: list[int],
+    *,
+    max_new: int,
+    temperature: float,
+    generator: torch.Generator,
+    top_p: float = 1.0,
+) -> Iterator[tuple[int, torch.Tensor]]:
+    """Yield (token id, log-probabilities of that position) one token at a time.
+
+    Stops after EOS (which is yielded) or ``max_new`` tokens. The log-probabilities are those of
+    the model's own distribution (before temperature and top_p), as the sampler reports them.
+    """
+    import torch
+
+    from ct_local.model.sampler import pick_token
     from ct_local.model.tinylm import EOS_ID
 
-    generator = torch.Generator().manual_seed(seed if seed is not None else secrets.randbits(62))
     ids = list(prompt_ids)
     # The whole sequence is run again for every token: at this model's size that is cheaper than
     # keeping up with the changing cache API of transformers, and it keeps the loop obvious.
     with torch.no_grad():
         for _ in range(max_new):
             logits = model(input_ids=torch.tensor([ids], dtype=torch.long)).logits[0, -1].float()
-            if temperature <= 0:
-                token = int(torch.argmax(logits))
-            else:
-                probs = torch.softmax(logits / temperature, dim=-1)
-                token = int(torch.multinomial(probs, 1, generator=generator))
-            yield token
+            token = pick_token(logits, temperature=temperature, top_p=top_p, generator=generator)
+            yield token, torch.log_softmax(logits, dim=-1)
             if token == EOS_ID:
                 return
             ids.append(token)
+
+
+def generate_tokens(
+    model: Any, prompt_ids: list[int], *, max_new: int, temperature: float, seed: int | None
+) -> Iterator[int]:
+    """Yield new token ids one at a time; stops after EOS (which is yielded) or `max_new` tokens."""
+    generator = new_generator(seed)
+    for token, _ in draw_tokens(
+        model, prompt_ids, max_new=max_new, temperature=temperature, generator=generator
+    ):
+        yield token
+
+
+def token_text(token: int) -> str:
+    """A token as a logprobs entry names it: its byte as text (escaped when not UTF-8 on its own)."""
+    from ct_local.model.tinylm import BYTE_TOKENS
+
+    if token < BYTE_TOKENS:
+        return bytes([token]).decode("utf-8", errors="backslashreplace")
+    return SPECIAL_TOKEN_NAMES.get(token, f"<|special_{token}|>")
+
+
+def token_bytes(token: int) -> list[int] | None:
+    from ct_local.model.tinylm import BYTE_TOKENS
+
+    return [token] if token < BYTE_TOKENS else None
+
+
+def logprob_entry(logprobs: torch.Tensor, token: int, top: int) -> dict[str, Any]:
+    """OpenAI's ChatCompletionTokenLogprob for one drawn token, with its ``top`` likeliest alternatives."""
+    import torch
+
+    alternatives: list[dict[str, Any]] = []
+    if top > 0:
+        values, ids = torch.topk(logprobs, min(top, logprobs.numel()))
+        alternatives = [
+            {"token": token_text(alt), "logprob": float(value), "bytes": token_bytes(alt)}
+            for value, alt in zip(values.tolist(), ids.tolist(), strict=True)
+        ]
+    return {
+        "token": token_text(token),
+        "logprob": float(logprobs[token]),
+        "bytes": token_bytes(token),
+        "top_logprobs": alternatives,
+    }
 
 
 # --- request parsing ----------------------------------------------------------------------------
@@ -146,7 +256,11 @@ class ChatRequest:
     messages: list[dict[str, str]]
     max_completion_tokens: int | None
     temperature: float
+    top_p: float
     seed: int | None
+    n: int
+    #: None without logprobs, else how many alternatives each token lists (0 to 20).
+    top_logprobs: int | None
     stream: bool
     include_usage: bool
 
@@ -155,20 +269,39 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def parse_chat(body: Any) -> ChatRequest:
-    if not isinstance(body, dict):
-        raise _bad_request("The request body must be a JSON object.")
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _refuse_unsupported(body: dict[str, Any]) -> None:
+    """400 unsupported_parameter for the first option this endpoint would otherwise have to ignore.
+
+    An option sent as null is an option not given (OpenAI clients do that), so it passes.
+    """
     if "max_tokens" in body:
         raise _bad_request(
             "max_tokens is not supported by this endpoint; use max_completion_tokens instead.",
             param="max_tokens",
             code="unsupported_parameter",
         )
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
+    unknown = [key for key, value in body.items() if key not in HONOURED_OPTIONS and value is not None]
+    if unknown:
+        raise _unsupported(unknown)
+    for key in NEUTRAL_ONLY_OPTIONS:
+        value = body.get(key)
+        if value is not None and not (_is_number(value) and value == 0):
+            raise _bad_request(
+                f"{key} other than 0 is not supported by this endpoint (its model applies no penalty).",
+                param=key,
+                code="unsupported_parameter",
+            )
+
+
+def _messages(raw: Any) -> list[dict[str, str]]:
+    if not isinstance(raw, list) or not raw:
         raise _bad_request("messages must be a non-empty list.", param="messages")
     parsed: list[dict[str, str]] = []
-    for index, message in enumerate(messages):
+    for index, message in enumerate(raw):
         if not isinstance(message, dict) or not isinstance(message.get("role"), str):
             raise _bad_request(f"messages[{index}] needs a role.", param=f"messages[{index}]")
         content = message.get("content")
@@ -178,27 +311,70 @@ def parse_chat(body: Any) -> ChatRequest:
         if not isinstance(content, str):
             raise _bad_request(f"messages[{index}].content must be text.", param=f"messages[{index}].content")
         parsed.append({"role": message["role"], "content": content})
+    return parsed
+
+
+def _top_logprobs(body: dict[str, Any]) -> int | None:
+    wanted = body.get("logprobs")
+    if wanted is not None and not isinstance(wanted, bool):
+        raise _bad_request("logprobs must be true or false.", param="logprobs")
+    top = body.get("top_logprobs")
+    if top is None:
+        return 0 if wanted else None
+    if not _is_int(top) or not 0 <= top <= MAX_TOP_LOGPROBS:
+        raise _bad_request(
+            f"top_logprobs must be an integer from 0 to {MAX_TOP_LOGPROBS}.", param="top_logprobs"
+        )
+    if not wanted:
+        raise _bad_request("top_logprobs needs logprobs set to true.", param="top_logprobs")
+    return int(top)
+
+
+def parse_chat(body: Any) -> ChatRequest:
+    if not isinstance(body, dict):
+        raise _bad_request("The request body must be a JSON object.")
+    _refuse_unsupported(body)
+    messages = _messages(body.get("messages"))
     limit = body.get("max_completion_tokens")
     if limit is not None and (not _is_int(limit) or limit < 1):
         raise _bad_request("max_completion_tokens must be a positive integer.", param="max_completion_tokens")
-    temperature = body.get("temperature", 1.0)
+    temperature = body.get("temperature")
     if temperature is None:
         temperature = 1.0
-    if isinstance(temperature, bool) or not isinstance(temperature, int | float) or not 0 <= temperature <= 2:
+    if not _is_number(temperature) or not 0 <= temperature <= 2:
         raise _bad_request("temperature must be a number from 0 to 2.", param="temperature")
+    top_p = body.get("top_p")
+    if top_p is None:
+        top_p = 1.0
+    if not _is_number(top_p) or not 0 <= top_p <= 1:
+        raise _bad_request("top_p must be a number from 0 to 1.", param="top_p")
     seed = body.get("seed")
     if seed is not None and not _is_int(seed):
         raise _bad_request("seed must be an integer.", param="seed")
-    stream = body.get("stream") is True
+    n = body.get("n")
+    if n is None:
+        n = 1
+    if not _is_int(n) or not 1 <= n <= MAX_CHOICES:
+        raise _bad_request(f"n must be an integer from 1 to {MAX_CHOICES}.", param="n")
+    stream = body.get("stream")
+    if stream is not None and not isinstance(stream, bool):
+        raise _bad_request("stream must be true or false.", param="stream")
     options = body.get("stream_options")
-    include_usage = stream and isinstance(options, dict) and options.get("include_usage") is True
+    if options is not None and not stream:
+        raise _bad_request("stream_options is only allowed when stream is true.", param="stream_options")
+    if options is not None and not isinstance(options, dict):
+        raise _bad_request("stream_options must be an object.", param="stream_options")
+    include_usage = bool(stream) and isinstance(options, dict) and options.get("include_usage") is True
     return ChatRequest(
         model=str(body.get("model", "")),
-        messages=parsed,
+        messages=messages,
         max_completion_tokens=limit,
         temperature=float(temperature),
+        top_p=float(top_p),
         seed=seed,
-        stream=stream,
+        n=n,
+        top_logprobs=_top_logprobs(body),
+        stream=bool(stream),
         include_usage=include_usage,
     )
 
@@ -240,9 +416,10 @@ def source_model_problem(sub_job: dict[str, Any], source: JobRow) -> str | None:
     )
 
 
-def _find_deployment(request: Request, model: Any) -> JobRow:
+def _visible_job(request: Request, model: Any) -> JobRow | None:
+    """The deployment job ``model`` names, if the caller may see it at the path's location."""
     identity = caller_identity(request)
-    loc = request_location(request)
+    loc = _inference_location(request)
     match = _MODEL_RE.fullmatch(model) if isinstance(model, str) else None
     job = server_state(request).store.get_job(match.group(1)) if match else None
     owner = owner_filter(request, identity)
@@ -252,7 +429,14 @@ def _find_deployment(request: Request, model: Any) -> JobRow:
         or (owner is not None and job.owner_role != owner)
         or _deployment_class(job) is None
     ):
-        raise _model_not_found(model)
+        return None
+    return job
+
+
+def _find_deployment(request: Request, model: Any) -> JobRow:
+    job = _visible_job(request, model)
+    if job is None:
+        raise _model_not_found()
     if _deployment_class(job) != SERVED_CLASS:
         raise InferenceError(
             403,
@@ -272,7 +456,7 @@ def _find_deployment(request: Request, model: Any) -> JobRow:
         registry = getattr(request.app.state, "ct_inference_models", None)
         if registry is not None:
             registry.pop(job.job_id, None)
-        raise _model_not_found(model)
+        raise _model_not_found()
     return job
 
 
@@ -325,93 +509,158 @@ async def chat_completions(request: Request) -> Response:
     return JSONResponse(await run_in_threadpool(completion.whole))
 
 
+def _model_object(job: JobRow) -> dict[str, Any]:
+    return {
+        "id": "sf-ct-" + job.job_id,
+        "object": "model",
+        "created": int(job.created_at),
+        "owned_by": job.owner_role,
+    }
+
+
+def _is_listed(job: JobRow) -> bool:
+    return job.status == SERVING_STATUS and _deployment_class(job) == SERVED_CLASS
+
+
 async def list_models(request: Request) -> Response:
     if request.method != "GET":
         return Response(status_code=405)
     identity = caller_identity(request)
-    loc = request_location(request)
+    try:
+        loc = _inference_location(request)
+    except InferenceError as exc:
+        return exc.response()
     owner = owner_filter(request, identity)
     jobs = server_state(request).store.jobs_in(loc.database, loc.schema, loc.endpoint, owner)
-    data = [
-        {
-            "id": "sf-ct-" + job.job_id,
-            "object": "model",
-            "created": int(job.created_at),
-            "owned_by": job.owner_role,
-        }
-        for job in jobs
-        if job.status == SERVING_STATUS and _deployment_class(job) == SERVED_CLASS
-    ]
-    return JSONResponse({"object": "list", "data": data})
+    return JSONResponse({"object": "list", "data": [_model_object(job) for job in jobs if _is_listed(job)]})
+
+
+async def retrieve_model(request: Request) -> Response:
+    """One model of the list (``getDeploymentModel``); anything the list would not show is 404."""
+    if request.method != "GET":
+        return Response(status_code=405)
+    try:
+        job = _visible_job(request, request.path_params["model"])
+        if job is None or not _is_listed(job):
+            raise _model_not_found()
+    except InferenceError as exc:
+        return exc.response()
+    return JSONResponse(_model_object(job))
+
+
+async def unknown_route(request: Request) -> Response:
+    """OpenAI's answer to a path it does not serve, so OpenAI clients report it as they would there."""
+    caller_identity(request)
+    message = f"Unknown request URL: {request.method} {request.url.path}. Please check the URL for typos."
+    return InferenceError(404, message, kind="invalid_request_error", code="unknown_url").response()
+
+
+@dataclass
+class Piece:
+    """What one drawn token adds to a choice: whole UTF-8 characters, its logprobs entry, the finish."""
+
+    text: str
+    logprob: dict[str, Any] | None
+    finish: str | None
 
 
 class Completion:
-    """One chat completion: the token loop, as one object or as SSE chunks."""
+    """One chat completion: ``n`` choices drawn in turn from one random source, whole or as SSE chunks."""
 
     def __init__(self, chat: ChatRequest, loaded: LoadedModel, prompt_ids: list[int], max_new: int) -> None:
         self.chat, self.loaded, self.prompt_ids, self.max_new = chat, loaded, prompt_ids, max_new
         self.id = "chatcmpl-" + uuid.uuid4().hex
         self.created = int(time.time())
+        self.completion_tokens = 0
 
-    def _pieces(self) -> Iterator[tuple[str, int, str | None]]:
-        """(text, tokens so far, finish_reason once known); text is whole UTF-8 characters."""
+    def _choices(self) -> Iterator[tuple[int, Iterator[Piece]]]:
+        # One generator for all choices: a seeded request draws the same n choices every time.
+        generator = new_generator(self.chat.seed)
+        for index in range(self.chat.n):
+            yield index, self._pieces(generator)
+
+    def _pieces(self, generator: torch.Generator) -> Iterator[Piece]:
+        """The pieces of one choice; the last one carries its finish_reason."""
         from ct_local.model.tinylm import BYTE_TOKENS, EOS_ID
 
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        count = 0
+        top = self.chat.top_logprobs
         with self.loaded.lock:
-            for token in generate_tokens(
+            for token, logprobs in draw_tokens(
                 self.loaded.model,
                 self.prompt_ids,
                 max_new=self.max_new,
                 temperature=self.chat.temperature,
-                seed=self.chat.seed,
+                top_p=self.chat.top_p,
+                generator=generator,
             ):
-                count += 1
+                self.completion_tokens += 1
                 if token == EOS_ID:
-                    yield decoder.decode(b"", final=True), count, "stop"
+                    # The end token is counted but is not part of the content, nor of its logprobs.
+                    yield Piece(decoder.decode(b"", final=True), None, "stop")
                     return
                 text = decoder.decode(bytes([token]), final=False) if token < BYTE_TOKENS else ""
-                yield text, count, None
-        yield decoder.decode(b"", final=True), count, "length"
+                yield Piece(text, logprob_entry(logprobs, token, top) if top is not None else None, None)
+        yield Piece(decoder.decode(b"", final=True), None, "length")
 
-    def _usage(self, completion_tokens: int) -> dict[str, int]:
+    def _usage(self) -> dict[str, int]:
         prompt = len(self.prompt_ids)
         return {
             "prompt_tokens": prompt,
-            "completion_tokens": completion_tokens,
-            "total_tokens": prompt + completion_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": prompt + self.completion_tokens,
         }
 
+    def _logprobs(self, entries: list[dict[str, Any]]) -> dict[str, Any] | None:
+        return {"content": entries, "refusal": None} if self.chat.top_logprobs is not None else None
+
     def whole(self) -> dict[str, Any]:
-        parts: list[str] = []
-        used, finish = 0, "length"
-        for text, tokens, reason in self._pieces():
-            parts.append(text)
-            used, finish = tokens, reason or finish
+        choices = []
+        for index, pieces in self._choices():
+            parts: list[str] = []
+            entries: list[dict[str, Any]] = []
+            finish = "length"
+            for piece in pieces:
+                parts.append(piece.text)
+                if piece.logprob is not None:
+                    entries.append(piece.logprob)
+                finish = piece.finish or finish
+            choices.append(
+                {
+                    "index": index,
+                    "message": {"role": "assistant", "content": "".join(parts)},
+                    "finish_reason": finish,
+                    "logprobs": self._logprobs(entries),
+                }
+            )
         return {
             "id": self.id,
             "object": "chat.completion",
             "created": self.created,
             "model": self.chat.model,
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": "".join(parts)},
-                    "finish_reason": finish,
-                    "logprobs": None,
-                }
-            ],
-            "usage": self._usage(used),
+            "choices": choices,
+            "usage": self._usage(),
         }
 
-    def _chunk(self, delta: dict[str, Any], finish: str | None) -> str:
+    def _chunk(
+        self,
+        index: int,
+        delta: dict[str, Any],
+        finish: str | None,
+        entries: list[dict[str, Any]] | None = None,
+    ) -> str:
+        choice = {
+            "index": index,
+            "delta": delta,
+            "finish_reason": finish,
+            "logprobs": self._logprobs(entries) if entries else None,
+        }
         chunk: dict[str, Any] = {
             "id": self.id,
             "object": "chat.completion.chunk",
             "created": self.created,
             "model": self.chat.model,
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
+            "choices": [choice],
         }
         if self.chat.include_usage:
             chunk["usage"] = None
@@ -419,13 +668,22 @@ class Completion:
 
     def sse(self) -> Iterator[str]:
         # A sync generator: Starlette runs it in a worker thread, so the loop never blocks the server.
-        yield self._chunk({"role": "assistant", "content": ""}, None)
-        used, finish = 0, "length"
-        for text, tokens, reason in self._pieces():
-            if text:
-                yield self._chunk({"content": text}, None)
-            used, finish = tokens, reason or finish
-        yield self._chunk({}, finish)
+        # Choices stream one after the other, each from its role chunk to its finish chunk.
+        for index, pieces in self._choices():
+            yield self._chunk(index, {"role": "assistant", "content": ""}, None)
+            finish = "length"
+            # Logprobs of tokens that end mid-character wait for the chunk that completes the text.
+            pending: list[dict[str, Any]] = []
+            for piece in pieces:
+                if piece.logprob is not None:
+                    pending.append(piece.logprob)
+                if piece.text:
+                    yield self._chunk(index, {"content": piece.text}, None, pending)
+                    pending = []
+                finish = piece.finish or finish
+            if pending:
+                yield self._chunk(index, {"content": ""}, None, pending)
+            yield self._chunk(index, {}, finish)
         if self.chat.include_usage:
             usage = {
                 "id": self.id,
@@ -433,7 +691,7 @@ class Completion:
                 "created": self.created,
                 "model": self.chat.model,
                 "choices": [],
-                "usage": self._usage(used),
+                "usage": self._usage(),
             }
             yield "data: " + json.dumps(usage) + "\n\n"
         yield "data: [DONE]\n\n"

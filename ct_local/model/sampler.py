@@ -13,7 +13,10 @@ its next request. Formats vllm and hf send the full weights (merged when the tra
 one; a LoRA sampler takes them as its base and zeroes its adapter); format lora sends only the
 LoRA A/B tensors, into a sampler wrapped with the same adapter.
 
-Imported only by worker threads: it imports torch.
+:func:`pick_token` is the one draw rule (greedy, temperature, top-k, top-p); the OpenAI-compatible
+chat endpoint of model deployments (ct_local.http.inference) draws with it too.
+
+Imported only by worker threads and the chat endpoint's token loop: it imports torch.
 """
 
 from __future__ import annotations
@@ -270,21 +273,13 @@ class SamplingBackend:
 
     @staticmethod
     def _pick(logits: torch.Tensor, params: SamplingParams, generator: torch.Generator | None) -> int:
-        if params.temperature == 0:
-            return int(torch.argmax(logits))
-        scaled = logits / params.temperature
-        if params.top_k > 0 and params.top_k < scaled.numel():
-            threshold = torch.topk(scaled, params.top_k).values[-1]
-            scaled = scaled.masked_fill(scaled < threshold, -math.inf)
-        if params.top_p < 1.0:
-            ordered, order = torch.sort(scaled, descending=True)
-            cumulative = torch.cumsum(torch.softmax(ordered, dim=-1), dim=-1)
-            # Drop a token once the mass before it already reaches top_p (the first always stays).
-            drop = cumulative - torch.softmax(ordered, dim=-1) >= params.top_p
-            scaled = scaled.clone()
-            scaled[order[drop]] = -math.inf
-        probs = torch.softmax(scaled, dim=-1)
-        return int(torch.multinomial(probs, 1, generator=generator))
+        return pick_token(
+            logits,
+            temperature=params.temperature,
+            top_k=params.top_k,
+            top_p=params.top_p,
+            generator=generator,
+        )
 
     def _entry(self, logprobs: torch.Tensor, token: int, k: int) -> dict[str, Any]:
         """The chosen token plus the k most likely ones, keyed by token id (vLLM's logprobs shape)."""
@@ -311,6 +306,37 @@ class SamplingBackend:
         for i in range(1, len(prompt)):
             entries.append(self._entry(table[i - 1], prompt[i], k))
         return entries
+
+
+def pick_token(
+    logits: torch.Tensor,
+    *,
+    temperature: float,
+    top_k: int = 0,
+    top_p: float = 1.0,
+    generator: torch.Generator | None = None,
+) -> int:
+    """Draw the next token from one position's logits: greedy at temperature 0, else top-k / top-p sampling.
+
+    Repeated calls with one ``generator`` draw several samples in a row, which is how a request
+    asking for several completions of one prompt (OpenAI's ``n``) gets distinct yet repeatable ones.
+    """
+    if temperature == 0:
+        return int(torch.argmax(logits))
+    scaled = logits / temperature
+    if top_k > 0 and top_k < scaled.numel():
+        threshold = torch.topk(scaled, top_k).values[-1]
+        scaled = scaled.masked_fill(scaled < threshold, -math.inf)
+    if top_p < 1.0:
+        ordered, order = torch.sort(scaled, descending=True)
+        probs = torch.softmax(ordered, dim=-1)
+        # Drop a token once the mass before it already reaches top_p; the most likely one always
+        # stays, so even top_p 0 leaves something to draw.
+        drop = torch.cumsum(probs, dim=-1) - probs >= top_p
+        drop[0] = False
+        scaled = scaled.clone()
+        scaled[order[drop]] = -math.inf
+    return int(torch.multinomial(torch.softmax(scaled, dim=-1), 1, generator=generator))
 
 
 def _stop_cut(text: str, stops: tuple[str, ...]) -> int | None:

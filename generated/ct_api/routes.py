@@ -14,6 +14,7 @@ ROUTES: dict[str, tuple[str, str, str]] = {
     "generate": ("POST", "/api/v2/databases/{database}/schemas/{schema}/{endpoint}/{job_id}/generate", "data_plane"),
     "generateStream": ("POST", "/api/v2/databases/{database}/schemas/{schema}/{endpoint}/{job_id}/generate-stream", "data_plane"),
     "getCapacity": ("GET", "/api/v2/databases/{database}/schemas/{schema}/{endpoint}/capacity", "control_plane"),
+    "getDeploymentModel": ("GET", "/api/v2/databases/{database}/schemas/{schema}/{endpoint}/inference/v1/models/{model}", "inference"),
     "getExperimentRun": ("GET", "/api/v2/databases/{database}/schemas/{schema}/{endpoint}/{job_id}/experiment-run", "control_plane"),
     "getJob": ("GET", "/api/v2/databases/{database}/schemas/{schema}/{endpoint}/{job_id}", "control_plane"),
     "getLocalArtifact": ("GET", "/_artifacts/{experiment_name}/{run_name}/{artifact_path}", "local"),

@@ -1,5 +1,8 @@
 """The data-plane commands end to end: `ct --job JOB fwd-bwd|step|save|load|weight-sync|logs` on ct_local.
 
+`ct logs` takes its job as an argument too (tests/cli/test_dropin_cli.py); the global --job form is
+the one kept here.
+
 The commands run in-process through `ct_cli.main.main` (real app, real plugin manager, real HTTP to
 the local server).
 """
@@ -154,7 +157,7 @@ def test_logs(ct_inproc: Callable[..., Result], running_job: tuple[str, str]) ->
     assert unknown.code == 1 and "error:" in unknown.stderr
 
 
-@pytest.mark.parametrize("command", ["fwd-bwd", "step", "save", "load", "weight-sync", "generate", "logs"])
+@pytest.mark.parametrize("command", ["fwd-bwd", "step", "save", "load", "weight-sync", "generate"])
 def test_data_plane_help_shows_where_the_job_goes(ct_inproc: Callable[..., Result], command: str) -> None:
     """The usage line puts --job before the command, and the help ends with the reminder."""
     result = ct_inproc(command, "--help")

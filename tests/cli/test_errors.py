@@ -91,9 +91,16 @@ def test_missing_file_is_one_error_line(ct: CtRunner, tmp_path: Path) -> None:
     assert result.stderr.startswith("error: ") and "nope.json" in result.stderr
 
 
+def test_a_stray_argument_is_named_in_plain_words(ct: CtRunner) -> None:
+    result = ct("cancel", "JOB_A", "JOB_B")
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[0] == "error: unexpected argument(s): JOB_B"
+    assert "Unused Tokens" not in result.stderr
+
+
 def test_no_connection_configured(ct: CtRunner) -> None:
     result = ct("list")
-    assert result.returncode == 1
+    assert result.returncode == 2  # a usage error, as the reference's argparse check
     assert result.stdout == ""
     assert "provide --base-url" in result.stderr
     assert "hint: run 'ct login'" in result.stderr
@@ -117,7 +124,7 @@ def test_pat_is_never_printed(ct: CtRunner) -> None:
         ["--host", "h.example", "--pat", secret, "list"],
     ):
         result = ct(*argv)
-        assert result.returncode == 1, result
+        assert result.returncode == 2, result
         assert result.stderr.startswith("error: ")
         assert secret not in result.stderr and secret not in result.stdout
 
@@ -220,6 +227,41 @@ def test_in_process_global_options_reach_the_client_factory(no_plugins: None) ->
     connection = options.connection_options()
     assert connection.verify_ssl is False and connection.base_url == "http://x"
     assert "pat=None" in repr(options)
+
+
+def test_in_process_client_factory_gets_the_resolved_connection(
+    no_plugins: None, ct_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As the reference's main did: the factory sees the connection after config, login and env."""
+    from ct_core.connect.resolve import save_login_config_path
+
+    config = tmp_path / "remembered.json"
+    config.write_text(json.dumps({"base_url": "http://cfg:1", "database": "CFGDB", "pat": "cfg-token"}))
+    save_login_config_path(config)
+    monkeypatch.setenv("CORTEX_TRAINING_SCHEMA", "ENV_SCHEMA")
+    seen: list[Any] = []
+
+    class Client:
+        def list_models(self) -> list[dict[str, str]]:
+            return []
+
+    def factory(options: Any) -> Client:
+        seen.append(options)
+        return Client()
+
+    argv = ["--poll-timeout", "7", "models"]
+    assert main(argv, client_factory=factory, stdout=io.StringIO(), stderr=io.StringIO()) == 0
+    (options,) = seen
+    assert (options.base_url, options.database, options.schema, options.endpoint) == (
+        "http://cfg:1",
+        "CFGDB",
+        "ENV_SCHEMA",
+        "cortex-training",
+    )
+    assert (options.poll_interval, options.poll_timeout, options.no_verify_ssl) == (0.5, 7.0, False)
+    assert options.config == str(config.resolve()) and options.pat == "cfg-token"
+    assert options.resolved is not None and options.resolved.mode == "base_url"
+    assert "cfg-token" not in repr(options)
 
 
 def _default_sigint() -> None:

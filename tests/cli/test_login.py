@@ -35,7 +35,7 @@ def test_login_config_option_form_and_bad_config(ct: CtRunner, tmp_path: Path) -
     assert result.returncode == 1
     assert "error: unknown config key(s): colour" in result.stderr
     both = ct("login", str(bad), "--config", str(bad))
-    assert both.returncode == 1 and "once" in both.stderr
+    assert both.returncode == 2 and "once" in both.stderr  # a usage error, as the reference's
 
 
 def test_login_warns_about_a_readable_config_and_failed_verification(ct: CtRunner, tmp_path: Path) -> None:
@@ -93,10 +93,23 @@ def test_login_with_an_existing_profile_and_reset(ct: CtRunner, ct_home: Path) -
     assert "work" in tomllib.loads(connections.read_text())
 
 
-def test_login_without_anything_to_log_in_with_is_an_error(ct: CtRunner) -> None:
+def test_login_without_anything_to_log_in_with_is_a_usage_error(ct: CtRunner) -> None:
     result = ct("login", input="")
-    assert result.returncode == 1
+    assert result.returncode == 2
     assert "nothing to log in with" in result.stderr
     needs_user = ct("login", "--host", "acct.snowflakecomputing.com", "--no-verify", input="")
     assert needs_user.returncode == 1
     assert "user is required: pass --user" in needs_user.stderr
+
+
+def test_login_with_two_forms_at_once_is_a_usage_error(ct: CtRunner, tmp_path: Path) -> None:
+    config = tmp_path / "c.json"
+    config.write_text(json.dumps({"base_url": "http://127.0.0.1:9", "database": "D"}))
+    for argv in (
+        ["login", str(config), "--connection", "work"],
+        ["login", "--reset", "--connection", "work"],
+        ["login", "--convert-legacy-config", str(config), "--host", "h.example.com"],
+    ):
+        result = ct(*argv, "--no-verify")
+        assert result.returncode == 2, result
+        assert result.stderr.startswith("error: ")

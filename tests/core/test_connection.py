@@ -3,16 +3,18 @@ profiles, each in an isolated HOME (`ct_home`)."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import stat
 import sys
+from pathlib import Path
 
 import pytest
 
 from ct_core.client import CortexTrainingClient
 from ct_core.connect import resolve as conn
-from ct_core.errors import ConfigError
+from ct_core.errors import AuthenticationError, ConfigError
 
 
 def write_config(path, **values):
@@ -71,7 +73,19 @@ def test_env_never_switches_base_url_to_pat(ct_home, monkeypatch):
     monkeypatch.setenv("CORTEX_TRAINING_HOST", "h.example.com")
     monkeypatch.setenv("CORTEX_TRAINING_PAT", "p")
     resolved = conn.resolve_connection(conn.ConnectionOptions(base_url="http://local:1", database="D"))
-    assert resolved.mode == "base_url" and resolved.pat is None
+    # Still a base-URL connection (no host, no HTTPS forced); CORTEX_TRAINING_PAT is its bearer token.
+    assert (resolved.mode, resolved.host, resolved.pat) == ("base_url", None, "p")
+
+
+def test_a_base_url_takes_its_token_from_pat_but_never_from_snowflake_pat(ct_home, monkeypatch):
+    options = conn.ConnectionOptions(base_url="http://local:1", database="D")
+    monkeypatch.setenv("SNOWFLAKE_PAT", "snowflake-only")
+    assert conn.resolve_connection(options).pat is None
+    explicit = conn.resolve_connection(
+        conn.ConnectionOptions(base_url="http://local:1", pat="t", database="D")
+    )
+    assert (explicit.mode, explicit.pat) == ("base_url", "t")
+    assert "'t'" not in repr(explicit) and explicit.describe()["pat"] == "<redacted>"
 
 
 def test_config_file_beats_env_and_flags_beat_config(ct_home, monkeypatch, tmp_path):
@@ -132,6 +146,25 @@ def test_incomplete_connections(ct_home, options, message):
         conn.resolve_connection(conn.ConnectionOptions(**options))
 
 
+@pytest.mark.parametrize(
+    ("options", "usage"),
+    [
+        ({"host": "h"}, True),
+        ({"pat": "p"}, True),
+        ({"base_url": "http://x"}, True),
+        ({"connection": "p", "base_url": "http://x"}, True),
+        ({}, True),
+        # A value that is wrong (rather than missing) stays a plain configuration error.
+        ({"base_url": "h.example.com", "database": "D"}, False),
+        ({"connection": "nope"}, False),
+    ],
+)
+def test_a_missing_or_incomplete_connection_is_its_own_error(ct_home, options, usage):
+    with pytest.raises(ConfigError) as caught:
+        conn.resolve_connection(conn.ConnectionOptions(**options))
+    assert isinstance(caught.value, conn.IncompleteConnectionError) is usage
+
+
 def test_base_url_without_scheme_with_pat_is_a_host(ct_home):
     resolved = conn.resolve_connection(
         conn.ConnectionOptions(base_url="acct.example.com", pat="p", database="D")
@@ -156,14 +189,20 @@ def test_profile_database_order(ct_home, monkeypatch):
     )
 
 
-def test_profile_database_fallback_and_missing_profile(ct_home, monkeypatch):
+def test_profile_without_a_database_uses_the_default_database_name(ct_home, monkeypatch):
     write_profiles(ct_home, '[bare]\nhost = "b.snowflakecomputing.com"\n')
-    with pytest.raises(ConfigError, match="provide --database"):
-        conn.resolve_connection(conn.ConnectionOptions(connection="bare"))
-    monkeypatch.setenv("CORTEX_TRAINING_DB", "FALLBACK")
-    assert conn.resolve_connection(conn.ConnectionOptions(connection="bare")).database == "FALLBACK"
+    assert conn.resolve_connection(conn.ConnectionOptions(connection="bare")).database == "CORTEX_TRAINING_DB"
+    # CORTEX_TRAINING_DB is the name of that database, not an environment variable.
+    monkeypatch.setenv("CORTEX_TRAINING_DB", "ELSEWHERE")
+    assert conn.resolve_connection(conn.ConnectionOptions(connection="bare")).database == "CORTEX_TRAINING_DB"
     with pytest.raises(ConfigError, match="'nope' not found"):
         conn.resolve_connection(conn.ConnectionOptions(connection="nope"))
+
+
+def test_a_direct_connection_never_reads_cortex_training_db(ct_home, monkeypatch):
+    monkeypatch.setenv("CORTEX_TRAINING_DB", "ELSEWHERE")
+    with pytest.raises(conn.IncompleteConnectionError, match="provide --database"):
+        conn.resolve_connection(conn.ConnectionOptions(base_url="http://x"))
 
 
 def test_connection_env_var_and_default_profile(ct_home, monkeypatch):
@@ -206,6 +245,52 @@ def test_legacy_login_state(ct_home, tmp_path, monkeypatch):
     custom.write_text("[1]")
     with pytest.raises(ConfigError, match="expected object"):
         conn.resolve_connection()
+
+
+def test_an_explicit_field_overrides_only_itself_in_the_remembered_config(ct_home, tmp_path):
+    config = write_config(
+        tmp_path / "remembered.json", base_url="http://cfg:1", database="CFGDB", schema="S", pat="cfg-token"
+    )
+    conn.save_login_config_path(config)
+    moved = conn.resolve_connection(conn.ConnectionOptions(base_url="http://moved:2"))
+    assert (moved.mode, moved.base_url, moved.database, moved.schema, moved.pat) == (
+        "base_url",
+        "http://moved:2",
+        "CFGDB",
+        "S",
+        "cfg-token",
+    )
+    assert moved.config_path == config
+    token = conn.resolve_connection(conn.ConnectionOptions(pat="flag-token"))
+    assert (token.base_url, token.database, token.pat) == ("http://cfg:1", "CFGDB", "flag-token")
+    # An explicit host makes it a PAT connection; the config's database stays.
+    host = conn.resolve_connection(conn.ConnectionOptions(host="acct.snowflakecomputing.com"))
+    assert (host.mode, host.host, host.base_url, host.pat, host.database) == (
+        "pat",
+        "acct.snowflakecomputing.com",
+        None,
+        "cfg-token",
+        "CFGDB",
+    )
+
+
+def test_explicit_fields_are_completed_by_cortex_training_config(ct_home, tmp_path, monkeypatch):
+    config = write_config(tmp_path / "env.json", host="acct.snowflakecomputing.com", pat="p", database="E")
+    monkeypatch.setenv("CORTEX_TRAINING_CONFIG", config)
+    resolved = conn.resolve_connection(conn.ConnectionOptions(host="other.snowflakecomputing.com"))
+    assert (resolved.mode, resolved.host, resolved.pat, resolved.database) == (
+        "pat",
+        "other.snowflakecomputing.com",
+        "p",
+        "E",
+    )
+
+
+def test_explicit_fields_complete_with_env_skip_the_remembered_config(ct_home, tmp_path, monkeypatch):
+    conn.save_login_config_path(write_config(tmp_path / "r.json", base_url="http://cfg:1", database="R"))
+    monkeypatch.setenv("CORTEX_TRAINING_DATABASE", "ENVDB")
+    resolved = conn.resolve_connection(conn.ConnectionOptions(base_url="http://flag:1"))
+    assert (resolved.base_url, resolved.database, resolved.config_path) == ("http://flag:1", "ENVDB", None)
 
 
 def test_forget_login(ct_home, tmp_path):
@@ -257,3 +342,102 @@ def test_client_from_options_builds_a_working_client(ct_home, local_server):
     with client:
         assert client.poll_timeout == 5.0
         assert isinstance(client.list_jobs(), list)
+
+
+# --- the one resolver behind from_configs, and tokens for a base URL ----------------------------------
+
+FAKE_CONNECTOR = Path(__file__).parent / "fake_snowflake"
+
+
+@pytest.fixture
+def fake_connector(monkeypatch):
+    """`snowflake.connector` is the stand-in of tests/core/fake_snowflake for this test only."""
+    for name in [n for n in sys.modules if n == "snowflake" or n.startswith("snowflake.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.syspath_prepend(str(FAKE_CONNECTOR))
+    module = importlib.import_module("snowflake.connector")
+    assert Path(module.__file__ or "").is_relative_to(FAKE_CONNECTOR)
+    yield module
+    for name in [n for n in sys.modules if n == "snowflake" or n.startswith("snowflake.")]:
+        del sys.modules[name]
+
+
+def test_from_configs_honours_cortex_training_connection_like_the_cli(
+    ct_home, fake_connector, local_server_factory, monkeypatch
+):
+    # Only the `other` profile's token opens the server; the remembered `training` one would be refused.
+    server = local_server_factory(tokens={"tok-other": "TRAINER"})
+    write_profiles(
+        ct_home,
+        '[training]\naccount = "a"\ntoken = "tok-training"\ndatabase = "DB_T"\n'
+        '[other]\naccount = "a"\ntoken = "tok-other"\ndatabase = "DB_O"\n',
+    )
+    monkeypatch.setenv("CT_FAKE_SNOWFLAKE_SERVER_URL", server.base_url)
+    conn.save_login_profile("training")
+    monkeypatch.setenv("CORTEX_TRAINING_CONNECTION", "other")
+    assert conn.resolve_connection().profile == "other"
+    with CortexTrainingClient.from_configs(max_retries=0) as client:
+        assert client.database == "DB_O"
+        assert client.list_jobs() == []
+    assert [call["connection_name"] for call in fake_connector.CALLS] == ["other"]
+
+
+def test_from_configs_with_a_profile_without_a_database(ct_home, fake_connector, local_server, monkeypatch):
+    write_profiles(ct_home, '[bare]\naccount = "a"\ntoken = "t"\n')
+    monkeypatch.setenv("CT_FAKE_SNOWFLAKE_SERVER_URL", local_server.base_url)
+    with CortexTrainingClient.from_configs(connection="bare", max_retries=0) as client:
+        assert (client.database, client.schema) == ("CORTEX_TRAINING_DB", "PUBLIC")
+        assert isinstance(client.list_jobs(), list)
+
+
+def test_a_token_protected_local_server_through_the_sdk(ct_home, local_server_factory, monkeypatch):
+    token = "local-token-0123456789"
+    server = local_server_factory(tokens={token: "TRAINER"})
+    with CortexTrainingClient(base_url=server.base_url, database="D", schema="PUBLIC", token=token) as direct:
+        assert direct.list_jobs() == []
+    options = conn.ConnectionOptions(base_url=server.base_url, pat=token, database="D")
+    with CortexTrainingClient.from_options(options, max_retries=0) as client:
+        assert client.list_jobs() == []
+    monkeypatch.setenv("CORTEX_TRAINING_PAT", token)
+    with CortexTrainingClient.from_options(
+        conn.ConnectionOptions(base_url=server.base_url, database="D"), max_retries=0
+    ) as client:
+        assert client.list_jobs() == []
+    monkeypatch.delenv("CORTEX_TRAINING_PAT")
+    wrong = "wrong-token-9876543210"
+    options = conn.ConnectionOptions(base_url=server.base_url, pat=wrong, database="D")
+    with (
+        CortexTrainingClient.from_options(options, max_retries=0) as client,
+        pytest.raises(AuthenticationError) as caught,
+    ):
+        client.list_jobs()
+    assert wrong not in str(caught.value)
+
+
+def test_from_configs_takes_a_remembered_profile_before_the_environments_pat(
+    ct_home, fake_connector, local_server_factory, monkeypatch
+):
+    # The contract's order for from_configs(): a profile when one exists; the environment's host and
+    # PAT only when none does. (The CLI's order puts a complete environment first.)
+    server = local_server_factory(tokens={"tok-training": "TRAINER"})
+    write_profiles(ct_home, '[training]\naccount = "a"\ntoken = "tok-training"\ndatabase = "DB_T"\n')
+    monkeypatch.setenv("CT_FAKE_SNOWFLAKE_SERVER_URL", server.base_url)
+    conn.save_login_profile("training")
+    monkeypatch.setenv("CORTEX_TRAINING_HOST", "myorg-acct.snowflakecomputing.com")
+    monkeypatch.setenv("CORTEX_TRAINING_PAT", "env-pat-0123456789")
+    monkeypatch.setenv("CORTEX_TRAINING_DATABASE", "DB_ENV")
+    assert conn.resolve_connection().mode == "pat"
+    assert conn.resolve_connection(profiles_first=True).profile == "training"
+    with CortexTrainingClient.from_configs(max_retries=0) as client:
+        assert client.credential.kind == "profile"
+        assert client.database == "DB_ENV"  # CORTEX_TRAINING_DATABASE still names the database
+        assert client.list_jobs() == []
+    assert [call["connection_name"] for call in fake_connector.CALLS] == ["training"]
+
+
+def test_from_configs_without_any_profile_uses_the_environments_pat(ct_home, monkeypatch):
+    monkeypatch.setenv("CORTEX_TRAINING_HOST", "myorg-acct.snowflakecomputing.com")
+    monkeypatch.setenv("CORTEX_TRAINING_PAT", "env-pat-0123456789")
+    monkeypatch.setenv("CORTEX_TRAINING_DATABASE", "DB_ENV")
+    resolved = conn.resolve_connection(profiles_first=True)
+    assert (resolved.mode, resolved.database) == ("pat", "DB_ENV")

@@ -73,18 +73,37 @@ def test_wait_for_job_raises_at_once_on_terminal_states(client, local_server, st
     assert isinstance(caught.value, RuntimeError)
 
 
-def test_cancel_of_a_failed_job_is_a_conflict(client, local_server):
+def _recorded_client(client, local_server, relay, no_sleep):
+    """A client of the same schema that talks through a recording relay and never really sleeps, so
+    a test can count the requests a call made and the waits it took (a retried call would still end
+    in the same error, only after many requests and about a minute of backoff)."""
+    recorder = relay(local_server.base_url)
+    recorded = CortexTrainingClient(
+        base_url=recorder.base_url, database=DB, schema=client.schema, sleep=no_sleep
+    )
+    return recorder, recorded
+
+
+def test_cancel_of_a_failed_job_is_a_conflict(client, local_server, relay, no_sleep):
     job_id = client.create_job([sampling()])
     local_server.force_status(job_id, "failed")
-    with pytest.raises(errors.APIError) as caught:
-        client.cancel_job(job_id)
+    recorder, recorded = _recorded_client(client, local_server, relay, no_sleep)
+    with recorded, pytest.raises(errors.APIError) as caught:
+        recorded.cancel_job(job_id)
     assert caught.value.status_code == 409
+    # The conflict is the job's state, not a restarting zone: one request, no retry, no wait.
+    assert [seen.method for seen in recorder.requests] == ["POST"]
+    assert no_sleep.calls == []
 
 
-def test_unknown_job_fails_at_once(client):
-    with pytest.raises(errors.NotFoundError) as caught:
-        client.get_job("no-such-job")
+def test_unknown_job_fails_at_once(client, local_server, relay, no_sleep):
+    recorder, recorded = _recorded_client(client, local_server, relay, no_sleep)
+    with recorded, pytest.raises(errors.NotFoundError) as caught:
+        recorded.get_job("no-such-job")
     assert caught.value.code == "517601"
+    # A job this client did not just create is not retried: one request, no wait.
+    assert [seen.method for seen in recorder.requests] == ["GET"]
+    assert no_sleep.calls == []
 
 
 def test_experiment_run_is_cached(client, local_server):

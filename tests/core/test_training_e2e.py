@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from ct_core import CortexTrainingClient, SubJobConfig
+from ct_core import CortexTrainingClient, SubJobConfig, wire
 from ct_core.data.logs import LogsUnavailableError
 from ct_core.data.payloads import build_forward_backward_payload
 
@@ -90,14 +90,18 @@ def test_save_load_restores_the_next_step_loss(trainer: tuple[CortexTrainingClie
     assert after == pytest.approx(before, rel=1e-5)
 
 
-def test_multi_chunk_upload_gives_the_same_loss(trainer: tuple[CortexTrainingClient, str]) -> None:
+def test_multi_chunk_upload_gives_the_same_loss(
+    trainer: tuple[CortexTrainingClient, str], relay: Any
+) -> None:
     client, job_id = trainer
     frame = _frame(max_length=200)
     whole = client.poll_request(job_id, client.forward_backward(job_id, frame))["avg_loss"]
     # Chunk frames keep 8 KiB for their own header: 10,000 bytes leaves ~1.8 KB of payload each.
     assert len(frame) > 3 * 1808
+    # The chunked client talks through a recording relay, so what it really sent can be checked.
+    recorder = relay(client.base_url)
     with CortexTrainingClient(
-        base_url=client.base_url,
+        base_url=recorder.base_url,
         database="E2E",
         schema="PUBLIC",
         poll_interval=0.02,
@@ -107,6 +111,13 @@ def test_multi_chunk_upload_gives_the_same_loss(trainer: tuple[CortexTrainingCli
         chunked = small_chunks.poll_request(job_id, small_chunks.forward_backward(job_id, frame))["avg_loss"]
         small_chunks.poll_request(job_id, small_chunks.step(job_id, learning_rate=0.0))
     assert chunked == pytest.approx(whole, rel=1e-6)
+    posts = [seen for seen in recorder.requests if seen.method == "POST" and "forward-backward" in seen.path]
+    chunks = [wire.read_byte_chunk_metadata(seen.body) for seen in posts]
+    # The frame went as several request chunks of one group, in order, none above the ceiling.
+    assert len(posts) > 3 and all(chunk is not None for chunk in chunks)
+    assert [chunk["chunk_idx"] for chunk in chunks] == list(range(len(posts)))
+    assert len({chunk["chunk_group_id"] for chunk in chunks}) == 1
+    assert all(len(seen.body) <= 10_000 for seen in posts)
 
 
 def test_forward_only(trainer: tuple[CortexTrainingClient, str]) -> None:

@@ -104,10 +104,25 @@ def test_recent_jobs_window_expires():
     assert "b" not in recent and "d" in recent
 
 
-def test_retry_after_is_honoured_and_capped():
+def test_backoff_without_retry_after_is_jittered_and_capped():
     policy = RetryPolicy(max_retries=3)
     assert 0.5 <= policy.wait_before(1) <= 1.5
     assert policy.wait_before(10) == 10.0
+
+
+@pytest.mark.parametrize("status", [429, 503])
+def test_retry_after_is_honoured_and_capped(misbehaving_server, no_sleep, act, status):
+    # The first advice is under the cap and is waited as given (the backoff would be 0.5-1.5 s); the
+    # second names a delay far over the cap and waits only the cap (10 s), not 3600 s.
+    misbehaving_server.script(
+        act(status, {"message": "slow down"}, headers={"Retry-After": "7"}),
+        act(status, {"message": "slow down"}, headers={"Retry-After": "3600"}),
+        act(200, {"job_id": "j1"}),
+    )
+    with make_client(misbehaving_server, no_sleep) as client:
+        assert client.get_job("j1") == {"job_id": "j1"}
+    assert len(misbehaving_server.requests) == 3
+    assert no_sleep.calls == [7.0, 10.0]
 
 
 # --- transport failures --------------------------------------------------------------------------

@@ -201,3 +201,34 @@ def test_replay_frames_must_name_a_bootstrapped_pair(client: CortexTrainingClien
         client.forward(job_id, _replay_frame("rrz-nobody"))
     accepted = client.forward(job_id, _replay_frame(zone, identity_version=1))
     assert accepted["request_id"]
+
+
+def _rr1_frame(sampling_job_id: str, sample_ids: list[str], **descriptor: Any) -> bytes:
+    import numpy as np
+
+    from ct_core import wire
+
+    ids = np.array([[1, 2, 3, 4, 5, 6]] * len(sample_ids), dtype=np.int64)
+    labels = np.array([[2, 3, 4, 5, 6, -100]] * len(sample_ids), dtype=np.int64)
+    batch = {"args": (), "kwargs": {"input_ids": ids, "labels": labels, "rr_sample_ids": sample_ids}}
+    metadata = {"router_replay": {"sampling_job_id": sampling_job_id, **descriptor}}
+    return wire.dumps(batch, metadata=metadata)
+
+
+def test_rr1_sample_ids_need_identity_version_1(client: CortexTrainingClient) -> None:
+    from ct_core.errors import APIError
+
+    job_id, training, sampling = _running_job(client)
+    zone = client.bootstrap_router_replay(job_id, sampling, training, sub_job_id=training)["sampling_job_id"]
+    exact = ["rr1:sample-a", "rr1:sample-b"]
+    # Without identity_version, rr1: ids are refused, chunked (forward-backward) or not (forward).
+    with pytest.raises(APIError, match="identity_version must be 1 for rr1: sample ids") as refused:
+        client.forward_backward(job_id, _rr1_frame(zone, exact))
+    assert refused.value.status_code == 400
+    with pytest.raises(APIError, match="identity_version must be 1 for rr1: sample ids"):
+        client.forward(job_id, _rr1_frame(zone, ["legacy-1", "rr1:sample-c"]))
+    request_id = client.forward_backward(job_id, _rr1_frame(zone, exact, identity_version=1))
+    assert client.poll_request(job_id, request_id)["avg_loss"] > 0
+    # Legacy ids still replay without a version.
+    legacy = client.forward_backward(job_id, _rr1_frame(zone, ["sample-a", "sample-b"]))
+    assert client.poll_request(job_id, legacy)["avg_loss"] > 0

@@ -41,6 +41,7 @@ OPERATIONS: dict[str, tuple[str, str, str]] = {
     "getLocalArtifact": ("get", "/_artifacts/{experiment_name}/{run_name}/{artifact_path}", "local"),
     "createChatCompletion": ("post", PREFIX + "/inference/v1/chat/completions", "inference"),
     "listDeploymentModels": ("get", PREFIX + "/inference/v1/models", "inference"),
+    "getDeploymentModel": ("get", PREFIX + "/inference/v1/models/{model}", "inference"),
 }
 
 OCTET_STREAM_BODIES = {"forwardBackward", "generate", "generateStream"}

@@ -1,4 +1,4 @@
-"""The lora plugin's hooks: normalize every `peft_config` and cross-check a job's two adapters.
+"""The lora plugin's hooks: normalize every `peft_config` and compare a job's two adapters (a warning).
 
 Registered under the entry-point group `ct` as `lora`. The SDK calls these hooks on every create
 path (typed `create_job`, `create_job_from_body`, `ct submit` with or without `--dry-run`), so
@@ -7,12 +7,16 @@ a LoRA config is checked and rewritten the same way whichever door it came throu
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 from ct_core.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     import cyclopts
+
+#: Under ct_core's loggers, so that `ct` shows what it logs as `warning:` lines like the SDK's own.
+logger = logging.getLogger("ct_core.plugins.lora")
 
 # The rules (and ct_core.config.typed) are imported by the hooks that use them, not with this module:
 # loading the plugin happens on every `ct` start, `ct --help` included.
@@ -83,10 +87,12 @@ def ct_validate_create_body(body: dict[str, Any]) -> list[str]:
             sampling.append((where, peft))
     if training is None:
         return []
-    problems: list[str] = []
+    # Adapters that differ are a warning, never a refusal: the service accepts such a job, and only
+    # a later `weight_format="lora"` sync between the two would fail.
     for where, peft in sampling:
-        problems.extend(adapter_mismatches(training[1], training[0], peft, where))
-    return problems
+        for mismatch in adapter_mismatches(training[1], training[0], peft, where):
+            logger.warning("%s", mismatch)
+    return []
 
 
 @hookimpl

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import logging
 from typing import Any
 
 import pytest
@@ -14,6 +15,8 @@ from ct_core.errors import ValidationError
 from ct_core.plugins import get_plugin_manager, plugin_info
 
 MODEL = "Qwen/Qwen3-0.6B"
+#: Where the cross-check of the training and sampling adapters logs what differs.
+LORA_LOGGER = "ct_core.plugins.lora"
 ADAPTER = {"peft_type": "Lora", "r": 16, "lora_alpha": 32, "target_modules": ["q_proj", "v_proj"]}
 NORMALIZED = {
     "peft_type": "Lora",
@@ -87,8 +90,19 @@ def test_errors_name_the_sub_job_and_field() -> None:
     )
 
 
-def test_training_and_sampling_adapters_must_match() -> None:
-    found = problems(body(ADAPTER, {**ADAPTER, "r": 8, "target_modules": ["q_proj"]}))
+def mismatch_warnings(raw: dict[str, Any], caplog: pytest.LogCaptureFixture) -> list[str]:
+    """The warnings the cross-check logs for `raw`, which must validate (the service accepts it)."""
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger=LORA_LOGGER):
+        validate_create_body(raw)
+    return [record.getMessage() for record in caplog.records if record.name == LORA_LOGGER]
+
+
+def test_adapters_that_differ_are_a_warning_not_a_problem(caplog: pytest.LogCaptureFixture) -> None:
+    raw = body(ADAPTER, {**ADAPTER, "r": 8, "target_modules": ["q_proj"]})
+    sent = validate_create_body(raw)
+    assert sent["sub_job_configs"][1]["inference_config"]["peft_config"]["r"] == 8
+    found = mismatch_warnings(raw, caplog)
     assert found == [
         "sub_job_configs[1].inference_config.peft_config.r is 8 but "
         "sub_job_configs[0].training_config.peft_config.r is 16: a LoRA weight sync needs the sampling "
@@ -99,13 +113,14 @@ def test_training_and_sampling_adapters_must_match() -> None:
     ]
 
 
-def test_defaults_count_when_matching() -> None:
+def test_defaults_count_when_matching(caplog: pytest.LogCaptureFixture) -> None:
     # lora_alpha omitted on one side is 8 after normalization; 8 on the other side matches.
     # Order of target_modules does not matter to PEFT, so it does not count as a mismatch either.
     sampling = {"peft_type": "Lora", "r": 16, "target_modules": ["v_proj", "q_proj"]}
     sent = validate_create_body(body({**ADAPTER, "lora_alpha": 8}, sampling))
     assert sent["sub_job_configs"][1]["inference_config"]["peft_config"]["lora_alpha"] == 8
-    found = problems(body(ADAPTER, sampling))
+    assert mismatch_warnings(body({**ADAPTER, "lora_alpha": 8}, sampling), caplog) == []
+    found = mismatch_warnings(body(ADAPTER, sampling), caplog)
     assert len(found) == 1 and found[0].startswith(
         "sub_job_configs[1].inference_config.peft_config.lora_alpha is 8"
     )
@@ -115,12 +130,14 @@ def test_defaults_count_when_matching() -> None:
     ("training_type", "sampling_type"),
     [("TRAINING", " Sampling "), ("job_type_training", "JOB_TYPE_SAMPLING")],
 )
-def test_the_cross_check_knows_every_job_type_spelling(training_type: str, sampling_type: str) -> None:
+def test_the_cross_check_knows_every_job_type_spelling(
+    training_type: str, sampling_type: str, caplog: pytest.LogCaptureFixture
+) -> None:
     # The core accepts these spellings, so the cross-check must not let them slip past it.
     raw = body(ADAPTER, {**ADAPTER, "r": 8})
     raw["sub_job_configs"][0]["job_type"] = training_type
     raw["sub_job_configs"][1]["job_type"] = sampling_type
-    (found,) = problems(raw)
+    (found,) = mismatch_warnings(raw, caplog)
     assert found.startswith("sub_job_configs[1].inference_config.peft_config.r is 8 but")
 
 
@@ -188,6 +205,33 @@ def test_submit_dry_run_fails_with_every_problem(run_ct: Any) -> None:
     assert result.returncode == 1, result
     assert result.stdout == ""
     assert "sub_job_configs[0].training_config.peft_config.bias='all' is not supported" in result.stderr
+
+
+def test_submit_dry_run_accepts_differing_adapters_with_a_warning(run_ct: Any) -> None:
+    # The service accepts such a job (only a later LoRA sync would fail), so the dry run does too.
+    result = run_ct("submit", "--dry-run", "-", input=json.dumps(body(ADAPTER, {**ADAPTER, "r": 4})))
+    assert result.returncode == 0, result
+    assert result.json["sub_job_configs"][1]["inference_config"]["peft_config"]["r"] == 4
+    assert (
+        "warning: sub_job_configs[1].inference_config.peft_config.r is 4 but "
+        "sub_job_configs[0].training_config.peft_config.r is 16"
+    ) in result.stderr
+
+
+def test_client_creates_a_job_whose_adapters_differ(
+    local_server: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    from ct_core.client import CortexTrainingClient
+
+    with (
+        CortexTrainingClient(base_url=local_server.base_url, database="LORA_DB", schema="PUBLIC") as client,
+        caplog.at_level(logging.WARNING, logger=LORA_LOGGER),
+    ):
+        job_id = client.create_job_from_body(body(ADAPTER, {**ADAPTER, "r": 4}))["job_id"]
+        record = client.get_job(job_id)
+        client.cancel_job(job_id)
+    assert record["sub_jobs"][1]["inference_config"]["peft_config"]["r"] == 4
+    assert any("peft_config.r is 4 but" in r.getMessage() for r in caplog.records if r.name == LORA_LOGGER)
 
 
 def test_submit_dry_run_without_the_plugin_does_not_rewrite(run_ct: Any) -> None:

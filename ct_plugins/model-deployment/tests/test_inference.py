@@ -16,6 +16,8 @@ DB = "DEP_DB"
 SCHEMA = "PUBLIC"
 ALICE, BOB = "alice-pat", "bob-pat"
 PAT_HEADERS = {"X-Snowflake-Authorization-Token-Type": "PROGRAMMATIC_ACCESS_TOKEN"}
+#: A schema the server answers as not found or not authorized.
+HIDDEN = "HIDDEN"
 
 
 def make_client(server: Any, token: str | None = None) -> CortexTrainingClient:
@@ -32,7 +34,9 @@ def make_client(server: Any, token: str | None = None) -> CortexTrainingClient:
 
 @pytest.fixture(scope="module")
 def auth_server(module_local_server_factory: Any) -> Any:
-    return module_local_server_factory(tokens=[f"{ALICE}=ROLE_A", f"{BOB}=ROLE_B"])
+    return module_local_server_factory(
+        tokens=[f"{ALICE}=ROLE_A", f"{BOB}=ROLE_B"], settings={"hidden_schemas": [f"{DB}.{HIDDEN}"]}
+    )
 
 
 @pytest.fixture(scope="module")
@@ -304,3 +308,211 @@ def test_other_deployment_classes_are_not_served(auth_server: Any, ready: dict[s
     assert response.status_code == 403 and response.json()["error"]["code"] == "deployment_class_not_served"
     no_model = chat(ready["base_url"], ALICE, {"messages": [{"role": "user", "content": "x"}]})
     assert no_model.status_code == 404 and no_model.json()["error"]["code"] == "model_not_found"
+
+
+def openai_client(ready: dict[str, Any], token: str = ALICE, base_url: str | None = None) -> Any:
+    from openai import OpenAI
+
+    return OpenAI(base_url=base_url or ready["base_url"], api_key=token, default_headers=PAT_HEADERS)
+
+
+def test_n_returns_that_many_choices(ready: dict[str, Any]) -> None:
+    client = openai_client(ready)
+    ask = {
+        "model": ready["deployment"],
+        "messages": [{"role": "user", "content": "hi"}],
+        "max_completion_tokens": 6,
+        "temperature": 1.5,
+        "seed": 11,
+        "n": 3,
+        "logprobs": True,
+    }
+    answer = client.chat.completions.create(**ask)
+    assert [choice.index for choice in answer.choices] == [0, 1, 2]
+    # Every choice counts in the usage; the prompt counts once.
+    drawn = [len(choice.logprobs.content) + (choice.finish_reason == "stop") for choice in answer.choices]
+    assert answer.usage.completion_tokens == sum(drawn)
+    assert len({choice.message.content for choice in answer.choices}) > 1
+    # A seeded request repeats exactly, choices included, streamed or not.
+    again = client.chat.completions.create(**ask)
+    assert [c.message.content for c in again.choices] == [c.message.content for c in answer.choices]
+    texts = ["", "", ""]
+    finishes: dict[int, str] = {}
+    for chunk in client.chat.completions.create(**ask, stream=True):
+        for choice in chunk.choices:
+            texts[choice.index] += choice.delta.content or ""
+            if choice.finish_reason:
+                finishes[choice.index] = choice.finish_reason
+    assert texts == [c.message.content for c in answer.choices]
+    assert finishes == {c.index: c.finish_reason for c in answer.choices}
+    for bad in (0, 129, "2", True):
+        response = chat(ready["base_url"], ALICE, body_for(ready["deployment"], n=bad))
+        assert response.status_code == 400, bad
+        assert response.json()["error"]["param"] == "n"
+
+
+def test_logprobs_come_back_in_openai_shape(ready: dict[str, Any]) -> None:
+    client = openai_client(ready)
+    ask = {
+        "model": ready["deployment"],
+        "messages": [{"role": "user", "content": "hello"}],
+        "max_completion_tokens": 8,
+        "temperature": 0,
+    }
+    answer = client.chat.completions.create(**ask, logprobs=True, top_logprobs=3)
+    choice = answer.choices[0]
+    content = choice.logprobs.content
+    assert content and len(content) <= 8
+    for entry in content:
+        assert entry.logprob <= 0 and len(entry.top_logprobs) == 3
+        ranked = [alt.logprob for alt in entry.top_logprobs]
+        assert ranked == sorted(ranked, reverse=True)
+        # Greedy decoding picks the most likely token.
+        assert entry.top_logprobs[0].token == entry.token
+        assert entry.top_logprobs[0].logprob == pytest.approx(entry.logprob)
+    assert (
+        bytes(b for entry in content for b in entry.bytes or []).decode("utf-8", "replace")
+        == choice.message.content
+    )
+    # logprobs without top_logprobs: the chosen tokens only.
+    plain = client.chat.completions.create(**ask, logprobs=True).choices[0].logprobs.content
+    assert [entry.token for entry in plain] == [entry.token for entry in content]
+    assert all(entry.top_logprobs == [] for entry in plain)
+    assert client.chat.completions.create(**ask).choices[0].logprobs is None
+    # Streamed, each content chunk carries the logprobs of its own tokens.
+    streamed = []
+    for chunk in client.chat.completions.create(**ask, logprobs=True, top_logprobs=3, stream=True):
+        for part in chunk.choices:
+            if part.logprobs is not None and part.logprobs.content:
+                streamed.extend(part.logprobs.content)
+    assert [(e.token, e.logprob) for e in streamed] == [(e.token, e.logprob) for e in content]
+
+
+def test_logprob_options_are_checked(ready: dict[str, Any]) -> None:
+    for extra, param in (
+        ({"top_logprobs": 2}, "top_logprobs"),
+        ({"logprobs": True, "top_logprobs": 21}, "top_logprobs"),
+        ({"logprobs": True, "top_logprobs": -1}, "top_logprobs"),
+        ({"logprobs": "yes"}, "logprobs"),
+    ):
+        response = chat(ready["base_url"], ALICE, body_for(ready["deployment"], **extra))
+        assert response.status_code == 400, extra
+        assert response.json()["error"]["param"] == param
+
+
+def test_unsupported_options_are_refused_by_name(ready: dict[str, Any]) -> None:
+    import openai
+
+    client = openai_client(ready)
+    tool = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
+    for option, value in (
+        ("tools", [tool]),
+        ("tool_choice", "auto"),
+        ("response_format", {"type": "json_object"}),
+        ("stop", ["\n"]),
+        ("frequency_penalty", 0.5),
+        ("logit_bias", {"65": 5}),
+        ("parallel_tool_calls", False),
+    ):
+        with pytest.raises(openai.BadRequestError) as refused:
+            client.chat.completions.create(
+                model=ready["deployment"],
+                messages=[{"role": "user", "content": "hi"}],
+                max_completion_tokens=2,
+                **{option: value},
+            )
+        assert refused.value.status_code == 400, option
+        error = refused.value.body
+        assert (error["code"], error["param"], error["type"]) == (
+            "unsupported_parameter",
+            option,
+            "invalid_request_error",
+        )
+        assert option in error["message"]
+    # An option the endpoint has never heard of is refused the same way, not dropped.
+    response = chat(ready["base_url"], ALICE, body_for(ready["deployment"], made_up_option=1))
+    assert response.status_code == 400
+    assert response.json()["error"]["param"] == "made_up_option"
+    assert response.json()["error"]["code"] == "unsupported_parameter"
+    # stream_options means something only with stream.
+    response = chat(
+        ready["base_url"], ALICE, body_for(ready["deployment"], stream_options={"include_usage": True})
+    )
+    assert response.status_code == 400 and response.json()["error"]["param"] == "stream_options"
+
+
+def test_honoured_options_at_their_neutral_values_pass(ready: dict[str, Any]) -> None:
+    client = openai_client(ready)
+    answer = client.chat.completions.create(
+        model=ready["deployment"],
+        messages=[{"role": "user", "content": "hi"}],
+        max_completion_tokens=4,
+        temperature=0,
+        top_p=1,
+        n=1,
+        frequency_penalty=0,
+        presence_penalty=0,
+    )
+    assert len(answer.choices) == 1
+    # top_p is honoured: a tiny nucleus keeps only the most likely token, so sampling is greedy.
+    nucleus = client.chat.completions.create(
+        model=ready["deployment"],
+        messages=[{"role": "user", "content": "hi"}],
+        max_completion_tokens=4,
+        temperature=1.5,
+        top_p=1e-6,
+    )
+    assert nucleus.choices[0].message.content == answer.choices[0].message.content
+
+
+def test_models_retrieve_reads_one_deployment(ready: dict[str, Any]) -> None:
+    import openai
+
+    model = openai_client(ready).models.retrieve(ready["deployment"])
+    assert (model.id, model.object, model.owned_by) == (ready["deployment"], "model", "ROLE_A")
+    listed = {m.id: m for m in openai_client(ready).models.list()}
+    assert listed[ready["deployment"]].created == model.created
+    for token, model_id in (
+        (BOB, ready["deployment"]),
+        (ALICE, "sf-ct-00000000-0000-4000-8000-000000000000"),
+        (ALICE, "not-an-id"),
+    ):
+        with pytest.raises(openai.NotFoundError) as missing:
+            openai_client(ready, token).models.retrieve(model_id)
+        assert missing.value.body["code"] == "model_not_found"
+    headers = {"Authorization": f"Bearer {ALICE}"}
+    url = f"{ready['base_url']}/models/{ready['deployment']}"
+    assert httpx.post(url, headers=headers, timeout=30).status_code == 405
+    assert httpx.get(url, timeout=30).status_code == 401
+
+
+def test_unknown_inference_routes_answer_an_openai_404(ready: dict[str, Any]) -> None:
+    import openai
+
+    with pytest.raises(openai.NotFoundError) as missing:
+        openai_client(ready).embeddings.create(model=ready["deployment"], input="hi")
+    assert missing.value.body["type"] == "invalid_request_error"
+    assert missing.value.body["code"] == "unknown_url"
+    headers = {"Authorization": f"Bearer {ALICE}"}
+    for method, path in (("POST", "/completions"), ("GET", "/nothing/here"), ("DELETE", "/models/x/y")):
+        response = httpx.request(method, ready["base_url"] + path, headers=headers, timeout=30)
+        assert response.status_code == 404, path
+        error = response.json()["error"]
+        assert error["code"] == "unknown_url" and path in error["message"]
+
+
+def test_inaccessible_schema_answers_404_like_a_missing_model(ready: dict[str, Any]) -> None:
+    import openai
+
+    hidden = ready["base_url"].replace(f"/schemas/{SCHEMA}/", f"/schemas/{HIDDEN}/")
+    response = chat(hidden, ALICE, body_for(ready["deployment"]))
+    assert response.status_code == 404
+    error = response.json()["error"]
+    assert (error["code"], error["message"]) == ("model_not_found", "The requested model is not available.")
+    with pytest.raises(openai.NotFoundError):
+        openai_client(ready, base_url=hidden).models.list()
+    with pytest.raises(openai.NotFoundError):
+        openai_client(ready, base_url=hidden).models.retrieve(ready["deployment"])
+    # The answer is the one an unknown model gets in a schema the caller can see.
+    unknown = chat(ready["base_url"], ALICE, body_for("sf-ct-00000000-0000-4000-8000-000000000000"))
+    assert unknown.json() == response.json()

@@ -3,31 +3,23 @@
 `plan` is arithmetic only (no connection). `bootstrap` and `discard` act on the job given with the
 global `--job` and go through the SDK methods `bootstrap_router_replay` and `router_replay_discard`
 (the `bootstrap-router-replay` and `router-replay-discard` operations), which the training
-data-plane client provides.
+data-plane client provides; `bootstrap` goes through the plugin's `ReplayPairs` helper, so the
+command and Python callers pick the receiver and poll the same way.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from cyclopts import App, Parameter
 
 from ct_cli import context, output
+from ct_router_replay.pairs import ReplayPairs, sdk_method
 from ct_router_replay.planner import plan as make_plan
 
 app = App(name="router-replay", help="Size, bootstrap and discard MoE router replay.")
 
 SubJobType = Literal["training", "sampling"]
-
-
-def _sdk_method(client: Any, name: str) -> Any:
-    method = getattr(client, name, None)
-    if not callable(method):
-        raise RuntimeError(
-            f"this ct SDK has no {type(client).__name__}.{name}(); router replay operations need a ct "
-            "release with the training data plane (upgrade ct)"
-        )
-    return method
 
 
 @app.command
@@ -75,25 +67,20 @@ def bootstrap(
         raise ValueError("--max-cache-bytes must be a positive integer")
     inv = context.current()
     job_id = inv.require_job("router-replay bootstrap")
-    client = inv.client()
-    method = _sdk_method(client, "bootstrap_router_replay")
-    # The training sub-job receives the operation; the service does not infer it for a mixed job,
-    # so default the routing hint to the target unless the caller routes by type.
-    if operation_sub_job_id is None and operation_sub_job_type is None:
-        operation_sub_job_id = target_sub_job_id
-    result = method(
+    # The helper sends the operation to the target unless a hint routes it, and polls an answer
+    # that is a request (some deployments give one before the pairing is known).
+    result = ReplayPairs(inv.client()).bootstrap(
         job_id,
         source_sub_job_id,
         target_sub_job_id,
         max_cache_bytes=max_cache_bytes,
         sub_job_id=operation_sub_job_id,
         sub_job_type=operation_sub_job_type,
+        poll=not no_poll,
+        on_wait=lambda request_id: output.progress(
+            f"bootstrap accepted as request {request_id}; waiting for its result"
+        ),
     )
-    request_id = result.get("request_id") if isinstance(result, dict) else None
-    if request_id and "sampling_job_id" not in result and not no_poll:
-        # Some deployments answer with a request to poll before the pairing is known.
-        output.progress(f"bootstrap accepted as request {request_id}; waiting for its result")
-        result = _sdk_method(client, "poll_request")(job_id, request_id)
     output.emit(result)
 
 
@@ -110,7 +97,7 @@ def discard(
         raise ValueError("give at least one SAMPLE_ID to discard")
     inv = context.current()
     job_id = inv.require_job("router-replay discard")
-    method = _sdk_method(inv.client(), "router_replay_discard")
+    method = sdk_method(inv.client(), "router_replay_discard")
     if sub_job_id is None and sub_job_type is None:
         # Captures live on the sampling workers that generated the samples.
         sub_job_type = "sampling"

@@ -20,6 +20,7 @@ from .checkpoint_file import CheckpointFile
 from .checkpoint_info import CheckpointInfo
 from .checkpoint_list import CheckpointList
 from .checkpoint_type import CheckpointType
+from .choice_logprobs import ChoiceLogprobs
 from .completion_usage import CompletionUsage
 from .create_job_debug_options import CreateJobDebugOptions
 from .create_job_request import CreateJobRequest
@@ -91,6 +92,8 @@ from .submitter_group import SubmitterGroup
 from .tail_log_entry import TailLogEntry
 from .tail_logs_page import TailLogsPage
 from .tail_logs_payload import TailLogsPayload
+from .token_logprob import TokenLogprob
+from .top_logprob import TopLogprob
 from .training_config import TrainingConfig
 from .validation_error_body import ValidationErrorBody
 from .validation_error_detail import ValidationErrorDetail
@@ -119,6 +122,7 @@ __all__ = (
     "CheckpointInfo",
     "CheckpointList",
     "CheckpointType",
+    "ChoiceLogprobs",
     "CompletionUsage",
     "CreateJobDebugOptions",
     "CreateJobRequest",
@@ -190,6 +194,8 @@ __all__ = (
     "TailLogEntry",
     "TailLogsPage",
     "TailLogsPayload",
+    "TokenLogprob",
+    "TopLogprob",
     "TrainingConfig",
     "ValidationErrorBody",
     "ValidationErrorDetail",

@@ -10,6 +10,7 @@ from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.chat_message import ChatMessage
+    from ..models.choice_logprobs import ChoiceLogprobs
 
 
 T = TypeVar("T", bound="ChatCompletionChunkChoice")
@@ -22,15 +23,18 @@ class ChatCompletionChunkChoice:
         index (int | Unset):
         delta (ChatMessage | None | Unset):
         finish_reason (None | str | Unset):
+        logprobs (ChoiceLogprobs | None | Unset):
     """
 
     index: int | Unset = UNSET
     delta: ChatMessage | None | Unset = UNSET
     finish_reason: None | str | Unset = UNSET
+    logprobs: ChoiceLogprobs | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.chat_message import ChatMessage  # noqa: PLC0415
+        from ..models.choice_logprobs import ChoiceLogprobs  # noqa: PLC0415
 
         index = self.index
 
@@ -48,6 +52,14 @@ class ChatCompletionChunkChoice:
         else:
             finish_reason = self.finish_reason
 
+        logprobs: dict[str, Any] | None | Unset
+        if isinstance(self.logprobs, Unset):
+            logprobs = UNSET
+        elif isinstance(self.logprobs, ChoiceLogprobs):
+            logprobs = self.logprobs.to_dict()
+        else:
+            logprobs = self.logprobs
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update({})
@@ -57,12 +69,15 @@ class ChatCompletionChunkChoice:
             field_dict["delta"] = delta
         if finish_reason is not UNSET:
             field_dict["finish_reason"] = finish_reason
+        if logprobs is not UNSET:
+            field_dict["logprobs"] = logprobs
 
         return field_dict
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.chat_message import ChatMessage  # noqa: PLC0415
+        from ..models.choice_logprobs import ChoiceLogprobs  # noqa: PLC0415
 
         d = dict(src_dict)
         index = d.pop("index", UNSET)
@@ -93,10 +108,28 @@ class ChatCompletionChunkChoice:
 
         finish_reason = _parse_finish_reason(d.pop("finish_reason", UNSET))
 
+        def _parse_logprobs(data: object) -> ChoiceLogprobs | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                logprobs_type_0 = ChoiceLogprobs.from_dict(data)
+
+                return logprobs_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(ChoiceLogprobs | None | Unset, data)
+
+        logprobs = _parse_logprobs(d.pop("logprobs", UNSET))
+
         chat_completion_chunk_choice = cls(
             index=index,
             delta=delta,
             finish_reason=finish_reason,
+            logprobs=logprobs,
         )
 
         chat_completion_chunk_choice.additional_properties = d

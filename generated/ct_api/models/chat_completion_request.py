@@ -18,18 +18,22 @@ T = TypeVar("T", bound="ChatCompletionRequest")
 
 @_attrs_define
 class ChatCompletionRequest:
-    """An OpenAI chat completion request; max_tokens is rejected, use max_completion_tokens.
+    """An OpenAI chat completion request. max_tokens is rejected, use max_completion_tokens. The local server honours the
+    options listed here (frequency_penalty and presence_penalty at 0 only) and answers any other one with 400
+    unsupported_parameter naming it.
 
-    Attributes:
-        model (str): The deployment id
-        messages (list[ChatMessage]):
-        max_completion_tokens (int | Unset):
-        temperature (float | Unset):
-        top_p (float | Unset):
-        n (int | Unset):
-        stop (list[str] | None | str | Unset):
-        stream (bool | Unset):  Default: False.
-        stream_options (ChatCompletionStreamOptions | None | Unset):
+        Attributes:
+            model (str): The deployment id
+            messages (list[ChatMessage]):
+            max_completion_tokens (int | Unset):
+            temperature (float | Unset):
+            top_p (float | Unset):
+            n (int | Unset): Choices to draw (1 to 128).
+            seed (int | Unset):
+            logprobs (bool | Unset):
+            top_logprobs (int | Unset): Alternatives per token (0 to 20); needs logprobs.
+            stream (bool | Unset):  Default: False.
+            stream_options (ChatCompletionStreamOptions | None | Unset):
     """
 
     model: str
@@ -38,7 +42,9 @@ class ChatCompletionRequest:
     temperature: float | Unset = UNSET
     top_p: float | Unset = UNSET
     n: int | Unset = UNSET
-    stop: list[str] | None | str | Unset = UNSET
+    seed: int | Unset = UNSET
+    logprobs: bool | Unset = UNSET
+    top_logprobs: int | Unset = UNSET
     stream: bool | Unset = False
     stream_options: ChatCompletionStreamOptions | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
@@ -61,14 +67,11 @@ class ChatCompletionRequest:
 
         n = self.n
 
-        stop: list[str] | None | str | Unset
-        if isinstance(self.stop, Unset):
-            stop = UNSET
-        elif isinstance(self.stop, list):
-            stop = self.stop
+        seed = self.seed
 
-        else:
-            stop = self.stop
+        logprobs = self.logprobs
+
+        top_logprobs = self.top_logprobs
 
         stream = self.stream
 
@@ -96,8 +99,12 @@ class ChatCompletionRequest:
             field_dict["top_p"] = top_p
         if n is not UNSET:
             field_dict["n"] = n
-        if stop is not UNSET:
-            field_dict["stop"] = stop
+        if seed is not UNSET:
+            field_dict["seed"] = seed
+        if logprobs is not UNSET:
+            field_dict["logprobs"] = logprobs
+        if top_logprobs is not UNSET:
+            field_dict["top_logprobs"] = top_logprobs
         if stream is not UNSET:
             field_dict["stream"] = stream
         if stream_options is not UNSET:
@@ -128,22 +135,11 @@ class ChatCompletionRequest:
 
         n = d.pop("n", UNSET)
 
-        def _parse_stop(data: object) -> list[str] | None | str | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            try:
-                if not isinstance(data, list):
-                    raise TypeError()
-                stop_type_1 = cast(list[str], data)
+        seed = d.pop("seed", UNSET)
 
-                return stop_type_1
-            except (TypeError, ValueError, AttributeError, KeyError):
-                pass
-            return cast(list[str] | None | str | Unset, data)
+        logprobs = d.pop("logprobs", UNSET)
 
-        stop = _parse_stop(d.pop("stop", UNSET))
+        top_logprobs = d.pop("top_logprobs", UNSET)
 
         stream = d.pop("stream", UNSET)
 
@@ -171,7 +167,9 @@ class ChatCompletionRequest:
             temperature=temperature,
             top_p=top_p,
             n=n,
-            stop=stop,
+            seed=seed,
+            logprobs=logprobs,
+            top_logprobs=top_logprobs,
             stream=stream,
             stream_options=stream_options,
         )

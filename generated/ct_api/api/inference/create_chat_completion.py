@@ -86,8 +86,10 @@ def sync_detailed(
         database (str):
         schema (str):
         endpoint (str):
-        body (ChatCompletionRequest): An OpenAI chat completion request; max_tokens is rejected,
-            use max_completion_tokens.
+        body (ChatCompletionRequest): An OpenAI chat completion request. max_tokens is rejected,
+            use max_completion_tokens. The local server honours the options listed here
+            (frequency_penalty and presence_penalty at 0 only) and answers any other one with 400
+            unsupported_parameter naming it.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -129,8 +131,10 @@ def sync(
         database (str):
         schema (str):
         endpoint (str):
-        body (ChatCompletionRequest): An OpenAI chat completion request; max_tokens is rejected,
-            use max_completion_tokens.
+        body (ChatCompletionRequest): An OpenAI chat completion request. max_tokens is rejected,
+            use max_completion_tokens. The local server honours the options listed here
+            (frequency_penalty and presence_penalty at 0 only) and answers any other one with 400
+            unsupported_parameter naming it.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -167,8 +171,10 @@ async def asyncio_detailed(
         database (str):
         schema (str):
         endpoint (str):
-        body (ChatCompletionRequest): An OpenAI chat completion request; max_tokens is rejected,
-            use max_completion_tokens.
+        body (ChatCompletionRequest): An OpenAI chat completion request. max_tokens is rejected,
+            use max_completion_tokens. The local server honours the options listed here
+            (frequency_penalty and presence_penalty at 0 only) and answers any other one with 400
+            unsupported_parameter naming it.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -208,8 +214,10 @@ async def asyncio(
         database (str):
         schema (str):
         endpoint (str):
-        body (ChatCompletionRequest): An OpenAI chat completion request; max_tokens is rejected,
-            use max_completion_tokens.
+        body (ChatCompletionRequest): An OpenAI chat completion request. max_tokens is rejected,
+            use max_completion_tokens. The local server honours the options listed here
+            (frequency_penalty and presence_penalty at 0 only) and answers any other one with 400
+            unsupported_parameter naming it.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
