@@ -33,7 +33,7 @@ $(STAMP): pyproject.toml $(PLUGIN_PROJECTS) $(TESTING_PROJECT)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip uninstall -q -y cortex-training 2>/dev/null
 	$(PY) -m pip install -q torch==2.13.0 || $(PY) -m pip install -q torch --index-url https://download.pytorch.org/whl/cpu
-	$(PY) -m pip install -q $(foreach p,$(PLUGIN_PROJECTS),-e $(dir $(p))) -e $(dir $(TESTING_PROJECT)) -e '.[local,plot,dev]'
+	$(PY) -m pip install -q $(foreach p,$(PLUGIN_PROJECTS),-e $(dir $(p))) -e $(dir $(TESTING_PROJECT)) -e '.[local,plot,dev,tui]'
 	touch $(STAMP)
 
 $(REF_STAMP): $(STAMP) Makefile

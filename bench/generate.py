@@ -7,6 +7,10 @@
    server and is cached per job after the first call on both clients).
 2. Sampler: tokens per second of the local sampling backend (ct_local.model.sampler) on the tiny model,
    greedy and sampled, in this process, without HTTP.
+3. Batched generate: 64 prompts of mixed lengths (8 to 48 tokens) as one generate (decoded together
+   over one key/value cache) against the same 64 prompts one after another, greedy and seeded
+   sampling; prints tokens/s, the speedup with its target (>= 5x) and whether the outputs are
+   identical token for token.
 
     python bench/generate.py            # 10,000 prompts of 128 tokens
     python bench/generate.py --quick    # 1,000 prompts (also CT_BENCH_QUICK=1)
@@ -31,6 +35,8 @@ PROMPTS = 10_000
 PROMPT_TOKENS = 128
 VOCAB = 151_000  # a Qwen-sized vocabulary: ids need more than 16 bits
 REPEATS = 5
+BATCH_PROMPTS = 64
+BATCH_SPEEDUP_TARGET = 5.0
 RESPONSE_OPTIONS = {"response_options": {"format": "dssst1", "delivery": "chunked"}}
 
 
@@ -75,12 +81,11 @@ def encoding(count: int) -> dict[str, Any]:
     return report
 
 
-def sampler(max_tokens: int) -> dict[str, Any]:
+def _backend() -> Any:
     from pathlib import Path
     from types import SimpleNamespace
 
     from ct_local.dataplane.boards import SamplingBoards
-    from ct_local.dataplane.sampling_plane import SamplingParams
     from ct_local.model import sampler as sampling
 
     # The backend reads only the job id from the job row.
@@ -91,7 +96,7 @@ def sampler(max_tokens: int) -> dict[str, Any]:
         "model_name": "bench",
         "inference_config": {},
     }
-    backend = sampling.SamplingBackend(
+    return sampling.SamplingBackend(
         None,  # type: ignore[arg-type]
         Path("."),
         job,
@@ -99,6 +104,12 @@ def sampler(max_tokens: int) -> dict[str, Any]:
         lambda *a, **k: None,
         SamplingBoards(),
     )
+
+
+def sampler(max_tokens: int) -> dict[str, Any]:
+    from ct_local.dataplane.sampling_plane import SamplingParams
+
+    backend = _backend()
     report = {}
     for name, params in (
         ("greedy", SamplingParams(max_tokens=max_tokens, temperature=0, ignore_eos=True)),
@@ -107,10 +118,52 @@ def sampler(max_tokens: int) -> dict[str, Any]:
             SamplingParams(max_tokens=max_tokens, temperature=0.8, top_p=0.9, seed=1, ignore_eos=True),
         ),
     ):
-        seconds, result = _best(lambda p=params: backend._one("bench", list(range(32)), p), 3)
+
+        def one(p: SamplingParams = params) -> dict[str, Any]:
+            return backend._one("bench", list(range(32)), p)
+
+        seconds, result = _best(one, 3)
         report[name] = {
             "tokens": len(result["token_ids"]),
             "tokens_per_s": len(result["token_ids"]) / seconds,
+        }
+    return report
+
+
+def batched(max_tokens: int) -> dict[str, Any]:
+    """One generate of BATCH_PROMPTS prompts against the same prompts one by one."""
+    from ct_local.dataplane.sampling_plane import SamplingParams
+
+    backend = _backend()
+    rng = random.Random(1)
+    prompts = [[rng.randrange(256) for _ in range(rng.randrange(8, 49))] for _ in range(BATCH_PROMPTS)]
+    report: dict[str, Any] = {"prompts": BATCH_PROMPTS, "max_tokens": max_tokens}
+    for name, params in (
+        ("greedy", SamplingParams(max_tokens=max_tokens, temperature=0, ignore_eos=True)),
+        (
+            "sampled",
+            SamplingParams(max_tokens=max_tokens, temperature=0.8, top_p=0.9, seed=1, ignore_eos=True),
+        ),
+    ):
+
+        def together(p: SamplingParams = params) -> list[dict[str, Any]]:
+            entries = [backend._prompt(i, prompt, p) for i, prompt in enumerate(prompts)]
+            return [backend._result(entry) for entry in backend._run("bench", entries)]
+
+        def one_by_one(p: SamplingParams = params) -> list[dict[str, Any]]:
+            return [backend._one("bench", prompt, p) for prompt in prompts]
+
+        batch_s, batch_out = _best(together, 3)
+        seq_s, seq_out = _best(one_by_one, 1)
+        tokens = sum(len(r["token_ids"]) for r in batch_out)
+        report[name] = {
+            "tokens": tokens,
+            "batched_s": batch_s,
+            "sequential_s": seq_s,
+            "batched_tokens_per_s": tokens / batch_s,
+            "sequential_tokens_per_s": tokens / seq_s,
+            "speedup": seq_s / batch_s,
+            "identical": [r["token_ids"] for r in batch_out] == [r["token_ids"] for r in seq_out],
         }
     return report
 
@@ -132,9 +185,20 @@ def main() -> None:
     samp = sampler(32 if args.quick else 128)
     for name, row in samp.items():
         print(f"sampler {name}: {row['tokens']} tokens, {row['tokens_per_s']:.0f} tokens/s")
+    batch = batched(32 if args.quick else 128)
+    for name in ("greedy", "sampled"):
+        row = batch[name]
+        met = "met" if row["speedup"] >= BATCH_SPEEDUP_TARGET else "NOT met"
+        print(
+            f"generate {batch['prompts']} prompts x {batch['max_tokens']} tokens {name}: "
+            f"batched {row['batched_s']:.2f} s ({row['batched_tokens_per_s']:.0f} tokens/s), "
+            f"one by one {row['sequential_s']:.2f} s ({row['sequential_tokens_per_s']:.0f} tokens/s), "
+            f"{row['speedup']:.1f}x (target >= {BATCH_SPEEDUP_TARGET:.0f}x, {met}), "
+            f"identical tokens: {'yes' if row['identical'] else 'NO'}"
+        )
     if args.json:
         with open(args.json, "w") as handle:
-            json.dump({"encoding": enc, "sampler": samp}, handle, indent=2)
+            json.dump({"encoding": enc, "sampler": samp, "batched": batch}, handle, indent=2)
 
 
 if __name__ == "__main__":

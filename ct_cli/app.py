@@ -138,6 +138,14 @@ def build_app(pm: CTPluginManager, *, name: str = "ct") -> App:
     app.meta.usage = app.usage
     app.meta.help = app.help
     register_builtin(pm, commands, BUILTIN_PLUGIN_NAME)
+    # The terminal UI, listed after `logs` (a core command: registered before any plugin's).
+    app.command(
+        "ct_cli.commands.tui:tui",
+        name="tui",
+        help="Browse jobs and follow their logs in a terminal UI (read-only).",
+        sort_key=18.5,
+        usage=f"Usage: {name} [GLOBAL OPTIONS] tui [JOB_ID] [OPTIONS]",
+    )
     register_commands(pm, app)
     _attach_launcher(app)
     return app

@@ -3,7 +3,8 @@
 Conventions: stdout carries exactly one JSON document per command, keys sorted,
 pretty-printed unless `--compact`, always ending in a newline; stderr carries progress,
 warnings and errors. A known error is printed as `error: <message>` plus, where one helps, a
-`hint: ...` line; a traceback is shown only with `CT_DEBUG=1`.
+`hint: ...` line; a traceback is shown only with `CT_DEBUG=1`. Errors and warnings go out with
+the client's own credentials removed by value (see `redactor`), whatever a server echoed back.
 
 Commands never print directly: they call `emit()`, `progress()` and `warn()`, which write to
 the streams of the current invocation (real ones, or the ones a test passed to `main`).
@@ -15,7 +16,7 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TextIO
@@ -129,8 +130,8 @@ def cli_words(text: str) -> str:
 
 
 def warn(message: str) -> None:
-    """Print `warning: <message>` on stderr."""
-    _stderr_line(f"warning: {cli_words(message)}")
+    """Print `warning: <message>` on stderr (credentials the SDK knows removed, as in `error`)."""
+    _stderr_line(f"warning: {cli_words(redactor()(message))}")
 
 
 def debug_enabled() -> bool:
@@ -138,12 +139,53 @@ def debug_enabled() -> bool:
     return value not in ("", "0", "false", "no", "off")
 
 
+def _chain(exc: BaseException | None) -> Iterator[BaseException]:
+    """`exc` and every exception it was raised from or while handling (each one once)."""
+    seen: set[int] = set()
+    todo = [exc] if exc is not None else []
+    while todo:
+        current = todo.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        yield current
+        todo += [e for e in (current.__cause__, current.__context__) if e is not None]
+        if isinstance(current, BaseExceptionGroup):
+            todo += list(current.exceptions)
+
+
+def redactor(exc: BaseException | None = None) -> Callable[[str], str]:
+    """Removes, by value, the credentials this process signs with from text about to be printed.
+
+    They are the ones the SDK remembered (every failed request's own included) and those of the
+    requests behind `exc` and its chain: a server may echo a token back anywhere in a body, and a
+    traceback shows exceptions (an httpx error, a ValueError) that are not the SDK's own.
+    """
+    # Only when the SDK is loaded: nothing could know a credential otherwise, and `ct --help` stays lean.
+    errors = sys.modules.get("ct_core.errors")
+    if errors is None:
+        return lambda text: text
+    extra: list[str] = []
+    for item in _chain(exc):
+        request = getattr(item, "request", None)
+        headers = getattr(request, "headers", None)
+        if headers is not None and hasattr(headers, "get"):
+            extra += errors.authorization_secrets(headers.get("authorization"))
+    return lambda text: errors.redact_known(text, extra)
+
+
 def error(message: str, *, hint: str | None = None, exc: BaseException | None = None) -> None:
-    """Print `error: <message>` (and a hint) on stderr; the traceback too under CT_DEBUG=1."""
+    """Print `error: <message>` (and a hint) on stderr; the traceback too under CT_DEBUG=1.
+
+    Every part (message, hint, traceback) goes out with the client's credentials removed by value.
+    """
+    redact = redactor(exc)
     if exc is not None and debug_enabled():
         import traceback
 
-        _stderr_line("".join(traceback.format_exception(exc)).rstrip())
+        _stderr_line(redact("".join(traceback.format_exception(exc)).rstrip()))
+    message = redact(message)
+    hint = redact(hint) if hint else hint
     lines = cli_words(message).strip().splitlines() or [""]
     _stderr_line(f"error: {lines[0]}")
     for line in lines[1:]:

@@ -9,6 +9,8 @@ Families:
   shape (request-id prefix, `(code): message` suffix, 1,000-character cut, credentials redacted,
   `Unexpected redirect ...` for a 3xx).
 - `CTConnectionError` / `CTTimeoutError` / `TLSVerificationError`: the request got no answer.
+- `RequestOutcomeUnknown`: a call that must not run twice was sent and its answer lost, so it may
+  have been applied; each instance is also the connection, timeout or server error it replaces.
 - `ValidationError` and `ConfigError`: refused before anything is sent.
 - `WireError`, chunk-group, request, live-log, download, deployment and job-wait errors, owned by
   the modules that raise them but declared here so callers can catch by family. Several also derive
@@ -16,12 +18,17 @@ Families:
   that keeps working.
 
 `api_error_from_response` builds the right `APIError` for a response; the transport calls it.
+
+Credentials are removed by value, not only by pattern: `remember_secrets` notes a credential this
+process signs with (every failed request's own is noted on the way), and from then on the text of
+every `CTError` (its `str`, its `args`, so its traceback too) shows `<redacted>` in its place.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -46,10 +53,18 @@ class CTError(Exception):
     """Root of every error raised by ct_core (and by plugins, through their subclasses).
 
     `hint`, when set, is the next step the CLI prints under the message; a plugin's error can
-    give its own instead of the CLI's generic one.
+    give its own instead of the CLI's generic one. Every credential `remember_secrets` was told
+    about is removed from the text, whatever part of it a server echoed back.
     """
 
     hint: str | None = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*(redact_known(a) if isinstance(a, str) else a for a in args), **kwargs)
+
+    def __str__(self) -> str:
+        # Again when shown: the credential may have become known after the error was built.
+        return redact_known(super().__str__())
 
 
 class WireError(CTError, ValueError):
@@ -243,6 +258,91 @@ class ChunkGroupConflictError(ChunkGroupError):
 
 
 # --------------------------------------------------------------------------------------------------
+# Sent, then no usable answer: the call may or may not have run
+# --------------------------------------------------------------------------------------------------
+
+
+class RequestOutcomeUnknown(CTError):
+    """A call that must not run twice (step, save, load, forward, weight sync) was sent and its answer
+    was lost: a read timeout, a dropped connection, or 500/502/504 after the request went out.
+
+    The server may have run it, so it is not sent again. `client_request_id` is the id the client
+    named the call with (the ``x-ct-request-id`` header): look it up with
+    `get_request_status(job_id, client_request_id)` on a server that keeps those ids, as ct local serve
+    does (a 404 means it has not run; a slow request may still be arriving, so ask again after a
+    while), or find it in the job's training-metrics rows, which carry each call's request id.
+
+    Each instance is also the error it replaces (`CTTimeoutError`, `CTConnectionError` or
+    `ServerError`; see `outcome_unknown`), so code that catches that keeps working.
+    """
+
+    operation: str = ""
+    job_id: str = ""
+    client_request_id: str = ""
+
+
+class OutcomeUnknownAfterConnectionLoss(RequestOutcomeUnknown, CTConnectionError):
+    """The connection broke after the request was sent."""
+
+
+class OutcomeUnknownAfterTimeout(RequestOutcomeUnknown, CTTimeoutError):
+    """No answer came within the read timeout after the request was sent."""
+
+
+class OutcomeUnknownAfterServerError(RequestOutcomeUnknown, ServerError):
+    """500, 502 or 504 after the request was sent: the service (or a proxy) may have run it."""
+
+
+#: Statuses after which a sent request may or may not have run (a proxy can fail after the service ran it).
+OUTCOME_UNKNOWN_STATUSES = frozenset({500, 502, 504})
+
+
+def outcome_is_unknown(error: BaseException) -> bool:
+    """True when `error`, raised for a request that was sent, leaves open whether the server ran it."""
+    if isinstance(error, CTConnectionError):
+        return not error.never_sent and not isinstance(error, TLSVerificationError)
+    return isinstance(error, APIError) and error.status_code in OUTCOME_UNKNOWN_STATUSES
+
+
+def outcome_unknown(
+    error: CTConnectionError | APIError, *, operation: str, job_id: str, client_request_id: str
+) -> RequestOutcomeUnknown:
+    """The `RequestOutcomeUnknown` (of the same family as `error`) for a call whose answer was lost."""
+    lookup = f"client.get_request_status({job_id!r}, {client_request_id!r})"
+    message = (
+        f"{operation} on job {job_id}: the answer was lost after the request was sent "
+        f"({shorten(str(error), 300)}), so it may have been applied; it was not sent again. To find out, "
+        f"look up request {client_request_id}, the id this client named it with: {lookup} answers with "
+        "its status on a server that keeps client ids, as ct local serve does (a 404 means it has not "
+        "run: ask again after a while, since a slow request may still be arriving), and the job's "
+        "training-metrics rows (ct download-metrics) carry each call's request_id."
+    )
+    hint = (
+        f"the {operation} may have been applied: look up request {client_request_id} of job {job_id} "
+        "(get_request_status, or the training-metrics rows) before you run it again"
+    )
+    built: RequestOutcomeUnknown
+    if isinstance(error, APIError):
+        built = OutcomeUnknownAfterServerError(
+            message,
+            response=error.response,
+            status_code=error.status_code,
+            code=error.code,
+            request_id=error.request_id,
+            server_message=error.server_message,
+        )
+    elif isinstance(error, CTTimeoutError):
+        built = OutcomeUnknownAfterTimeout(message, url=error.url, never_sent=False)
+    else:
+        built = OutcomeUnknownAfterConnectionLoss(message, url=error.url, never_sent=False)
+    built.operation = operation
+    built.job_id = job_id
+    built.client_request_id = client_request_id
+    built.hint = hint
+    return built
+
+
+# --------------------------------------------------------------------------------------------------
 # Higher-level waits, requests, live logs and downloads
 # --------------------------------------------------------------------------------------------------
 
@@ -254,7 +354,7 @@ class JobTerminalError(CTError, RuntimeError):
         super().__init__(message)
         self.job_id = job_id
         self.status = status
-        self.reason = reason
+        self.reason = redact_known(reason)
 
 
 class JobWaitTimeout(CTError, TimeoutError):
@@ -389,6 +489,33 @@ def redact_values(text: str, secrets: Iterable[str]) -> str:
         else:
             text = re.sub(rf"(?<![\w.~+/=-]){re.escape(secret)}(?![\w.~+/=-])", _REDACTED, text)
     return text
+
+
+#: Credentials this process signs requests with, as far as ct has seen them (see remember_secrets).
+_KNOWN_SECRETS: set[str] = set()
+_KNOWN_SECRETS_LOCK = threading.Lock()
+#: Shorter values are not remembered: redacting a two-letter word everywhere would garble messages.
+_MIN_REMEMBERED_SECRET = 4
+
+
+def remember_secrets(values: Iterable[str | None]) -> None:
+    """Note credentials this process uses, so that no `CTError` text and no `ct` output shows them."""
+    fresh = {v.strip() for v in values if isinstance(v, str) and len(v.strip()) >= _MIN_REMEMBERED_SECRET}
+    if fresh - _KNOWN_SECRETS:
+        with _KNOWN_SECRETS_LOCK:
+            _KNOWN_SECRETS.update(fresh)
+
+
+def known_secrets() -> frozenset[str]:
+    """The credentials `remember_secrets` was told about."""
+    with _KNOWN_SECRETS_LOCK:
+        return frozenset(_KNOWN_SECRETS)
+
+
+def redact_known(text: str, extra: Iterable[str] = ()) -> str:
+    """`text` without any remembered credential (nor any of `extra`), by value."""
+    secrets = [*_KNOWN_SECRETS, *extra] if _KNOWN_SECRETS else list(extra)
+    return redact_values(text, secrets) if secrets else text
 
 
 def authorization_secrets(value: str | None) -> list[str]:
@@ -598,8 +725,10 @@ def api_error_from_response(response: httpx.Response, *, direct_pat: bool = Fals
     request_id = response.headers.get(REQUEST_ID_HEADER) or None
     body = response_json(response)
     code, server_message = _code_and_message(body) if 400 <= status < 600 else (None, None)
+    signed_with = _request_secrets(response)
+    remember_secrets(signed_with)
     if server_message is not None:
-        server_message = redact_values(server_message, _request_secrets(response))
+        server_message = redact_known(server_message, signed_with)
     message = standard_http_message(response)
     if code is not None or server_message is not None:
         suffix = f" ({code})" if code is not None else ""

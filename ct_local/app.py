@@ -6,13 +6,15 @@ ct_local.http: control-plane routes in ``control_plane``, the loopback-only ``/_
 ``admin``, experiment-run artifacts in ``artifacts`` and OpenAI-compatible inference in
 ``inference``. Data-plane routes resolve their job here and hand over to ``state.data_plane``
 (ct_local.dataplane.seam). Every response carries a fresh ``x-snowflake-request-id``; service
-errors are rendered as the service's JSON bodies by the handlers at the end of this module.
+errors are rendered as the service's JSON bodies by the handlers at the end of this module. Every
+request body is read under the limits of ct_local.http.limits (time, size, JSON nesting) first.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 
@@ -27,6 +29,7 @@ from ct_local.dataplane.seam import DATA_PLANE_ACTIONS, DataPlane
 from ct_local.http import admin, artifacts, control_plane, errors, inference
 from ct_local.http.context import caller_identity, owned_job, request_location, server_state
 from ct_local.http.faults import REQUEST_ID_HEADER, FaultMiddleware, FaultSet
+from ct_local.http.limits import BodyLimitMiddleware
 from ct_local.settings import ServerSettings
 from ct_local.state import ServerState
 from ct_local.storage.store import Store
@@ -99,7 +102,14 @@ def _routes() -> list[Route]:
 async def _service_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, errors.ServiceError | errors.RequestValidationError)
     headers = {"www-authenticate": "Bearer"} if exc.status == 401 else None
-    return JSONResponse(exc.body(), status_code=exc.status, headers=headers)
+    body = exc.body()
+    try:
+        return JSONResponse(body, status_code=exc.status, headers=headers)
+    except UnicodeEncodeError:
+        # A message quoting caller text with a lone surrogate (valid in JSON, not in UTF-8): the
+        # ASCII form escapes it instead of failing the answer.
+        text = json.dumps(body, ensure_ascii=True, default=str)
+        return Response(text, status_code=exc.status, headers=headers, media_type="application/json")
 
 
 async def _not_found(request: Request, exc: Exception) -> Response:
@@ -170,4 +180,6 @@ def create_app(
     )
     app.router.redirect_slashes = False
     app.state.ct = state
-    return FaultMiddleware(RequestIdMiddleware(app), faults), state
+    # Faults act first (they may answer before any body is read); every answer gets a request id;
+    # then each body is read under the time, size and nesting limits before a route sees it.
+    return FaultMiddleware(RequestIdMiddleware(BodyLimitMiddleware(app, settings)), faults), state

@@ -41,6 +41,7 @@ def serve(
     settings_json: str | None = None,
     ready_file: Path | None = None,
     log_level: str = "warning",
+    state_snapshot_max_bytes: int | None = None,
 ) -> int:
     """Serve the REST contract on HOST:PORT until SIGINT or SIGTERM.
 
@@ -78,9 +79,14 @@ def serve(
         Write ``{"base_url", "pid"}`` here once the server accepts connections.
     log_level
         uvicorn log level.
+    state_snapshot_max_bytes
+        Training states up to this size (default 256 MiB) are snapshotted after every request, so a
+        killed server carries on exactly; a job with a larger state is kept at graceful stops only
+        and fails after a crash, naming its newest checkpoint.
     """
     import logging
 
+    from ct_local.runtime import StateDirInUse
     from ct_local.runtime import serve as run_server
     from ct_local.settings import ServerSettings, load_settings, parse_hardware_spec, parse_token_specs
 
@@ -106,11 +112,18 @@ def serve(
         if fault:
             overrides["faults"] = [*settings.faults, *(json.loads(f) for f in fault)]
         settings = settings.with_overrides(overrides)
+        if state_snapshot_max_bytes is not None and state_snapshot_max_bytes < 0:
+            raise ValueError("--state-snapshot-max-bytes must be 0 or more")
     except (ValueError, OSError) as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2
     try:
-        code = run_server(settings, ready_file=ready_file, log_level=log_level)
+        code = run_server(
+            settings, ready_file=ready_file, log_level=log_level, snapshot_max_bytes=state_snapshot_max_bytes
+        )
+    except StateDirInUse as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
     except OSError as exc:
         sys.stderr.write(f"error: cannot serve on {host}:{port}: {exc}\n")
         return 1

@@ -4,6 +4,11 @@ The socket is bound here rather than by uvicorn so ``--port 0`` works: the real 
 before serving and is written, with the base URL and pid, to the optional ready file once the
 server accepts connections (the pytest fixtures wait for it). SIGINT and SIGTERM stop the server
 gracefully and the process exits 0, instead of uvicorn's re-raising of the signal after shutdown.
+
+One state dir serves one process: :func:`serve` takes an exclusive OS lock (``flock``) on
+``<state_dir>/server.lock`` before anything else touches the dir and holds it for the life of the
+process, which the OS releases however the process ends (kill -9 included). A second server on the
+same dir stops with :class:`StateDirInUse`, naming the pid that holds it.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import os
 import signal
 import socket
 import sys
+from functools import partial
 from pathlib import Path
 from types import FrameType
 
@@ -23,7 +29,49 @@ from ct_core.fs import atomic_write
 from ct_local.app import create_app
 from ct_local.settings import ServerSettings
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not on Windows, where the dir is not locked
+    fcntl = None  # type: ignore[assignment]
+
 log = logging.getLogger("ct_local")
+
+#: The file in the state dir that the serving process holds locked (it contains that process's pid).
+LOCK_FILE = "server.lock"
+
+
+class StateDirInUse(RuntimeError):
+    """Another process serves this state dir; ``holder`` is its pid when it could be read."""
+
+    def __init__(self, state_dir: Path, holder: int | None) -> None:
+        who = f"another ct local server (pid {holder})" if holder is not None else "another ct local server"
+        super().__init__(
+            f"the state dir {state_dir} is in use by {who}; stop that server, or serve another "
+            "--state-dir (two servers on one state dir would train the same jobs apart)"
+        )
+        self.state_dir = state_dir
+        self.holder = holder
+
+
+def lock_state_dir(state_dir: Path) -> int:
+    """Take the state dir's lock for this process; the open descriptor that holds it.
+
+    Raises :class:`StateDirInUse` when another process holds it. The lock goes with the process
+    (or when the descriptor is closed).
+    """
+    state_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(state_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    if fcntl is None:
+        return fd
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+        os.close(fd)
+        raise StateDirInUse(state_dir, int(text) if text.isdigit() else None) from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+    return fd
 
 
 class _Server(uvicorn.Server):
@@ -51,20 +99,45 @@ def _bind(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # Accepted connections inherit it: without, a small answer written in two parts waits for the
+    # client's delayed ACK (about 40 ms on Linux).
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind((host, port))
     sock.set_inheritable(True)
     return sock
 
 
-def serve(settings: ServerSettings, *, ready_file: Path | None = None, log_level: str = "warning") -> int:
-    """Serve until SIGINT/SIGTERM; return the process exit code."""
+def serve(
+    settings: ServerSettings,
+    *,
+    ready_file: Path | None = None,
+    log_level: str = "warning",
+    snapshot_max_bytes: int | None = None,
+) -> int:
+    """Serve until SIGINT/SIGTERM; return the process exit code.
+
+    Raises :class:`StateDirInUse` when another server holds the state dir. ``snapshot_max_bytes``
+    bounds the training states snapshotted after each request (ct_local.storage.snapshots).
+    """
+    lock = lock_state_dir(settings.state_dir)
+    try:
+        return _serve(settings, ready_file, log_level, snapshot_max_bytes)
+    finally:
+        os.close(lock)
+
+
+def _serve(
+    settings: ServerSettings, ready_file: Path | None, log_level: str, snapshot_max_bytes: int | None
+) -> int:
     sock = _bind(settings.host, settings.port)
     port = sock.getsockname()[1]
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
     base_url = f"http://{host}:{port}"
     from ct_local.dataplane.training_plane import TrainingDataPlane
+    from ct_local.storage.snapshots import STATE_SNAPSHOT_MAX_BYTES
 
-    app, _ = create_app(settings, data_plane_factory=TrainingDataPlane)
+    limit = STATE_SNAPSHOT_MAX_BYTES if snapshot_max_bytes is None else snapshot_max_bytes
+    app, _ = create_app(settings, data_plane_factory=partial(TrainingDataPlane, snapshot_max_bytes=limit))
     config = uvicorn.Config(
         app,
         log_level=log_level,

@@ -28,6 +28,34 @@ DEFAULT_PENDING_TIMEOUT_S = 86400
 TIMEOUT_MIN_S = 300
 TIMEOUT_MAX_S = 604800
 
+# Create-job names and values (ct_local.control.jobs). An experiment name is one to three
+# dot-separated parts (NAME, SCHEMA.NAME or DB.SCHEMA.NAME) of ASCII letters, digits, "_" and "-",
+# each at most Snowflake's identifier length; a one-part name is prefixed with the path's database
+# and schema, which then follow the same part rule.
+MAX_NAME_PART_CHARS = 255
+EXPERIMENT_NAME_MAX_PARTS = 3
+# A model name is a hub id (org/name) or a local folder; nothing longer is either.
+MAX_MODEL_NAME_CHARS = 1024
+# n_gpus of one sub-job: far above any account's allowance, so a larger value is a typo to refuse,
+# not a job to keep pending (a job that does not fit today still waits, as the service's does).
+MAX_SUB_JOB_GPUS = 4096
+# max_seq_len of a sub-job: no model of the catalog comes near a window this long.
+MAX_SEQ_LEN = 1 << 20
+# Sub-job dtype names the local server accepts (torch's and Hugging Face's spellings, any case).
+KNOWN_DTYPES: tuple[str, ...] = (
+    "auto",
+    "bfloat16",
+    "bf16",
+    "float16",
+    "fp16",
+    "half",
+    "float32",
+    "fp32",
+    "float",
+)
+# A seed is what torch.manual_seed takes: an integer from 0 to 2**64 - 1.
+MAX_SEED = 2**64 - 1
+
 # Account-level job list: page size bounds and default.
 ACCOUNT_LIST_DEFAULT_LIMIT = 100
 ACCOUNT_LIST_MAX_LIMIT = 1000
@@ -37,6 +65,12 @@ BREAKDOWN_MAX_DIMENSIONS = 8
 
 # Request chunks are at most 60 MiB; a body may carry one chunk frame plus its header.
 MAX_BODY_BYTES = 64 * 1024 * 1024
+# Every request body must arrive within this many seconds of the request's start; a client that
+# promises more bytes than it sends is answered 408 and disconnected (ct_local.http.limits).
+DEFAULT_BODY_TIMEOUT_S = 30.0
+# JSON bodies nested deeper than this are refused with 400 before any parser sees them: Python's
+# parser recurses once per level. The deepest body of the contract has fewer than ten levels.
+MAX_JSON_DEPTH = 64
 # Encoded results above this size are delivered as result_chunk events...
 RESULT_CHUNK_THRESHOLD_BYTES = 4 * 1024 * 1024
 # ...each chunk frame at most this large (it must exceed the chunk header allowance of 8 KiB).
@@ -138,6 +172,10 @@ class ServerSettings:
     result_chunk_max_bytes: int = RESULT_CHUNK_MAX_BYTES
     max_body_bytes: int = MAX_BODY_BYTES
     torch_threads: int = 1
+    # Request bodies on every route (ct_local.http.limits): the time a whole body may take to
+    # arrive, and how deeply a JSON body may nest.
+    body_timeout_s: float = DEFAULT_BODY_TIMEOUT_S
+    max_json_depth: int = MAX_JSON_DEPTH
     # How often each active sub-job's console, metrics and training rows are staged
     # (ct_local.http.artifacts).
     artifact_upload_interval_s: float = 3.0
@@ -230,6 +268,12 @@ def _coerce(key: str, value: Any) -> Any:
         return tuple(dict(v) for v in value)
     if key == "result_chunk_max_bytes" and int(value) < RESULT_CHUNK_MIN_BYTES:
         raise ValueError(f"result_chunk_max_bytes must be at least {RESULT_CHUNK_MIN_BYTES}")
+    if key == "body_timeout_s":
+        if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+            raise ValueError("body_timeout_s must be a number of seconds above 0")
+        return float(value)
+    if key == "max_json_depth" and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise ValueError("max_json_depth must be an integer of at least 1")
     return value
 
 

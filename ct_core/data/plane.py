@@ -11,14 +11,19 @@ key, so it gets the general retry rule (chunk-group answers excepted: they are a
 group, raised at once). A step,
 save, load, weight sync or unchunked forward has no such key, so it is retried only when the answer
 proves nothing ran: a connection that never opened, a redirect, 404/409 while the job becomes
-visible or its zone restarts, 429 and 503. A read timeout or a 500/502/504 after such a POST is
-raised, because repeating it could apply an optimizer step twice. Polls and reads use the general rule.
+visible or its zone restarts, 429 and 503. A read timeout, a broken connection or a 500/502/504
+after such a POST is raised as `RequestOutcomeUnknown`, because repeating it could apply an
+optimizer step twice: the call may have been applied. Each such call carries an id the client made
+(the `x-ct-request-id` header, the same on every attempt), which the error names, so the caller can
+look the call up (`get_request_status`, the training-metrics rows) before deciding. Polls and reads
+use the general rule.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -37,7 +42,13 @@ from ct_core.data.results import (
     decode_event_results,
     poll_until_done,
 )
-from ct_core.errors import APIError, CTConnectionError, TLSVerificationError
+from ct_core.errors import (
+    APIError,
+    CTConnectionError,
+    TLSVerificationError,
+    outcome_is_unknown,
+    outcome_unknown,
+)
 from ct_core.http import retry as _retry
 from ct_core.ids import checkpoint_id_from_save_result
 
@@ -53,6 +64,9 @@ CHECKPOINT_TYPES = ("resumable", "weights-only")
 #: followed), 404/409 while the job becomes visible or its zone restarts, 429 and 503.
 _NOTHING_RAN_STATUSES = frozenset({307, 308, 404, 409, 429, 503})
 _FWD_BWD = "fwd-bwd"
+#: The header naming a call that must run at most once with an id the client made (a uuid4); the
+#: local server uses it as the request id, so a call whose answer was lost can be looked up.
+CLIENT_REQUEST_ID_HEADER = "x-ct-request-id"
 
 
 def normalize_checkpoint_type(value: Any) -> str:
@@ -133,6 +147,38 @@ class DataPlane:
         params = {"job_id": job_id, **extra.pop("params", {})}
         return self._call(operation_id, params=params, body=body, predicate=predicate, **extra)
 
+    def _once(self, operation_id: str, job_id: str, what: str, *, body: Any) -> Any:
+        """POST a call that must not run twice, named with a fresh client id.
+
+        It is repeated only when the failure proves nothing ran; a failure that leaves that open
+        becomes `RequestOutcomeUnknown`, naming the id to look the call up by.
+        """
+        client_request_id = str(uuid.uuid4())
+        try:
+            return self._json(
+                operation_id, job_id, body=body, headers={CLIENT_REQUEST_ID_HEADER: client_request_id}
+            )
+        except (CTConnectionError, APIError) as error:
+            if not outcome_is_unknown(error):
+                raise
+            raise outcome_unknown(
+                error, operation=what, job_id=job_id, client_request_id=client_request_id
+            ) from error
+
+    def _operation_once(
+        self,
+        job_id: str,
+        operation_type: str,
+        payload: Any,
+        *,
+        sub_job_id: str | None,
+        sub_job_type: str | None,
+    ) -> dict[str, Any]:
+        body = ops.envelope(operation_type, payload, sub_job_id=sub_job_id, sub_job_type=sub_job_type)
+        logger.debug("operation %s job_id=%s sub_job_id=%s", operation_type, job_id, sub_job_id)
+        answer = self._once("submitOperation", job_id, operation_type, body=body)
+        return answer if isinstance(answer, dict) else {}
+
     @staticmethod
     def _request_id(answer: Any, what: str) -> str:
         request_id = answer.get("request_id") if isinstance(answer, dict) else None
@@ -203,7 +249,7 @@ class DataPlane:
         body: dict[str, Any] = {}
         if learning_rate is not None:
             body["learning_rate"] = _check_learning_rate(learning_rate)
-        return self._request_id(self._json("step", job_id, body=body), "step")
+        return self._request_id(self._once("step", job_id, "step", body=body), "step")
 
     def save(self, job_id: str, checkpoint_id: str | None = None, checkpoint_type: str | None = None) -> str:
         """Schedule a checkpoint save (resumable by default, or weights-only); returns the request id.
@@ -220,7 +266,7 @@ class DataPlane:
                 "not sent; take the id from the save result's stage_path (checkpoint_id_from_save_result)",
                 checkpoint_id,
             )
-        return self._request_id(self._json("save", job_id, body=body), "save")
+        return self._request_id(self._once("save", job_id, "save", body=body), "save")
 
     @staticmethod
     def checkpoint_id_from_save_result(result: dict[str, Any]) -> str:
@@ -244,7 +290,7 @@ class DataPlane:
             raise ValueError("load needs a checkpoint_id")
         body: dict[str, Any] = {"checkpoint_id": checkpoint_id}
         body.update(ops.present(("source_job_id", source_job_id), ("target_sub_job_id", target_sub_job_id)))
-        return self._request_id(self._json("load", job_id, body=body), "load")
+        return self._request_id(self._once("load", job_id, "load", body=body), "load")
 
     # --- the generic operation envelope (submitOperation) --------------------------------------
 
@@ -285,13 +331,8 @@ class DataPlane:
         results of forward requests submitted here are decoded by poll_request.
         """
         if not isinstance(payload, (bytes, bytearray, memoryview)):
-            answer = self.operation(
-                job_id,
-                ops.OP_FORWARD,
-                payload,
-                sub_job_id=sub_job_id,
-                sub_job_type=sub_job_type,
-                predicate=self.nothing_ran_rule(job_id),
+            answer = self._operation_once(
+                job_id, ops.OP_FORWARD, payload, sub_job_id=sub_job_id, sub_job_type=sub_job_type
             )
         else:
             answer = self._forward_bytes(job_id, payload, sub_job_id=sub_job_id, sub_job_type=sub_job_type)
@@ -314,9 +355,7 @@ class DataPlane:
         ceiling = ops.forward_max_json_bytes()
         hints = {"sub_job_id": sub_job_id, "sub_job_type": sub_job_type}
         if ops.forward_fits(len(frame), ceiling, **hints):
-            return self.operation(
-                job_id, ops.OP_FORWARD, bytes(frame), **hints, predicate=self.nothing_ran_rule(job_id)
-            )
+            return self._operation_once(job_id, ops.OP_FORWARD, bytes(frame), **hints)
         plan = ChunkPlan(
             frame,
             operation=ops.OP_FORWARD,
@@ -354,13 +393,12 @@ class DataPlane:
             weight_format=weight_format,
             bucket_size=bucket_size,
         )
-        answer = self.operation(
+        answer = self._operation_once(
             job_id,
             ops.OP_WEIGHT_SYNC,
             payload,
             sub_job_id=sub_job_id if sub_job_id is not None else source_sub_job_id,
             sub_job_type=sub_job_type if sub_job_type is not None else "training",
-            predicate=self.nothing_ran_rule(job_id),
         )
         request_id = answer.get("request_id")
         return request_id if isinstance(request_id, str) and request_id else answer

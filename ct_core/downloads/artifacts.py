@@ -33,9 +33,15 @@ __all__ = [
     "safe_relative",
 ]
 
-#: Only these characters may appear in an experiment or run name used to build a URI (it is quoted
-#: into SQL and paths, so nothing that could end a literal or a path segment).
-_RUN_PART = re.compile(r"[A-Za-z0-9_.$:@=+-]+")
+#: An experiment or run name that may build a URI: dot-separated identifiers, each plain (these
+#: characters only) or double-quoted as SQL quotes them (any text but a slash, a backslash or a
+#: control character, with ``""`` for a quote). Nothing in it can end a path segment, and no part is
+#: empty, so ``.`` and ``..`` never name a folder. Every name the local server accepts matches (its
+#: parts are plain), and so do the quoted parts a service may write for other names.
+_PLAIN_PART = r"[A-Za-z0-9_$:@=+-]+"
+_QUOTED_PART = r'"(?:[^"/\\\x00-\x1f\x7f]|"")+"'
+_PART = rf"(?:{_PLAIN_PART}|{_QUOTED_PART})"
+_RUN_PART = re.compile(rf"{_PART}(?:\.{_PART})*")
 
 
 @dataclass(frozen=True, order=True)

@@ -40,7 +40,7 @@ from ct_core.constants import (
     REQUEST_ID_HEADER,
     TOKEN_TYPE_HEADER,
 )
-from ct_core.errors import APIError, api_error_from_response
+from ct_core.errors import APIError, api_error_from_response, authorization_secrets, remember_secrets
 from ct_core.http import retry as _retry
 from ct_core.http.pool import Body, Headers, Pool, Timeouts, header_value
 from ct_core.http.routes import Routes
@@ -211,9 +211,14 @@ class Transport:
         sleep: Callable[[float], None] | None = None,
         path_defaults: Mapping[str, str] | None = None,
     ) -> None:
+        fixed = dict(headers or {})
+        # The credential is known from here on, so no error text or `ct` line can show it.
+        remember_secrets(
+            s for k, v in fixed.items() if k.lower() == "authorization" for s in authorization_secrets(v)
+        )
         self._shared = _Shared(
             base_url,
-            headers=dict(headers or {}),
+            headers=fixed,
             verify=verify,
             timeout=timeout,
             pool_maxsize=pool_maxsize,
@@ -272,6 +277,7 @@ class Transport:
         if shared.auth is None:
             return headers, None
         signature = shared.auth.authorization()
+        remember_secrets(authorization_secrets(signature))
         return [*headers, (b"Authorization", signature.encode("latin-1"))], signature
 
     def _check(

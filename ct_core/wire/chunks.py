@@ -8,16 +8,25 @@ the reference's, so either side reassembles the other's chunks.
 
 Where we differ from the reference is cost: the frame is hashed once, not once per chunk;
 chunk sizes are computed arithmetically instead of by building every chunk and rebuilding on
-overflow; each chunk frame is one `bytes.join` over a slice view of the frame; and reassembly
-copies each payload once, straight from the chunk buffers into the result.
+overflow; every payload byte is copied once; and on a large frame the one hash pass runs on a
+worker thread while the main thread copies, so encoding or reassembling costs about one hash pass.
+
+Encoding overlaps the two although each chunk header names the digest of the whole frame: the hex
+digest has a fixed length, so each chunk frame is written with a placeholder digest (same length,
+same split points) while the hash runs, and the real digest is written over the placeholder
+afterwards. The chunk frames are still plain `bytes`: they are made uninitialised through the
+C API and filled before anything else can see them (`_fresh_bytes`).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import sys
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from functools import cache
 from hashlib import sha256
 from typing import Any, TypeVar
 
@@ -43,6 +52,9 @@ PAYLOAD_KEY = "payload"
 CHUNK_OVERHEAD_BYTES = 8192
 # Below this size the hash runs inline: a thread costs more than it saves.
 PARALLEL_HASH_BYTES = 8 * 1024 * 1024
+# A hex SHA-256 digest is always this long; the encoder's stand-in has the same length.
+_DIGEST_PLACEHOLDER = "0" * 64
+_DIGEST_KEY = b"frame_sha256"
 _KINDS = {"request": REQUEST_CHUNK_KEY, "result": RESULT_CHUNK_KEY}
 # The structure string of every chunk frame: a dict with one tensor, "payload".
 T = TypeVar("T")
@@ -124,7 +136,13 @@ def _plan(
     max_bytes: int,
     chunk_group_id: str | None,
     force_chunk: bool,
+    hash_frame: bool = True,
 ) -> _ChunkPlan | None:
+    """Check the arguments and choose the split; None when the frame goes as it is.
+
+    With `hash_frame` false the plan carries a placeholder digest, for a caller that hashes the frame
+    itself (the split does not depend on the digest's value, only on its fixed length).
+    """
     view = byte_view(frame, "encode_byte_chunks")
     key = _chunk_key(kind)
     if isinstance(max_bytes, bool) or not isinstance(max_bytes, int):
@@ -137,7 +155,7 @@ def _plan(
     if kind == "request":
         group_id = str(chunk_group_id) if chunk_group_id else str(uuid.uuid4())
     # The one full pass over the frame (the reference hashes it once per chunk).
-    digest = sha256(view).hexdigest()
+    digest = sha256(view).hexdigest() if hash_frame else _DIGEST_PLACEHOLDER
 
     def plan(ranges: list[tuple[int, int]]) -> _ChunkPlan:
         return _ChunkPlan(view, key=key, digest=digest, group_id=group_id, operation=operation, ranges=ranges)
@@ -194,16 +212,93 @@ def encode_byte_chunks(
     forced split with `max_bytes <= 0` gives one chunk, 0 of 1. Request chunks carry
     `chunk_group_id` (a new UUID4 unless given), the idempotency identity of the operation.
     """
-    return list(
-        iter_byte_chunks(
-            frame,
-            kind=kind,
-            operation=operation,
-            max_bytes=max_bytes,
-            chunk_group_id=chunk_group_id,
-            force_chunk=force_chunk,
-        )
+    plan = _plan(
+        frame,
+        kind=kind,
+        operation=operation,
+        max_bytes=max_bytes,
+        chunk_group_id=chunk_group_id,
+        force_chunk=force_chunk,
+        hash_frame=False,
     )
+    if plan is None:
+        return [bytes(frame)]
+    if len(plan.view) < PARALLEL_HASH_BYTES or not _overlap_possible():
+        plan.digest = sha256(plan.view).hexdigest()
+        return list(plan)
+    return _build_beside_hash(plan)
+
+
+def _overlap_possible() -> bool:
+    # One worker hashes while the caller's thread copies: two threads in all.
+    return (os.cpu_count() or 1) >= 2 and _bytes_api() is not None
+
+
+def _build_beside_hash(plan: _ChunkPlan) -> list[bytes]:
+    """Write every chunk frame with a placeholder digest while a worker hashes the frame, then patch."""
+    chunks: list[bytes] = []
+    patches: list[tuple[np.ndarray, int]] = []
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ct-wire-sha256") as pool:
+        pending = pool.submit(lambda: sha256(plan.view).hexdigest())
+        for index in range(len(plan.ranges)):
+            payload = plan._payload(index)
+            header = encode_header(plan._metadata(index), [payload])
+            # The descriptor's integers come before frame_sha256 and the free-text fields after
+            # it, so the first placeholder after the key is the digest's own.
+            offset = header.index(_DIGEST_PLACEHOLDER.encode("ascii"), header.index(_DIGEST_KEY))
+            chunk, window = _fresh_bytes(len(header) + payload.nbytes)
+            window[: len(header)] = np.frombuffer(header, dtype=np.uint8)
+            window[len(header) :] = np.frombuffer(payload.data, dtype=np.uint8)
+            chunks.append(chunk)
+            patches.append((window, offset))
+        plan.digest = pending.result()
+    digest = np.frombuffer(plan.digest.encode("ascii"), dtype=np.uint8)
+    for window, offset in patches:
+        window[offset : offset + len(digest)] = digest
+    return chunks
+
+
+@cache
+def _bytes_api() -> tuple[Any, Any, Any, Any] | None:
+    """CPython's C functions for new uninitialised bytes / bytearray objects and a window onto them."""
+    if sys.implementation.name != "cpython":
+        return None
+    try:
+        import ctypes
+
+        api = ctypes.pythonapi
+        new = api.PyBytes_FromStringAndSize
+        address = api.PyBytes_AsString
+        window = api.PyMemoryView_FromMemory
+        new_bytearray = api.PyByteArray_FromStringAndSize
+    except (ImportError, AttributeError):
+        return None
+    new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_ssize_t]
+    address.restype, address.argtypes = ctypes.c_void_p, [ctypes.py_object]
+    window.restype, window.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_ssize_t, ctypes.c_int]
+    new_bytearray.restype, new_bytearray.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_ssize_t]
+    return new, address, window, new_bytearray
+
+
+_PYBUF_WRITE = 0x200
+
+
+def _fresh_bytes(size: int) -> tuple[bytes, np.ndarray]:
+    """A new `bytes` of `size` (> 1) uninitialised bytes and a writable numpy window onto it.
+
+    The C API lets the creator of a bytes object made from NULL write its contents until the object
+    is shared; every caller here fills the object before returning it. This is what lets the copy
+    land in the final object (no bytearray, no second copy) with numpy copying outside the GIL,
+    so the hash on the worker thread keeps running. Sizes 0 and 1 would return CPython's shared
+    singletons, so callers only use this for large buffers. The window does not keep the bytes
+    alive: callers hold both and drop the window first.
+    """
+    api = _bytes_api()
+    if api is None or size <= 1:
+        raise RuntimeError("_fresh_bytes needs CPython and a size above 1")
+    new, address, window = api[:3]
+    data = new(None, size)
+    return data, np.frombuffer(window(address(data), size, _PYBUF_WRITE), dtype=np.uint8)
 
 
 def _descriptor(metadata: dict[str, str]) -> dict[str, Any] | None:
@@ -337,18 +432,38 @@ def _assemble(parts: list[memoryview], digest: str, copy_into: Callable[[list[me
     return result
 
 
-def _join(parts: list[memoryview]) -> bytes:
-    return b"".join(parts)
-
-
-def _writable_buffer(parts: list[memoryview]) -> np.ndarray:
-    # numpy asks the kernel for huge pages on large buffers, and the result is writable, so the
-    # tensors decoded from it are ordinary private memory.
-    buffer = np.empty(sum(len(part) for part in parts), dtype=np.uint8)
+def _copy_parts(parts: list[memoryview], buffer: np.ndarray) -> None:
+    # numpy copies large blocks with the GIL released (bytes.join over memoryviews keeps it), so
+    # the hash on the worker thread runs at the same time.
     offset = 0
     for part in parts:
         buffer[offset : offset + len(part)] = np.frombuffer(part, dtype=np.uint8)
         offset += len(part)
+
+
+def _join(parts: list[memoryview]) -> bytes:
+    size = sum(len(part) for part in parts)
+    if size < PARALLEL_HASH_BYTES or _bytes_api() is None:
+        return b"".join(parts)
+    data, window = _fresh_bytes(size)
+    _copy_parts(parts, window)
+    return data
+
+
+def _writable_buffer(parts: list[memoryview]) -> np.ndarray:
+    # The result is writable, so the tensors decoded from it are ordinary private memory.
+    size = sum(len(part) for part in parts)
+    api = _bytes_api()
+    if size < PARALLEL_HASH_BYTES or api is None:
+        buffer = np.empty(size, dtype=np.uint8)
+    else:
+        # An uninitialised bytearray rather than np.empty: numpy asks for transparent huge pages
+        # on large buffers, and where the process holds none yet (a fresh process; a virtual
+        # machine that hands free memory back to its host) faulting them in has measured up to
+        # four times slower than ordinary pages. A bytearray made from NULL is ordinary malloc
+        # memory, not zeroed, and mutable by design.
+        buffer = np.frombuffer(api[3](None, size), dtype=np.uint8)
+    _copy_parts(parts, buffer)
     return buffer
 
 

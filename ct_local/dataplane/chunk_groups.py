@@ -5,6 +5,8 @@ its group, index, count, and the whole frame's size and sha256. The rules:
 
 - an unknown group must start at chunk 0; any other first chunk answers 409
   ``chunk_group_restart_required`` (the client replays once from chunk 0);
+- a descriptor whose chunk count is above :data:`MAX_TOTAL_CHUNKS`, or above the frame's size in
+  bytes (every chunk but the one of an empty frame carries at least one byte), answers 400;
 - a known group reused with a different frame hash, size, chunk count, operation, or a different
   payload for an index already received answers 409 ``chunk_group_conflict``;
 - the last chunk of a group with holes answers 409 ``chunk_group_missing_chunks``;
@@ -28,6 +30,10 @@ from ct_core import wire
 from ct_core.fs import atomic_write
 from ct_local.http.errors import ServiceError, invalid_request
 from ct_local.storage.requests import ChunkGroupRow, DataPlaneStore
+
+#: At most this many chunks in one group: 4096 chunks of 60 MiB is 240 GiB, far past any frame the
+#: local server could hold, and the count bounds what a group's bookkeeping may cost.
+MAX_TOTAL_CHUNKS = 4096
 
 CODE_RESTART_REQUIRED = "chunk_group_restart_required"
 CODE_CONFLICT = "chunk_group_conflict"
@@ -107,6 +113,14 @@ class ChunkGroups:
         total = _int(desc, "total_chunks")
         size = _int(desc, "frame_size_bytes")
         digest = desc.get("frame_sha256")
+        if total > MAX_TOTAL_CHUNKS:
+            raise invalid_request(
+                f"request chunk descriptor total_chunks {total} is above the limit of {MAX_TOTAL_CHUNKS}"
+            )
+        if total > max(size, 1):
+            raise invalid_request(
+                f"request chunk descriptor total_chunks {total} is more than the frame's {size} bytes"
+            )
         if total < 1 or index >= total:
             raise invalid_request(f"request chunk index {index} is out of range for {total} chunks")
         if not isinstance(digest, str) or len(digest) != 64:

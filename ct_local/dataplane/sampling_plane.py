@@ -35,6 +35,10 @@ if TYPE_CHECKING:
 DEFAULT_MAX_TOKENS = 16
 # Log-probability alternatives per position (vLLM's own default cap is 20).
 MAX_LOGPROBS = 20
+# Below this temperature vLLM samples greedily; dividing logits by a smaller one overflows to inf.
+GREEDY_BELOW_TEMPERATURE = 1e-5
+# A seed is what torch.Generator.manual_seed takes.
+MAX_SEED = 2**64 - 1
 # Weight formats of a weight sync; "lora" sends only the adapter tensors.
 WEIGHT_FORMATS = ("vllm", "hf", "lora")
 DEFAULT_WEIGHT_FORMAT = "vllm"
@@ -124,6 +128,8 @@ def parse_params(raw: Any, where: str) -> SamplingParams:
         p.temperature = _number(raw["temperature"], f"{where}.temperature")
         if p.temperature < 0:
             raise RequestValidationError([([where, "temperature"], "temperature must be >= 0")])
+        if p.temperature < GREEDY_BELOW_TEMPERATURE:
+            p.temperature = 0.0
     if raw.get("top_p") is not None:
         p.top_p = _number(raw["top_p"], f"{where}.top_p")
         if not 0 < p.top_p <= 1:
@@ -133,6 +139,8 @@ def parse_params(raw: Any, where: str) -> SamplingParams:
         p.top_k = max(top_k, 0)  # vLLM reads -1 (and 0) as "no top-k"
     if raw.get("seed") is not None:
         p.seed = _int(raw["seed"], f"{where}.seed", minimum=0)
+        if p.seed > MAX_SEED:
+            raise RequestValidationError([([where, "seed"], "seed must be at most 2**64 - 1")])
     stop = raw.get("stop")
     if stop is not None:
         stops = [stop] if isinstance(stop, str) else stop
@@ -210,7 +218,8 @@ def parse_generate(frame: bytes, *, max_seq_len: int | None) -> GenerateRequest:
             prompts.append(prompt)
         elif isinstance(prompt, list) or hasattr(prompt, "shape"):
             ids = _token_list(prompt, i)
-            if any(t >= tinylm.VOCAB_SIZE for t in ids):
+            # Both ends: a negative id passed this check once and failed in the embedding (IndexError).
+            if any(not 0 <= t < tinylm.VOCAB_SIZE for t in ids):
                 raise RequestValidationError(
                     [(["prompts", str(i)], f"token ids must lie in [0, {tinylm.VOCAB_SIZE}) for this model")]
                 )

@@ -7,7 +7,14 @@
 JSON, a base64 DSSST1 envelope, or result-chunk pages (ct_local.storage.results). Forward-backward
 and byte forward requests may arrive as request chunks, reassembled at most once per group
 (ct_local.dataplane.chunk_groups). Workers start when a job becomes ``running`` and stop when it
-leaves it; on a graceful shutdown each one snapshots its training state so a restart carries on.
+leaves it. Each training sub-job's state is snapshotted after every request that changes it, and
+start-up (ct_local.dataplane.recovery) carries every job on from exactly that state, or fails it
+visibly, after a graceful stop or a kill alike.
+
+A call may name itself with an ``x-ct-request-id`` header (the SDK does for step, save, load,
+forward and weight sync): that id becomes the request id, so a caller whose answer was lost can
+look the request up, and the same id sent again answers with the same request instead of running
+the call twice.
 
 Generation, weight sync and the prefix-cache operation are checked and queued by
 ct_local.dataplane.sampling_plane, router replay by ct_local.dataplane.router_replay; both call the
@@ -21,9 +28,12 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import contextvars
 import json
 import logging
 import math
+import re
+import sqlite3
 import threading
 import time
 import uuid
@@ -40,8 +50,9 @@ from ct_local.control.lifecycle import TERMINAL_STATUSES
 from ct_local.dataplane import router_replay, sampling_plane
 from ct_local.dataplane.boards import SamplingBoards
 from ct_local.dataplane.chunk_groups import ChunkGroups, is_request_chunk
+from ct_local.dataplane.recovery import CLEAN_SHUTDOWN_KEY, Recovery
 from ct_local.dataplane.seam import DataPlane
-from ct_local.dataplane.worker import BACKENDS, KINDS_BY_TYPE, SubJobWorker
+from ct_local.dataplane.worker import BACKENDS, KINDS_BY_TYPE, BeforeDone, SubJobWorker
 from ct_local.http import artifacts, errors
 from ct_local.http.context import caller_identity, owner_filter
 from ct_local.http.errors import RequestValidationError, ServiceError, invalid_request
@@ -49,6 +60,7 @@ from ct_local.state import ServerState
 from ct_local.storage import console_logs, results
 from ct_local.storage.checkpoint_paths import live_folder, resolve_checkpoint
 from ct_local.storage.requests import DataPlaneStore, RequestRow
+from ct_local.storage.snapshots import STATE_SNAPSHOT_MAX_BYTES
 from ct_local.storage.store import JobRow
 
 log = logging.getLogger(__name__)
@@ -58,7 +70,25 @@ CHECKPOINT_TYPES = ("resumable", "weights-only")
 # Operations of sampling sub-jobs that arrive with the sampling backend.
 LATER_OPERATIONS = ("weight-sync", "bootstrap-router-replay", "router-replay-discard", "reset-prefix-cache")
 ENDED_STATUSES = ("cancelling", *TERMINAL_STATUSES)
-INTERRUPTED_MESSAGE = "the local server stopped while this request was running; submit it again"
+#: The header a caller names its call with (ct_core.data.plane sends it).
+CLIENT_REQUEST_ID_HEADER = "x-ct-request-id"
+_CLIENT_REQUEST_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+# The id named by the request being handled; taken (once) by the request it queues.
+_client_request_id: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "ct_client_request_id", default=None
+)
+
+
+def _named_request_id(request: Request) -> str | None:
+    value = request.headers.get(CLIENT_REQUEST_ID_HEADER)
+    if value is None:
+        return None
+    if not _CLIENT_REQUEST_ID_RE.fullmatch(value):
+        raise invalid_request(
+            f"the {CLIENT_REQUEST_ID_HEADER} header must be 1 to 128 letters, digits, '.', '_', ':' or '-' "
+            "starting with a letter or digit"
+        )
+    return value
 
 
 def _json_object(raw: bytes, *, required: bool) -> dict[str, Any]:
@@ -86,9 +116,11 @@ def _learning_rate(value: Any) -> float | None:
 class TrainingDataPlane(DataPlane):
     """Data plane with a worker per running sub-job."""
 
-    def __init__(self, state: ServerState) -> None:
+    def __init__(self, state: ServerState, *, snapshot_max_bytes: int = STATE_SNAPSHOT_MAX_BYTES) -> None:
         super().__init__(state)
         self.settings = state.settings
+        #: Training states above this many bytes are snapshotted at graceful stops only.
+        self.snapshot_max_bytes = snapshot_max_bytes
         self.state_dir: Path = state.settings.state_dir
         self.dp = DataPlaneStore(state.store)
         self.chunks = ChunkGroups(self.dp, self.state_dir)
@@ -103,8 +135,7 @@ class TrainingDataPlane(DataPlane):
     # --- lifecycle ----------------------------------------------------------------------------
 
     async def start(self) -> None:
-        for row in self.dp.fail_interrupted(INTERRUPTED_MESSAGE):
-            log.warning("request %s was interrupted by the last shutdown", row.request_id)
+        Recovery(self.state, self.dp, self.state_dir).run()
         for job in self.state.store.jobs_with_status(["running"]):
             self._start_workers(job)
 
@@ -116,6 +147,10 @@ class TrainingDataPlane(DataPlane):
             worker.stop(snapshot=True)
         for worker in workers:
             await asyncio.to_thread(worker.join)
+        if not any(worker.alive for worker in workers):
+            # Every request in progress finished and every state is written: the next start may
+            # run what is still queued.
+            self.state.store.set_meta(CLEAN_SHUTDOWN_KEY, "1")
 
     def on_transition(self, job: JobRow, previous: str) -> None:
         for sub in job.sub_jobs:
@@ -149,6 +184,7 @@ class TrainingDataPlane(DataPlane):
                     torch_threads=self.settings.torch_threads,
                     boards=self.boards,
                     eager=self._has_weights_to_load(job, sub),
+                    snapshot_max_bytes=self.snapshot_max_bytes,
                 )
                 self.workers[sub_id] = worker
             worker.start()
@@ -171,7 +207,13 @@ class TrainingDataPlane(DataPlane):
         if fresh is not None and fresh.status not in TERMINAL_STATUSES:
             self.state.lifecycle.force(fresh, "failed", "initialization_failed", details)
 
-    def _store_result(self, row: RequestRow, result: dict[str, Any], options: dict[str, Any]) -> None:
+    def _store_result(
+        self,
+        row: RequestRow,
+        result: dict[str, Any],
+        options: dict[str, Any],
+        before_done: BeforeDone | None = None,
+    ) -> None:
         if row.kind in sampling_plane.GENERATE_KINDS:
             fresh = self.dp.get_request(row.request_id)
             if fresh is not None and fresh.status == "cancelled":
@@ -180,6 +222,9 @@ class TrainingDataPlane(DataPlane):
         delivery, result_json, result_path = results.encode(
             folder, row.request_id, result, options, self.settings.result_chunk_threshold_bytes
         )
+        if before_done is not None:
+            # The state snapshot goes first: a kill in between leaves a row that start-up finishes.
+            before_done({"delivery": delivery, "result_json": result_json, "result_path": result_path})
         self.dp.finish_request(
             row.request_id, "done", result_json=result_json, result_path=result_path, delivery=delivery
         )
@@ -240,14 +285,40 @@ class TrainingDataPlane(DataPlane):
         params: dict[str, Any] | None = None,
         frame: bytes | None = None,
     ) -> str:
-        """Store a request (with its input frame) and hand it to the sub-job's worker; its id."""
-        request_id = str(uuid.uuid4())
+        """Store a request (with its input frame) and hand it to the sub-job's worker; its id.
+
+        The id is the one the caller named (``x-ct-request-id``) when it did; a name already used by
+        the same call on the same job answers with that request, which then runs once.
+        """
+        named = _client_request_id.get()
+        _client_request_id.set(None)
+        request_id = named or str(uuid.uuid4())
+        if named is not None and (existing := self.dp.get_request(named)) is not None:
+            return self._same_call(existing, job, kind)
         input_path = self._write_input(job, request_id, frame) if frame is not None else None
-        self.dp.add_request(
-            request_id, job.job_id, str(sub_job["sub_job_id"]), kind, params=params, input_path=input_path
-        )
+        try:
+            self.dp.add_request(
+                request_id, job.job_id, str(sub_job["sub_job_id"]), kind, params=params, input_path=input_path
+            )
+        except sqlite3.IntegrityError:
+            # The same name arrived twice at once: the other arrival stored it first.
+            if input_path is not None:
+                Path(input_path).unlink(missing_ok=True)
+            existing = self.dp.get_request(request_id)
+            if named is None or existing is None:
+                raise
+            return self._same_call(existing, job, kind)
         self._submit(job, sub_job, request_id)
         return request_id
+
+    @staticmethod
+    def _same_call(existing: RequestRow, job: JobRow, kind: str) -> str:
+        if existing.job_id != job.job_id or existing.kind != kind:
+            raise invalid_request(
+                f"the {CLIENT_REQUEST_ID_HEADER} {existing.request_id} already names another request; "
+                "name each call with a new id"
+            )
+        return existing.request_id
 
     def enqueue(
         self,
@@ -337,6 +408,7 @@ class TrainingDataPlane(DataPlane):
     async def handle(self, request: Request, job: JobRow, action: str) -> Response:
         if action == "request-status":
             return self._request_status(request, job)
+        _client_request_id.set(_named_request_id(request))
         if action in ("generate", "generate-stream"):
             return await sampling_plane.handle_generate(self, request, job, action)
         if action == "operation":

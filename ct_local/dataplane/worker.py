@@ -7,8 +7,11 @@ client can therefore pipeline: submit ``step`` before polling the forward-backwa
 
 The backend (model, optimizer) is built inside the thread, so a slow first import of torch and
 transformers never blocks the event loop; requests queue up meanwhile. It is built when the first
-request arrives, or at once when the sub-job has weights to load (a source checkpoint, or state
-left by a graceful shutdown), so a job that never sees a data-plane call never imports torch.
+request arrives, or at once when the sub-job has weights to load (a source checkpoint, or a state
+snapshot), so a job that never sees a data-plane call never imports torch. After a request that
+changes a training sub-job's state, the backend snapshots that state before the request is marked
+done (``state_kinds``; see ct_local.model.training_backend), so a server killed at any point
+restarts with the state of the last request it reported done, or of the one it was finishing.
 Backends are chosen by sub-job type (:data:`BACKENDS`): training and sampling. Each backend gets
 the data plane's :class:`~ct_local.dataplane.boards.SamplingBoards`, the in-memory channel through
 which stream events, cancel flags and synced weights pass between threads.
@@ -28,6 +31,7 @@ from typing import Any, Protocol
 from ct_local.dataplane.boards import SamplingBoards
 from ct_local.storage import console_logs
 from ct_local.storage.requests import DataPlaneStore, RequestRow
+from ct_local.storage.snapshots import STATE_SNAPSHOT_MAX_BYTES
 from ct_local.storage.store import JobRow, Store
 
 log = logging.getLogger(__name__)
@@ -101,8 +105,18 @@ def configure_torch(threads: int) -> None:
         _torch_threads_set = True
 
 
+#: Called with a result's encoded form (delivery, result_json, result_path) before its row is done.
+BeforeDone = Callable[[dict[str, Any]], None]
+
+
 class ResultSink(Protocol):
-    def __call__(self, row: RequestRow, result: dict[str, Any], options: dict[str, Any]) -> None: ...
+    def __call__(
+        self,
+        row: RequestRow,
+        result: dict[str, Any],
+        options: dict[str, Any],
+        before_done: BeforeDone | None = None,
+    ) -> None: ...
 
 
 class SubJobWorker:
@@ -122,6 +136,7 @@ class SubJobWorker:
         torch_threads: int,
         boards: SamplingBoards,
         eager: bool = False,
+        snapshot_max_bytes: int = STATE_SNAPSHOT_MAX_BYTES,
     ) -> None:
         self.store = store
         self.dp = dp
@@ -135,6 +150,7 @@ class SubJobWorker:
         self.torch_threads = torch_threads
         self.boards = boards
         self.eager = eager
+        self.snapshot_max_bytes = snapshot_max_bytes
         self.log_path = console_logs.log_path(state_dir, job.job_id, self.sub_job_id)
         self.backend: Backend | None = None
         self._queue: queue.Queue[str | None] = queue.Queue()
@@ -169,7 +185,7 @@ class SubJobWorker:
 
     # --- the thread ---------------------------------------------------------------------------
 
-    def _build(self) -> bool:
+    def _build(self, *, fail_job: bool = True) -> bool:
         try:
             with _BUILD_LOCK:
                 configure_torch(self.torch_threads)
@@ -181,7 +197,8 @@ class SubJobWorker:
         except Exception as exc:
             log.exception("sub-job %s failed to start", self.sub_job_id)
             self.say(f"failed to start: {exc}", "ERROR")
-            self.on_backend_failure(self.job, f"{self.sub_job_id} failed to start: {exc}")
+            if fail_job:
+                self.on_backend_failure(self.job, f"{self.sub_job_id} failed to start: {exc}")
             return False
 
     def _run(self) -> None:
@@ -194,7 +211,12 @@ class SubJobWorker:
             if self.backend is None and not self._build():
                 return
             self._execute(request_id)
-        if self._snapshot_on_stop and self.backend is not None:
+        if not self._snapshot_on_stop:
+            return
+        if self.backend is None and self.boards.weights.latest(self.sub_job_id) is not None:
+            # A sampler sent weights it never sampled with: build it so it can keep them.
+            self._build(fail_job=False)
+        if self.backend is not None:
             try:
                 self.backend.snapshot()
             except Exception:
@@ -212,7 +234,7 @@ class SubJobWorker:
         try:
             frame = Path(row.input_path).read_bytes() if row.input_path else None
             result, options = self.backend.execute(row, frame)
-            self.store_result(row, result, options)
+            self.store_result(row, result, options, self._persist_hook(row, result))
         except Exception as exc:
             message = str(exc) or type(exc).__name__
             if not isinstance(exc, ValueError):
@@ -232,3 +254,23 @@ class SubJobWorker:
         finally:
             if row.input_path:
                 Path(row.input_path).unlink(missing_ok=True)
+
+    def _persist_hook(self, row: RequestRow, result: dict[str, Any]) -> BeforeDone | None:
+        """For a request that changed the training state: snapshot it, then let the row be done."""
+        backend = self.backend
+        if row.kind not in getattr(backend, "state_kinds", ()):
+            return None
+
+        def persist(encoded: dict[str, Any]) -> None:
+            try:
+                backend.persist(row, encoded, result, self.snapshot_max_bytes)  # type: ignore[union-attr]
+            except Exception as exc:
+                # The request did run; only the snapshot is missing, which start-up notices after a crash.
+                log.exception(
+                    "could not snapshot sub-job %s after request %s", self.sub_job_id, row.request_id
+                )
+                self.say(
+                    f"could not snapshot the training state after request {row.request_id}: {exc}", "WARNING"
+                )
+
+        return persist

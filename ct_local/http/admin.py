@@ -3,27 +3,41 @@
 They script faults, force a job into a status, add a checkpoint without training, count how many
 times a job's requests ran, and rotate the key that signs page tokens. None of them exists in the
 service: each answers a plain 404 unless the server has admin routes enabled and the caller
-connects from a loopback address. Fault injection never applies to these paths (see
+connects from a loopback address, and a server started with tokens answers 401 to a caller who
+sends none of them (as its REST routes do). Fault injection never applies to these paths (see
 ct_local.http.faults), so a test can always clear what it scripted.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import re
 import time
 import uuid
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from ct_local.http import errors
-from ct_local.http.context import json_body, server_state
+from ct_local.http.context import caller_identity, json_body, server_state
 from ct_local.state import ServerState
 from ct_local.storage.requests import DataPlaneStore
 from ct_local.storage.store import CheckpointRow
 
+#: A forced checkpoint id names one folder under the state dir: these characters only, so it can
+#: never hold a separator, a NUL or an encoded traversal.
+_SAFE_CHECKPOINT_ID = re.compile(r"[A-Za-z0-9_.:=@+-]+")
+MAX_CHECKPOINT_ID_CHARS = 200
+
 
 def _require_loopback(request: Request) -> ServerState:
+    """The server state, once the caller may use the admin routes.
+
+    Two gates, both needed: the caller connects from a loopback address (otherwise a plain 404, as
+    if the routes did not exist), and, on a server with tokens, signs with one of them (otherwise
+    the 401 of every REST route): a loopback port is open to every local user and process.
+    """
     state = server_state(request)
     host = request.client.host if request.client else ""
     try:
@@ -32,7 +46,26 @@ def _require_loopback(request: Request) -> ServerState:
         loopback = False
     if not state.settings.admin_enabled or not loopback:
         raise errors.ServiceError(404, "Not found", 404)
+    caller_identity(request)
     return state
+
+
+def _checkpoint_id(body: dict[str, Any]) -> str:
+    """The forced checkpoint id: one safe path segment, since it names a folder under the state dir."""
+    value = body.get("checkpoint_id")
+    if value is None or value == "":
+        return f"cp_{uuid.uuid4()}"
+    if (
+        not isinstance(value, str)
+        or len(value) > MAX_CHECKPOINT_ID_CHARS
+        or not _SAFE_CHECKPOINT_ID.fullmatch(value)
+        or value in (".", "..")
+    ):
+        raise errors.invalid_request(
+            f"checkpoint_id must be 1 to {MAX_CHECKPOINT_ID_CHARS} of the characters "
+            "A-Z a-z 0-9 _ . : = @ + - (one folder name, not . or ..)"
+        )
+    return value
 
 
 async def admin_faults(request: Request) -> Response:
@@ -78,13 +111,23 @@ async def admin_add_checkpoint(request: Request) -> Response:
     if job is None:
         raise errors.job_not_found(request.path_params["job_id"], "any schema")
     body = await json_body(request, required=False) or {}
-    checkpoint_id = str(body.get("checkpoint_id") or f"cp_{uuid.uuid4()}")
+    if not isinstance(body, dict):
+        raise errors.invalid_request("the body must be a JSON object")
+    checkpoint_id = _checkpoint_id(body)
     folder = state.settings.state_dir / "checkpoints" / job.job_id / checkpoint_id
     files = body.get("files") or {}
-    for name, content in dict(files).items():
-        target = (folder / name).resolve()
-        if not target.is_relative_to(folder.resolve()):
+    if not isinstance(files, dict):
+        raise errors.invalid_request("files must be an object of file name to text")
+    home = folder.resolve()
+    targets = {}
+    # Every name is checked before anything is written, so a refused body leaves no file behind.
+    for name in files:
+        target = (folder / name).resolve() if name and "\x00" not in name else home
+        if target == home or not target.is_relative_to(home):
             raise errors.invalid_request(f"file name {name!r} escapes the checkpoint folder")
+        targets[name] = target
+    for name, content in files.items():
+        target = targets[name]
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(str(content), encoding="utf-8")
     row = CheckpointRow(

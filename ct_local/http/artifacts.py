@@ -15,7 +15,8 @@ tree on disk, ``<state_dir>/artifacts/<experiment>/versions/<run>/``:
 request finishes. `routes()` serves the tree outside the REST prefix, the way the SDK's local
 artifact store reads it: ``GET /_artifacts/<experiment>/<run>?prefix=<root>/`` answers a listing
 shaped like Snowflake's LIST (name, size, md5, last_modified) and
-``GET /_artifacts/<experiment>/<run>/<path>`` the object itself.
+``GET /_artifacts/<experiment>/<run>/<path>`` the object itself. Both answer only a caller who may
+see the job that owns the run; anyone else gets the 404 of a run that does not exist.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from starlette.routing import Route
 
 from ct_core.fs import atomic_write
 from ct_local.http import errors
-from ct_local.http.context import caller_identity, server_state
+from ct_local.http.context import caller_identity, owner_filter, server_state
 from ct_local.state import ServerState
 from ct_local.storage import console_logs
 
@@ -299,6 +300,8 @@ class ArtifactUploader:
         self._seq: dict[str, int] = {}
         # Jobs uploaded during the last pass: one more pass after they stop catches their last lines.
         self._active: set[str] = set()
+        # Jobs whose upload failed, with the failure last logged: each failure is logged once.
+        self._failing: dict[str, str] = {}
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="ct-artifacts", daemon=True)
@@ -322,12 +325,26 @@ class ArtifactUploader:
         active = {job.job_id: job for job in store.jobs_with_status(ACTIVE_STATUSES)}
         finishing = [store.get_job(job_id) for job_id in self._active - set(active)]
         for job in [*active.values(), *(j for j in finishing if j is not None)]:
-            running = job.job_id in active
+            self._upload_job(job, running=job.job_id in active)
+        self._active = set(active)
+        self._failing = {job_id: why for job_id, why in self._failing.items() if job_id in active}
+
+    def _upload_job(self, job: Any, *, running: bool) -> None:
+        """One job's uploads. A failure stays with its job: it is logged once (until the job's
+        upload works again or fails differently) and the pass goes on with the other jobs."""
+        try:
             for sub in job.sub_jobs:
                 self._upload_sub_job(
                     job, str(sub["sub_job_id"]), sample=running, training_rows=saves_training_metrics(sub)
                 )
-        self._active = set(active)
+        except Exception as exc:
+            # The message is cut short: it may quote a name of any length.
+            why = f"{type(exc).__name__}: {str(exc)[:200]}"
+            if self._failing.get(job.job_id) != why:
+                self._failing[job.job_id] = why
+                log.warning("artifact upload of job %s failed, other jobs go on: %s", job.job_id, why)
+        else:
+            self._failing.pop(job.job_id, None)
 
     def _offsets_path(self, job_id: str) -> Path:
         return self.state.settings.state_dir / "jobs" / job_id / "artifact-offsets.json"
@@ -435,14 +452,39 @@ def _md5(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _run_not_found(experiment: str, run: str) -> errors.ServiceError:
+    # The code of a missing job, and a message naming only what the caller sent: a run of another
+    # role and a run that does not exist answer exactly alike.
+    return errors.ServiceError(
+        404, f"Experiment run {experiment}/versions/{run} not found", errors.CODE_JOB_NOT_FOUND
+    )
+
+
+def _check_run_owner(request: Request, experiment: str, run: str) -> None:
+    """404 unless a job the caller may see owns the run (the job routes' visibility rule)."""
+    state = server_state(request)
+    owner = owner_filter(request, caller_identity(request))
+    hidden = {h.upper() for h in state.settings.hidden_schemas}
+    rows = state.store.read(
+        "SELECT owner_role, database_name, schema_name FROM jobs "
+        "WHERE experiment_name = ? AND experiment_run_name = ?",
+        (experiment, run),
+    )
+    visible = any(
+        (owner is None or row["owner_role"] == owner)
+        and f"{row['database_name']}.{row['schema_name']}".upper() not in hidden
+        for row in rows
+    )
+    if not visible:
+        raise _run_not_found(experiment, run)
+
+
 def _root_of(request: Request) -> Path:
-    caller_identity(request)  # the same bearer-token rule as the REST routes
+    experiment, run = request.path_params["experiment"], request.path_params["run"]
+    # Same token rule and same owner rule as the job the run belongs to.
+    _check_run_owner(request, experiment, run)
     try:
-        return run_root(
-            server_state(request).settings.state_dir,
-            request.path_params["experiment"],
-            request.path_params["run"],
-        )
+        return run_root(server_state(request).settings.state_dir, experiment, run)
     except ValueError as exc:
         raise errors.ServiceError(400, str(exc), 400) from None
 

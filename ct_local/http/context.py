@@ -112,3 +112,7 @@ async def json_body(request: Request, *, required: bool = True) -> Any:
         return json.loads(raw)
     except ValueError as exc:
         raise errors.RequestValidationError([([], f"the body is not valid JSON: {exc}")]) from exc
+    except RecursionError:
+        # ct_local.http.limits refuses such bodies before any route runs; this keeps the answer a
+        # 400 for an app assembled without that middleware.
+        raise errors.invalid_request("the JSON body is nested too deeply (max_json_depth)") from None

@@ -1,11 +1,11 @@
 """Control-plane route handlers of the local server: jobs, checkpoints, capacity, account routes.
 
 Create, list, get and cancel jobs; read a job's experiment run; list, export (as signed links
-served by :func:`checkpoint_file`) and delete its checkpoints; answer capacity questions; the
-account-level job list, the model catalog and the small SQL statement surface; and the health
-probe. ct_local.app puts them in the route table. Every handler first reads who calls and which
-location the path names through ct_local.http.context, so the token and visibility rules are the
-same as on the data-plane routes.
+with an ETag per file, served by :func:`checkpoint_file`) and delete its checkpoints; answer
+capacity questions; the account-level job list, the model catalog and the small SQL statement
+surface; and the health probe. ct_local.app puts them in the route table. Every handler first
+reads who calls and which location the path names through ct_local.http.context, so the token and
+visibility rules are the same as on the data-plane routes.
 """
 
 from __future__ import annotations
@@ -153,6 +153,17 @@ def _checkpoint(request: Request, job: JobRow) -> CheckpointRow:
     return row
 
 
+def file_etag(job_id: str, checkpoint_id: str, rel: str, path: Path) -> str:
+    """The strong ETag of one checkpoint file: which file of which checkpoint, and which version of it.
+
+    Export links announce it and the file route answers with it, so a client can tell two
+    checkpoints' files of equal name and size apart, and resume a file only while it is unchanged.
+    """
+    stat = path.stat()
+    identity = f"{job_id}\n{checkpoint_id}\n{rel}\n{stat.st_size}\n{stat.st_mtime_ns}\n{stat.st_ino}"
+    return '"' + hashlib.sha256(identity.encode()).hexdigest()[:40] + '"'
+
+
 def _export_signature(state: ServerState, job_id: str, checkpoint_id: str, rel: str, expires: int) -> str:
     message = f"{job_id}\n{checkpoint_id}\n{rel}\n{expires}".encode()
     return hmac.new(state.store.secret("export"), message, hashlib.sha256).hexdigest()
@@ -179,13 +190,17 @@ async def export_checkpoint(request: Request) -> Response:
                     "filename": rel,
                     "url": f"{base}{url.path}?expires={expires}&sig={sig}",
                     "size_bytes": item.stat().st_size,
+                    "etag": file_etag(job.job_id, cp.checkpoint_id, rel, item),
                 }
             )
     return JSONResponse({"checkpoint_id": cp.checkpoint_id, "files": files, "expires_at": rfc3339(expires)})
 
 
 async def checkpoint_file(request: Request) -> Response:
-    """Serve one exported file; the signed query stands in for a presigned URL (no auth header)."""
+    """Serve one exported file; the signed query stands in for a presigned URL (no auth header).
+
+    Ranges are honoured, with ``If-Range`` checked against the file's ETag, as object stores do.
+    """
     state = server_state(request)
     params = request.path_params
     try:
@@ -201,7 +216,8 @@ async def checkpoint_file(request: Request) -> Response:
     target = (folder / params["rel"]).resolve() if folder else None
     if folder is None or target is None or not target.is_file() or not target.is_relative_to(folder):
         raise errors.ServiceError(404, "The file no longer exists", 404)
-    return FileResponse(target)
+    etag = file_etag(params["job_id"], params["checkpoint_id"], params["rel"], target)
+    return FileResponse(target, headers={"etag": etag})
 
 
 async def delete_checkpoint(request: Request) -> Response:

@@ -481,7 +481,8 @@ async def chat_completions(request: Request) -> Response:
         raw = await request.body()
         try:
             body = json.loads(raw) if raw else None
-        except json.JSONDecodeError:
+        except ValueError:
+            # Not only bad syntax: invalid UTF-8 and over-long integers are ValueErrors of json.loads too.
             raise _bad_request("The request body is not valid JSON.") from None
         model_field = body.get("model") if isinstance(body, dict) else None
         job = _find_deployment(request, model_field)

@@ -6,6 +6,14 @@ seeded per prompt when ``seed`` is given (so a seeded request repeats exactly). 
 an EOS or ``stop_token_ids`` token, on a ``stop`` string (cut from the text, as vLLM does), or at
 ``max_tokens`` / the sub-job's ``max_seq_len`` (finish_reason ``length``).
 
+The prompts of one request are decoded together: up to :data:`MAX_BATCH_PROMPTS` consecutive
+prompts are left-padded into one batch, the batch's prompts go through the model once, then each
+step feeds every unfinished prompt's last token over the shared key/value cache, one forward pass
+for the whole batch. A prompt that finishes leaves the batch (its cache rows are dropped). Each
+prompt keeps its own parameters and its own seeded generator, so a prompt gives the same tokens in a
+batch as alone; the tiny model costs about the same per pass for one prompt or sixty-four, which is
+where the speed comes from.
+
 :class:`SyncingTrainingBackend` is the training backend plus the ``weight-sync`` request: it
 publishes a copy of the trainer's weights on the data plane's weight board
 (:class:`ct_local.dataplane.boards.WeightBoard`), and each sampler adopts the newest copy before
@@ -25,7 +33,7 @@ import inspect
 import math
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -55,10 +63,38 @@ from ct_local.storage.store import JobRow, Store
 
 # Where a sampler keeps its synced weights over a graceful restart (in its live folder).
 SYNCED_WEIGHTS_FILE = "synced.safetensors"
+# Prompts decoded together, and the padded prompt tokens one batch may put through the model at
+# once (that first pass can keep every position's logits, for prompt_logprobs).
+MAX_BATCH_PROMPTS = 64
+MAX_BATCH_TOKENS = 32 * 1024
 
 
 class Cancelled(Exception):
     """The caller cancelled the running generation (a cancel-request operation)."""
+
+
+class _Prompt:
+    """One prompt of a batch: its parameters, draw generator and what it has produced so far."""
+
+    def __init__(self, index: int, prompt_ids: list[int], params: SamplingParams, limit: int) -> None:
+        self.index = index
+        self.prompt_ids = prompt_ids
+        self.params = params
+        self.limit = limit
+        self.generator: torch.Generator | None = None
+        if params.seed is not None:
+            self.generator = torch.Generator().manual_seed(params.seed)
+        self.ids = list(prompt_ids)
+        self.out: list[int] = []
+        self.logprobs: list[dict[str, Any]] = []
+        self.prompt_logprobs: list[dict[str, Any] | None] | None = None
+        self.finish = "length"
+        self.text: str | None = None
+        self.done = False
+        self.error: RequestError | None = None
+
+    def out_of_room(self) -> bool:
+        return len(self.out) >= self.params.max_tokens or len(self.ids) >= self.limit
 
 
 def parse_request(frame: bytes, max_seq_len: int | None) -> GenerateRequest:
@@ -103,6 +139,9 @@ class SamplingBackend:
         inner = self.model.get_base_model() if is_lora(self.model) else self.model  # type: ignore[operator]
         parameters = inspect.signature(inner.forward).parameters
         self._cache_arg = "cache" if "cache" in parameters else "past_key_values"
+        # Models that can return only the last position's logits save the rest of the vocabulary
+        # projection over a batch's padded prompts.
+        self._keeps_logits = "logits_to_keep" in parameters
 
     def _initial_model(self, store: Store, sub_job: dict[str, Any]) -> torch.nn.Module:
         model_name = str(sub_job.get("model_name") or "ct-local-tiny")
@@ -177,10 +216,12 @@ class SamplingBackend:
         try:
             if row.kind == "generate-stream":
                 return self._stream(row.request_id, request), {}
-            results = [
-                self._one(row.request_id, prompt, params)
-                for prompt, params in zip(request.prompts, request.params, strict=True)
-            ]
+            prompts = self._prompts(request)
+            # A prompt that cannot be run fails the whole request, as it did one prompt at a time.
+            failed = next((p.error for p in prompts if p.error is not None), None)
+            if failed is not None:
+                raise failed
+            results = [self._result(p) for p in self._run(row.request_id, prompts)]
         except Cancelled:
             return {"job_id": self.job.job_id, "cancelled": True}, {}
         finally:
@@ -190,15 +231,15 @@ class SamplingBackend:
     def _stream(self, request_id: str, request: GenerateRequest) -> dict[str, Any]:
         completed = failed = 0
         try:
-            for index, (prompt, params) in enumerate(zip(request.prompts, request.params, strict=True)):
-                try:
-                    result = self._one(request_id, prompt, params)
-                except RequestError as exc:
+            # Results are pushed in prompt order, each as soon as it and every earlier prompt are done.
+            for prompt in self._run(request_id, self._prompts(request)):
+                if prompt.error is not None:
                     failed += 1
-                    self.boards.events.push(request_id, {"type": "error", "index": index, "error": str(exc)})
+                    event = {"type": "error", "index": prompt.index, "error": str(prompt.error)}
                 else:
                     completed += 1
-                    self.boards.events.push(request_id, {"type": "result", "index": index, "result": result})
+                    event = {"type": "result", "index": prompt.index, "result": self._result(prompt)}
+                self.boards.events.push(request_id, event)
         except Cancelled:
             self.boards.events.push(
                 request_id, {"type": "done", "completed": completed, "failed": failed, "cancelled": True}
@@ -215,60 +256,115 @@ class SamplingBackend:
     # --- sampling -------------------------------------------------------------------------------
 
     def _one(self, request_id: str, prompt: str | list[int], params: SamplingParams) -> dict[str, Any]:
+        """One prompt on its own (a batch of one); raises RequestError when it cannot run."""
+        (entry,) = self._run(request_id, [self._prompt(0, prompt, params)])
+        if entry.error is not None:
+            raise entry.error
+        return self._result(entry)
+
+    def _prompts(self, request: GenerateRequest) -> list[_Prompt]:
+        return [
+            self._prompt(index, prompt, params)
+            for index, (prompt, params) in enumerate(zip(request.prompts, request.params, strict=True))
+        ]
+
+    def _prompt(self, index: int, prompt: str | list[int], params: SamplingParams) -> _Prompt:
         prompt_ids = self.tokenizer.encode(prompt) if isinstance(prompt, str) else list(prompt)
         limit = self.max_seq_len or tinylm.MAX_POSITIONS
+        entry = _Prompt(index, prompt_ids, params, limit)
         if len(prompt_ids) >= limit:
-            raise RequestError(
+            entry.error = RequestError(
                 f"the prompt has {len(prompt_ids)} tokens; max_seq_len {limit} leaves no room to generate"
             )
-        generator = None
-        if params.seed is not None:
-            generator = torch.Generator().manual_seed(params.seed)
-        ids = list(prompt_ids)
-        out: list[int] = []
-        logprobs: list[dict[str, Any]] = []
-        prompt_logprobs: list[dict[str, Any] | None] | None = None
-        finish = "length"
-        text: str | None = None
-        past: Any = None
-        with torch.no_grad():
-            for position in range(params.max_tokens):
-                if self.boards.cancels.is_cancelled(request_id):
-                    raise Cancelled()
-                if len(ids) >= limit:
-                    break
-                # The whole prompt once, then one new token at a time over the key/value cache.
-                step_ids = ids if past is None else ids[-1:]
+            entry.done = True
+        return entry
+
+    def _run(self, request_id: str, prompts: list[_Prompt]) -> Iterator[_Prompt]:
+        """Generate for every prompt, batch after batch; yields the prompts in order as they finish."""
+        for batch in _batches(prompts):
+            yield from self._run_batch(request_id, batch)
+
+    def _run_batch(self, request_id: str, batch: list[_Prompt]) -> Iterator[_Prompt]:
+        released = 0
+        # The model's batch rows, in prompt order: the prompts still generating (a cache that
+        # cannot drop rows keeps finished ones, whose output is then ignored).
+        rows = [p for p in batch if not p.done]
+        cache: Any = None
+        mask = torch.zeros((0, 0), dtype=torch.long)
+        while True:
+            if self.boards.cancels.is_cancelled(request_id):
+                raise Cancelled()
+            for prompt in rows:
+                if not prompt.done and prompt.out_of_room():
+                    prompt.done = True
+            while released < len(batch) and batch[released].done:
+                yield batch[released]
+                released += 1
+            live = [i for i, prompt in enumerate(rows) if not prompt.done]
+            if not live:
+                return
+            if cache is not None and len(live) < len(rows) and hasattr(cache, "batch_select_indices"):
+                index = torch.tensor(live)
+                cache.batch_select_indices(index)
+                mask = mask[index]
+                rows = [rows[i] for i in live]
+            if cache is None:
+                # The whole prompts once (or, without a cache, everything each time).
+                step_ids, mask, positions = _left_padded([p.ids for p in rows])
+            else:
+                # Then one new token per prompt over the key/value cache.
+                step_ids = torch.tensor([[p.ids[-1]] for p in rows])
+                mask = torch.cat([mask, torch.ones((len(rows), 1), dtype=mask.dtype)], dim=1)
+                positions = torch.tensor([[len(p.ids) - 1] for p in rows])
+            scoring = any(not p.out and p.params.prompt_logprobs is not None for p in rows)
+            kwargs: dict[str, Any] = {self._cache_arg: cache}
+            if self._keeps_logits and not scoring:
+                kwargs["logits_to_keep"] = 1
+            with torch.no_grad():
                 output = self.model(
-                    input_ids=torch.tensor([step_ids]), use_cache=True, **{self._cache_arg: past}
+                    input_ids=step_ids, attention_mask=mask, position_ids=positions, use_cache=True, **kwargs
                 )
-                past = output.get(self._cache_arg)
-                logits = output.logits[0].float()
-                if position == 0 and params.prompt_logprobs is not None:
-                    prompt_logprobs = self._prompt_logprobs(logits, prompt_ids, params.prompt_logprobs)
-                last = logits[-1]
-                token = self._pick(last, params, generator)
-                if params.logprobs is not None:
-                    logprobs.append(self._entry(torch.log_softmax(last, dim=-1), token, params.logprobs))
-                ids.append(token)
-                out.append(token)
-                if token in params.stop_token_ids or (token == tinylm.EOS_ID and not params.ignore_eos):
-                    # The stop token stays in token_ids but not in the text.
-                    finish, text = "stop", self.tokenizer.decode(out[:-1])
-                    break
-                if params.stop:
-                    decoded = self.tokenizer.decode(out)
-                    cut = _stop_cut(decoded, params.stop)
-                    if cut is not None:
-                        finish, text = "stop", decoded[:cut]
-                        break
-        if text is None:
-            text = self.tokenizer.decode(out)
-        result: dict[str, Any] = {"text": text, "token_ids": out, "finish_reason": finish}
+            cache = output.get(self._cache_arg)
+            logits = output.logits.float()
+            last = logits[:, -1]
+            greedy = torch.argmax(last, dim=-1).tolist()
+            for row, prompt in enumerate(rows):
+                if prompt.done:
+                    continue
+                if not prompt.out and prompt.params.prompt_logprobs is not None:
+                    # Left padding: the prompt's own positions end at the last column.
+                    start = logits.shape[1] - len(prompt.ids)
+                    own = logits[row, start : start + len(prompt.prompt_ids)]
+                    prompt.prompt_logprobs = self._prompt_logprobs(
+                        own, prompt.prompt_ids, prompt.params.prompt_logprobs
+                    )
+                self._advance(prompt, last[row], greedy[row])
+
+    def _advance(self, prompt: _Prompt, last: torch.Tensor, greedy: int) -> None:
+        """Draw one prompt's next token from its last logits and apply its stop rules."""
+        params = prompt.params
+        token = greedy if params.temperature == 0 else self._pick(last, params, prompt.generator)
         if params.logprobs is not None:
-            result["logprobs"] = logprobs
-        if params.prompt_logprobs is not None:
-            result["prompt_logprobs"] = prompt_logprobs
+            prompt.logprobs.append(self._entry(torch.log_softmax(last, dim=-1), token, params.logprobs))
+        prompt.ids.append(token)
+        prompt.out.append(token)
+        if token in params.stop_token_ids or (token == tinylm.EOS_ID and not params.ignore_eos):
+            # The stop token stays in token_ids but not in the text.
+            prompt.finish, prompt.text, prompt.done = "stop", self.tokenizer.decode(prompt.out[:-1]), True
+            return
+        if params.stop:
+            decoded = self.tokenizer.decode(prompt.out)
+            cut = _stop_cut(decoded, params.stop)
+            if cut is not None:
+                prompt.finish, prompt.text, prompt.done = "stop", decoded[:cut], True
+
+    def _result(self, prompt: _Prompt) -> dict[str, Any]:
+        text = self.tokenizer.decode(prompt.out) if prompt.text is None else prompt.text
+        result: dict[str, Any] = {"text": text, "token_ids": prompt.out, "finish_reason": prompt.finish}
+        if prompt.params.logprobs is not None:
+            result["logprobs"] = prompt.logprobs
+        if prompt.params.prompt_logprobs is not None:
+            result["prompt_logprobs"] = prompt.prompt_logprobs
         return result
 
     @staticmethod
@@ -337,6 +433,37 @@ def pick_token(
         scaled = scaled.clone()
         scaled[order[drop]] = -math.inf
     return int(torch.multinomial(torch.softmax(scaled, dim=-1), 1, generator=generator))
+
+
+def _batches(prompts: list[_Prompt]) -> Iterator[list[_Prompt]]:
+    """Consecutive runs of prompts, bounded in count and in padded prompt tokens."""
+    batch: list[_Prompt] = []
+    longest = 0
+    for prompt in prompts:
+        grown = max(longest, len(prompt.prompt_ids))
+        if batch and (len(batch) >= MAX_BATCH_PROMPTS or grown * (len(batch) + 1) > MAX_BATCH_TOKENS):
+            yield batch
+            batch, grown = [], len(prompt.prompt_ids)
+        batch.append(prompt)
+        longest = grown
+    if batch:
+        yield batch
+
+
+def _left_padded(sequences: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Token ids padded on the left, the attention mask, and each real token's position.
+
+    Padding on the left puts every prompt's last token in the last column, where the next token is
+    read. The pad id is 0, a valid id for any vocabulary; masked positions never reach a real token.
+    """
+    width = max(len(ids) for ids in sequences)
+    ids = torch.zeros((len(sequences), width), dtype=torch.long)
+    mask = torch.zeros((len(sequences), width), dtype=torch.long)
+    for row, sequence in enumerate(sequences):
+        ids[row, width - len(sequence) :] = torch.tensor(sequence, dtype=torch.long)
+        mask[row, width - len(sequence) :] = 1
+    positions = (mask.cumsum(dim=-1) - 1).clamp(min=0)
+    return ids, mask, positions
 
 
 def _stop_cut(text: str, stops: tuple[str, ...]) -> int | None:

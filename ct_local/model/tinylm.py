@@ -138,16 +138,19 @@ def load_weights(model: torch.nn.Module, folder: Path) -> None:
         state.update(load_file(str(path)))
     if not state:
         raise ValueError(f"no safetensors weights in {folder}")
-    missing, unexpected = model.load_state_dict(state, strict=False)
+    own = set(model.state_dict())
+    missing, unexpected = own - set(state), set(state) - own
     # An untied head may be absent from folders saved with tied embeddings; anything else is a mismatch.
+    # Checked before anything is copied, so a refused load leaves the model as it was.
     if unexpected or [m for m in missing if m != "lm_head.weight"]:
         raise ValueError(
             "checkpoint does not match the model: "
             f"missing {sorted(missing)[:5]}, unexpected {sorted(unexpected)[:5]}"
         )
+    model.load_state_dict(state, strict=False)
 
 
-def _flatten_optimizer(state: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+def flatten_optimizer(state: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """Split an optimizer state_dict into safetensors tensors and a JSON-safe remainder."""
     import torch
 
@@ -166,7 +169,8 @@ def _flatten_optimizer(state: dict[str, Any]) -> tuple[dict[str, Any], dict[str,
     return tensors, {"scalars": scalars, "param_groups": groups}
 
 
-def _unflatten_optimizer(tensors: dict[str, Any], rest: dict[str, Any]) -> dict[str, Any]:
+def unflatten_optimizer(tensors: dict[str, Any], rest: dict[str, Any]) -> dict[str, Any]:
+    """The optimizer state_dict :func:`flatten_optimizer` split (tensors named ``state.<i>.<key>``)."""
     state: dict[int, dict[str, Any]] = {}
     for name, tensor in tensors.items():
         _, index, key = name.split(".", 2)
@@ -217,7 +221,7 @@ def write_checkpoint(
             save_file({k: v.contiguous() for k, v in tensors.items()}, str(target))
         state = dict(trainer_state)
         if optimizer is not None:
-            tensors, rest = _flatten_optimizer(optimizer.state_dict())
+            tensors, rest = flatten_optimizer(optimizer.state_dict())
             if tensors:
                 save_file(tensors, str(staging / OPTIMIZER_FILE))
             state["optimizer"] = rest
@@ -248,5 +252,63 @@ def load_optimizer_state(optimizer: torch.optim.Optimizer, folder: Path) -> bool
         return False
     path = folder / OPTIMIZER_FILE
     tensors = load_file(str(path)) if path.is_file() else {}
-    optimizer.load_state_dict(_unflatten_optimizer(tensors, rest))
+    optimizer.load_state_dict(unflatten_optimizer(tensors, rest))
     return True
+
+
+# --- state snapshots (see ct_local.storage.snapshots) -------------------------------------------------
+
+
+def model_from_config(config: dict[str, Any]) -> torch.nn.Module:
+    """An untrained model of the architecture ``config`` (a ``PretrainedConfig.to_dict()``) describes.
+
+    The weights are whatever the constructor draws; a snapshot restore overwrites every one.
+    """
+    import torch
+
+    values = dict(config)
+    model_type = values.pop("model_type")
+    built = _hf("AutoConfig").for_model(model_type, **values)
+    with _BUILD_LOCK, torch.random.fork_rng(devices=[]):
+        model: torch.nn.Module = _hf("AutoModelForCausalLM").from_config(built)
+    return model.float()
+
+
+def write_snapshot(path: Path, tensors: dict[str, torch.Tensor], description: dict[str, Any]) -> None:
+    """Write tensors and their JSON description as one safetensors file, in one atomic rename.
+
+    Not fsynced: a killed process never leaves half a file, and what it wrote is in the page cache.
+    """
+    from safetensors.torch import save
+
+    from ct_core.fs import atomic_write
+
+    # safetensors refuses tensors that share storage (tied weights): each is saved as its own copy.
+    seen: set[int] = set()
+    owned: dict[str, torch.Tensor] = {}
+    for name, tensor in tensors.items():
+        value = tensor.detach().cpu().contiguous()
+        pointer = value.untyped_storage().data_ptr()
+        if pointer in seen:
+            value = value.clone()
+        seen.add(pointer)
+        owned[name] = value
+    from ct_local.storage.snapshots import METADATA_KEY
+
+    payload = save(owned, metadata={METADATA_KEY: json.dumps(description)})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, payload, durable=False)
+
+
+def read_snapshot(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+    """The tensors and the JSON description of a file :func:`write_snapshot` wrote."""
+    from safetensors import safe_open
+
+    from ct_local.storage.snapshots import METADATA_KEY
+
+    tensors: dict[str, torch.Tensor] = {}
+    with safe_open(str(path), framework="pt") as f:  # type: ignore[no-untyped-call]
+        description = json.loads((f.metadata() or {}).get(METADATA_KEY, "{}"))
+        for name in f.keys():  # noqa: SIM118 - safe_open handles have no __iter__
+            tensors[name] = f.get_tensor(name)
+    return tensors, description if isinstance(description, dict) else {}

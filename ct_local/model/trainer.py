@@ -262,11 +262,12 @@ class Trainer:
         self.model.train()
         logits = self.model(**inputs).logits
         loss, tokens = self._loss(logits.float(), extras)
-        loss.backward()
-        self._accumulated_calls += 1
         value = float(loss.detach())
+        # Refused before backward, so a failed request adds nothing to the accumulated gradients.
         if not math.isfinite(value):
             raise RequestError(f"the loss is not finite ({value})")
+        loss.backward()
+        self._accumulated_calls += 1
         self.last_avg_loss = value
         metrics = {
             "loss": value,
@@ -318,6 +319,57 @@ class Trainer:
             result["avg_loss"] = float(loss)
             result["metrics"] = {"num_tokens": tokens}
         return result
+
+    # --- the whole state, for snapshots -----------------------------------------------------------
+
+    def base_config(self) -> dict[str, Any]:
+        """The architecture of the (unwrapped) model, enough to build an untrained copy of it."""
+        base = self.model.get_base_model() if is_lora(self.model) else self.model  # type: ignore[operator]
+        config: dict[str, Any] = base.config.to_dict()  # type: ignore[union-attr,operator]
+        return config
+
+    def state_nbytes(self) -> int:
+        """Bytes of everything :meth:`state` holds: weights, optimizer tensors, pending gradients."""
+        total = sum(t.numel() * t.element_size() for t in self.model.state_dict().values())
+        for entry in self.optimizer.state.values():
+            total += sum(v.numel() * v.element_size() for v in entry.values() if torch.is_tensor(v))
+        total += sum(
+            p.grad.numel() * p.grad.element_size() for p in self.model.parameters() if p.grad is not None
+        )
+        return int(total)
+
+    def state(self) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+        """Every tensor and number that decides what the next request does, to restore exactly."""
+        tensors: dict[str, torch.Tensor] = {f"model.{k}": v for k, v in self.model.state_dict().items()}
+        optimizer_tensors, rest = tinylm.flatten_optimizer(self.optimizer.state_dict())
+        tensors.update({f"optim.{k}": v for k, v in optimizer_tensors.items()})
+        for name, p in self.model.named_parameters():
+            if p.grad is not None:
+                tensors[f"grad.{name}"] = p.grad
+        numbers = {
+            "global_steps": self.global_steps,
+            "last_avg_loss": self.last_avg_loss,
+            "accumulated_calls": self._accumulated_calls,
+            "optimizer": rest,
+        }
+        return tensors, numbers
+
+    def restore(self, tensors: dict[str, torch.Tensor], numbers: dict[str, Any]) -> None:
+        """Put back what :meth:`state` returned (on a trainer built for the same model and spec)."""
+
+        def section(prefix: str) -> dict[str, torch.Tensor]:
+            return {k[len(prefix) :]: v for k, v in tensors.items() if k.startswith(prefix)}
+
+        self.model.load_state_dict(section("model."), strict=True)
+        self.optimizer = self._new_optimizer()
+        self.optimizer.load_state_dict(tinylm.unflatten_optimizer(section("optim."), numbers["optimizer"]))
+        grads = section("grad.")
+        for name, p in self.model.named_parameters():
+            p.grad = grads.get(name)
+        self.global_steps = int(numbers["global_steps"])
+        loss = numbers.get("last_avg_loss")
+        self.last_avg_loss = float(loss) if isinstance(loss, int | float) else None
+        self._accumulated_calls = int(numbers.get("accumulated_calls") or 0)
 
     def save(self, folder: Path, checkpoint_type: str) -> None:
         state = {

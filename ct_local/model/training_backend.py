@@ -3,16 +3,19 @@
 This is the glue between stored requests and the model: it decodes request frames, names and
 records checkpoints (``cp_<uuid>`` ids, a ``stage_path`` carrying that id, no
 ``checkpoint_id`` key in the result, as the service answers a save), resolves what a load or a
-create-time ``source_checkpoint_info`` points at, and snapshots the live training state when the
-server stops so a restart carries on from the same weights, optimizer and step count.
+create-time ``source_checkpoint_info`` points at, and keeps a snapshot of the whole training state
+(weights, optimizer, gradients, step count) after every request that changes it
+(:data:`STATE_KINDS`; see ct_local.storage.snapshots). A restart, after a graceful stop or a kill,
+builds the sub-job from that snapshot, so it carries on from exactly its last completed request.
+A state above the snapshot limit is written only when the server stops gracefully.
 
 Imported only by worker threads: it imports torch.
 """
 
 from __future__ import annotations
 
+import json
 import logging
-import shutil
 import time
 import uuid
 from collections.abc import Callable
@@ -23,20 +26,23 @@ from ct_core import wire
 from ct_local.model import tinylm
 from ct_local.model.trainer import RequestError, Trainer, peft_config_of
 from ct_local.model.training_spec import TrainingSpec, training_spec
-from ct_local.storage.checkpoint_paths import checkpoint_folder, live_folder, resolve_checkpoint
+from ct_local.storage.checkpoint_paths import checkpoint_folder, resolve_checkpoint
 from ct_local.storage.requests import RequestRow
+from ct_local.storage.snapshots import STATE_KINDS, snapshot_path
 from ct_local.storage.store import CheckpointRow, JobRow, Store
 
 log = logging.getLogger(__name__)
 
 # The format version of a save result, as the service reports it; the caller may check it.
 SAVE_RESULT_VERSION = 1.0
+SNAPSHOT_FORMAT = "ct-local-state-1"
 
 
 class TrainingBackend:
     """Executes forward-backward, step, save, load and forward for one training sub-job."""
 
     kinds: tuple[str, ...] = ("forward-backward", "step", "save", "load", "forward")
+    state_kinds: tuple[str, ...] = STATE_KINDS
 
     def __init__(
         self,
@@ -54,6 +60,12 @@ class TrainingBackend:
         self.say = say
         self.spec: TrainingSpec = training_spec(sub_job)
         self.peft_config = peft_config_of(sub_job)
+        self.snapshot_file = snapshot_path(state_dir, job.job_id, self.sub_job_id)
+        #: The request whose result the trainer's state is (None: the state it was created with).
+        self.applied: dict[str, Any] | None = None
+        # True when the state changed since the snapshot file was written (one above the limit).
+        self._unsaved = False
+        self._said_over_limit = False
         self.trainer = self._initial_trainer()
         if self.peft_config:
             trainable = sum(p.numel() for p in self.trainer.model.parameters() if p.requires_grad)
@@ -62,13 +74,8 @@ class TrainingBackend:
     # --- start-up -----------------------------------------------------------------------------
 
     def _initial_trainer(self) -> Trainer:
-        live = live_folder(self.state_dir, self.job.job_id, self.sub_job_id)
-        if (live / tinylm.TRAINER_STATE_FILE).is_file():
-            trainer = Trainer(self.spec, tinylm.load_pretrained(live), self.peft_config)
-            trainer.load(live, with_optimizer=True)
-            shutil.rmtree(live, ignore_errors=True)
-            self.say(f"restored the training state saved at shutdown (global step {trainer.global_steps})")
-            return trainer
+        if self.snapshot_file.is_file():
+            return self._restored()
         source = self.spec.source
         if source is None:
             self.say(f"building {self.spec.model_name} (tiny local model, seeded from its name)")
@@ -93,6 +100,68 @@ class TrainingBackend:
         else:
             self.say(f"initialized from {row.checkpoint_id} (weights-only)")
         return trainer
+
+    def _restored(self) -> Trainer:
+        """The trainer exactly as the snapshot left it (its model rebuilt from the stored architecture)."""
+        tensors, description = tinylm.read_snapshot(self.snapshot_file)
+        marker = description.get("marker")
+        if "trainer" not in description or "config" not in description:
+            raise RuntimeError(
+                f"the state snapshot of {self.sub_job_id} holds no state (it was above the state snapshot "
+                "limit), so the sub-job cannot carry on from its last request"
+            )
+        trainer = Trainer(self.spec, tinylm.model_from_config(description["config"]), self.peft_config)
+        trainer.restore(tensors, description["trainer"])
+        self.applied = marker if isinstance(marker, dict) else None
+        after = f" after request {self.applied['request_id']}" if self.applied else ""
+        self.say(f"restored the training state{after} (global step {trainer.global_steps})")
+        return trainer
+
+    # --- state snapshots ----------------------------------------------------------------------
+
+    def persist(
+        self, row: RequestRow, encoded: dict[str, Any], result: dict[str, Any], max_bytes: int
+    ) -> None:
+        """Snapshot the state ``row`` left, before the row is marked done.
+
+        The marker keeps the request's encoded result (``encoded``: delivery, result_json,
+        result_path) and its JSON result, so start-up can finish a request that was applied when
+        the server was killed before its row said so. Above ``max_bytes`` only the marker is
+        written, saying why the state is not there.
+        """
+        marker: dict[str, Any] = {"request_id": row.request_id, "seq": row.seq, "kind": row.kind}
+        self.applied = dict(marker)
+        nbytes = self.trainer.state_nbytes()
+        if nbytes > max_bytes:
+            self._unsaved = True
+            skipped = {"nbytes": nbytes, "limit": max_bytes}
+            tinylm.write_snapshot(
+                self.snapshot_file, {}, {"format": SNAPSHOT_FORMAT, "marker": marker, "skipped": skipped}
+            )
+            if not self._said_over_limit:
+                self._said_over_limit = True
+                self.say(
+                    f"the training state is {nbytes} bytes, above the state snapshot limit of {max_bytes}: "
+                    "it is kept at a graceful shutdown only, and a crash of the server fails this job",
+                    "WARNING",
+                )
+            return
+        try:
+            marker["result"] = json.loads(json.dumps(result, allow_nan=False))
+        except (TypeError, ValueError):
+            marker["result"] = None
+        self._write(dict(marker, **encoded))
+
+    def _write(self, marker: dict[str, Any] | None) -> None:
+        tensors, numbers = self.trainer.state()
+        description = {
+            "format": SNAPSHOT_FORMAT,
+            "marker": marker,
+            "trainer": numbers,
+            "config": self.trainer.base_config(),
+        }
+        tinylm.write_snapshot(self.snapshot_file, tensors, description)
+        self._unsaved = False
 
     # --- requests -----------------------------------------------------------------------------
 
@@ -167,6 +236,10 @@ class TrainingBackend:
         }
 
     def snapshot(self) -> None:
-        """Keep the live state across a graceful restart (read back by the next start-up)."""
-        folder = live_folder(self.state_dir, self.job.job_id, self.sub_job_id)
-        self.trainer.save(folder, "resumable")
+        """At a graceful stop: write the state unless the snapshot file holds it already.
+
+        A state above the snapshot limit is written here whatever its size; the next start-up
+        restores it as it restores any other.
+        """
+        if self._unsaved:
+            self._write(self.applied)

@@ -193,6 +193,38 @@ class DataPlaneStore:
             )
             return cur.rowcount
 
+    def with_status(self, status: str) -> list[RequestRow]:
+        """Every request in ``status``, in arrival order (start-up reconciliation)."""
+        rows = self.store.read("SELECT * FROM dp_requests WHERE status = ? ORDER BY seq", (status,))
+        return [_request(r) for r in rows]
+
+    def last_done(self, sub_job_id: str, kinds: tuple[str, ...]) -> RequestRow | None:
+        """The newest finished-``done`` request of one of ``kinds`` on a sub-job."""
+        marks = ", ".join("?" for _ in kinds)
+        rows = self.store.read(
+            f"SELECT * FROM dp_requests WHERE sub_job_id = ? AND status = 'done' AND kind IN ({marks}) "
+            "ORDER BY seq DESC LIMIT 1",
+            (sub_job_id, *kinds),
+        )
+        return _request(rows[0]) if rows else None
+
+    def done_of_kind(self, job_id: str, kind: str) -> list[RequestRow]:
+        rows = self.store.read(
+            "SELECT * FROM dp_requests WHERE job_id = ? AND kind = ? AND status = 'done' ORDER BY seq",
+            (job_id, kind),
+        )
+        return [_request(r) for r in rows]
+
+    def fail_unfinished(self, request_id: str, error: str) -> bool:
+        """pending or running -> failed with ``error``; False when it had finished already."""
+        with self.store.transaction() as conn:
+            cur = conn.execute(
+                "UPDATE dp_requests SET status = 'failed', error = ?, updated_at = ?, input_path = NULL "
+                "WHERE request_id = ? AND status IN ('pending', 'running')",
+                (error, time.time(), request_id),
+            )
+            return cur.rowcount > 0
+
     def fail_interrupted(self, error: str) -> list[RequestRow]:
         """At start-up: requests left running by a stopped server fail (never run twice)."""
         rows = [_request(r) for r in self.store.read("SELECT * FROM dp_requests WHERE status = 'running'")]

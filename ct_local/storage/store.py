@@ -218,6 +218,15 @@ class Store:
                 return bytes.fromhex(value)
             return bytes.fromhex(row["value"])
 
+    def get_meta(self, key: str) -> str | None:
+        """A value of the ``meta`` table (None when unset)."""
+        rows = self.read("SELECT value FROM meta WHERE key = ?", (key,))
+        return str(rows[0]["value"]) if rows else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self._tx() as conn:
+            conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
     def rotate_secret(self, name: str) -> None:
         with self._tx() as conn:
             conn.execute(

@@ -48,6 +48,8 @@ DEFAULT_SCHEMA = "PUBLIC"
 DEFAULT_ENDPOINT = "cortex-training"
 
 # Settings of the session server: every lifecycle step short, so jobs run in well under a second.
+#: The GPU ceiling of the session's shared server (see `local_server`).
+SHARED_SERVER_GPUS = 999
 FAST_SETTINGS: dict[str, Any] = {
     "pending_delay_s": 0.02,
     "placing_delay_s": 0.02,
@@ -177,13 +179,23 @@ class LocalServer:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         return httpx.Client(base_url=self.base_url, headers=headers, timeout=30.0, **kwargs)
 
+    @property
+    def admin_headers(self) -> dict[str, str]:
+        """Headers for the ``/_ct/`` admin routes: one of the server's tokens, when it has tokens."""
+        token = next(iter(self.tokens), None)
+        return {"Authorization": f"Bearer {token}"} if token else {}
+
     def set_faults(self, *rules: Mapping[str, Any]) -> None:
         """Add fault rules at runtime (see ct_local.http.faults for the rule keys)."""
-        response = httpx.post(f"{self.base_url}/_ct/faults", json=list(rules), timeout=10.0)
+        response = httpx.post(
+            f"{self.base_url}/_ct/faults", json=list(rules), headers=self.admin_headers, timeout=10.0
+        )
         response.raise_for_status()
 
     def clear_faults(self) -> None:
-        httpx.delete(f"{self.base_url}/_ct/faults", timeout=10.0).raise_for_status()
+        httpx.delete(
+            f"{self.base_url}/_ct/faults", headers=self.admin_headers, timeout=10.0
+        ).raise_for_status()
 
     def force_status(
         self, job_id: str, status: str, reason: str = "", reason_details: str = ""
@@ -192,6 +204,7 @@ class LocalServer:
         response = httpx.post(
             f"{self.base_url}/_ct/jobs/{job_id}/status",
             json={"status": status, "reason": reason, "reason_details": reason_details},
+            headers=self.admin_headers,
             timeout=10.0,
         )
         response.raise_for_status()
@@ -200,7 +213,12 @@ class LocalServer:
     def add_checkpoint(self, job_id: str, **fields: Any) -> dict[str, Any]:
         """Record a checkpoint for a job (``checkpoint_id``, ``global_steps``, ``checkpoint_type``,
         ``avg_loss``, ``files`` as a name -> text mapping written under the state dir)."""
-        response = httpx.post(f"{self.base_url}/_ct/jobs/{job_id}/checkpoints", json=fields, timeout=10.0)
+        response = httpx.post(
+            f"{self.base_url}/_ct/jobs/{job_id}/checkpoints",
+            json=fields,
+            headers=self.admin_headers,
+            timeout=10.0,
+        )
         response.raise_for_status()
         return response.json()
 
@@ -210,8 +228,15 @@ ServerFactory = Callable[..., LocalServer]
 
 @pytest.fixture(scope="session")
 def local_server(session_local_server_factory: ServerFactory) -> LocalServer:
-    """One running server for the whole session: no auth, fast lifecycle, shared state."""
-    return session_local_server_factory()
+    """One running server for the whole session: no auth, fast lifecycle, shared state.
+
+    Many modules leave jobs running on it, so its account holds 999 GPUs of every hardware type
+    rather than 64: later modules' jobs still start, and a 1000-GPU job still never fits.
+    """
+    from ct_local.settings import KNOWN_HARDWARE
+
+    shared = {name: {"max_total_gpus": SHARED_SERVER_GPUS} for name in KNOWN_HARDWARE}
+    return session_local_server_factory(settings={"capacity": shared})
 
 
 @contextlib.contextmanager

@@ -54,7 +54,8 @@ def test_include_and_missing_checkpoint(ct, server_args, local_server, tmp_path)
     )
     assert result.returncode == 0, result
     assert [f["filename"] for f in result.json["files"]] == ["config.json"]
-    assert sorted(p.name for p in out.iterdir()) == ["config.json"]
+    # The download records live in the hidden .ct-download folder beside the files.
+    assert sorted(p.name for p in out.iterdir() if p.name != ".ct-download") == ["config.json"]
 
     missing = ct(*server_args, "download-checkpoint", job_id, "cp_nope", "--output-dir", str(out))
     assert missing.returncode == 1

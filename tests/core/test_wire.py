@@ -7,6 +7,7 @@ import importlib.util
 import io
 import json
 import math
+import os
 import pickle
 import subprocess
 import sys
@@ -905,3 +906,57 @@ def test_decoded_result_chunks_are_writable() -> None:
     as_torch = wire.decode_result_chunks(chunks, backend="torch")["x"]
     as_torch[0] = 7  # private memory: no warning, no aliasing of the chunk frames
     assert wire.decode_result_chunks(chunks, backend="numpy")["x"][0] == 0
+
+
+def _large_frame() -> bytes:
+    return wire.dumps({"x": np.arange(3 * 2**20, dtype=np.int64)})  # 24 MiB: the threaded path
+
+
+def test_large_frame_is_hashed_beside_the_copy(monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    import ct_core.wire.chunks as chunks_module
+
+    threads: list[str] = []
+
+    def recording_sha256(data: Any = b"") -> Any:
+        threads.append(threading.current_thread().name)
+        return hashlib.sha256(data)
+
+    frame = _large_frame()
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(chunks_module, "sha256", recording_sha256)
+    chunks = wire.encode_byte_chunks(frame, kind="request", max_bytes=4 * 2**20, chunk_group_id="g")
+    assert len(threads) == 1 and threads[0] != threading.main_thread().name
+    assert all(type(chunk) is bytes for chunk in chunks)
+    assert {_desc(c)["frame_sha256"] for c in chunks} == {hashlib.sha256(frame).hexdigest()}
+    # The chunk frames are ordinary bytes: equal, hashable and alike to the serial path's.
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    serial = wire.encode_byte_chunks(frame, kind="request", max_bytes=4 * 2**20, chunk_group_id="g")
+    assert serial == chunks
+    assert {hash(c) for c in chunks} == {hash(bytes(bytearray(c))) for c in serial}
+    kwargs: dict[str, Any] = {"kind": "request", "max_bytes": 4 * 2**20, "chunk_group_id": "g"}
+    assert list(wire.iter_byte_chunks(frame, **kwargs)) == chunks
+    decoded = wire.decode_byte_chunks(chunks)
+    assert type(decoded) is bytes and decoded == frame
+    results = wire.encode_byte_chunks(frame, kind="result", max_bytes=4 * 2**20)
+    assert wire.decode_result_chunks(results, backend="numpy")["x"][-1] == 3 * 2**20 - 1
+
+
+def test_one_cpu_encodes_large_frames_serially(monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    import ct_core.wire.chunks as chunks_module
+
+    threads: list[str] = []
+
+    def recording_sha256(data: Any = b"") -> Any:
+        threads.append(threading.current_thread().name)
+        return hashlib.sha256(data)
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    monkeypatch.setattr(chunks_module, "sha256", recording_sha256)
+    frame = _large_frame()
+    chunks = wire.encode_byte_chunks(frame, kind="result", max_bytes=4 * 2**20)
+    assert threads == [threading.main_thread().name]
+    assert wire.decode_byte_chunks(chunks) == frame

@@ -150,7 +150,9 @@ def test_page_tokens(account) -> None:
         assert tampered.json() == {"message": "Invalid page_token", "code": "517602"}
         assert client.get("/api/v2/cortex-training", params={"page_token": "garbage"}).status_code == 400
         # After the sealing key rotates, old tokens are refused.
-        httpx.post(f"{account.base_url}/_ct/page-token-key:rotate").raise_for_status()
+        httpx.post(
+            f"{account.base_url}/_ct/page-token-key:rotate", headers=account.admin_headers
+        ).raise_for_status()
         rotated = client.get("/api/v2/cortex-training", params={"page_token": token})
         assert rotated.status_code == 400
         assert rotated.json()["message"] == "Invalid page_token"

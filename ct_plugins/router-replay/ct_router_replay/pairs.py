@@ -87,12 +87,13 @@ class ReplayPairs:
         source_sub_job_id: str,
         target_sub_job_id: str,
         *,
-        max_cache_bytes: int | None = None,
-        sub_job_id: str | None = None,
-        sub_job_type: str | None = None,
-        poll: bool = True,
         refresh: bool = False,
+        poll: bool = True,
         on_wait: Callable[[str], None] | None = None,
+        max_cache_bytes: int | None = None,
+        # Routing hints; without them the operation goes to the target sub-job.
+        sub_job_type: str | None = None,
+        sub_job_id: str | None = None,
     ) -> dict[str, Any]:
         """The completed bootstrap result of the pair (its ``sampling_job_id`` is the zone id).
 

@@ -29,6 +29,30 @@ def _no_sleep(_: float) -> None:
     return None
 
 
+class _Stopped(Exception):
+    """Raised from a progress callback: the download stops as a killed one would."""
+
+
+def _stop_after(at: int) -> Any:
+    def on_bytes(name: str, done: int, total: int) -> None:
+        if done >= at:
+            raise _Stopped
+
+    return on_bytes
+
+
+def _interrupted(link_server: Any, out: Path, at: int, export: Any = None) -> None:
+    """An earlier ct download stopped after ``at`` bytes: its .partial, recorded as this file's."""
+    link_server.drop_after, link_server.drops_left = at, 1
+    downloader = CheckpointDownloader(
+        export or link_server.export, out, on_bytes=_stop_after(at), sleep=_no_sleep
+    )
+    with pytest.raises(_Stopped):
+        downloader.run()
+    downloader.close()
+    link_server.requests.clear()
+
+
 @pytest.fixture
 def sdk(local_server: Any) -> Any:
     schema = "S_" + uuid.uuid4().hex[:10].upper()
@@ -77,7 +101,15 @@ def test_include_globs_filter_by_name(sdk, checkpoint, tmp_path) -> None:
 
 def test_partial_file_is_continued_with_range(sdk, checkpoint, tmp_path) -> None:
     weights = checkpoint["weights"]
-    (tmp_path / "model.safetensors.partial").write_bytes(weights[:1_000_000])
+    # An earlier download of this checkpoint stopped after a million bytes.
+    with pytest.raises(_Stopped):
+        sdk.download_checkpoint(
+            checkpoint["job_id"],
+            "cp_big",
+            tmp_path,
+            include=["model.safetensors"],
+            on_bytes=_stop_after(1_000_000),
+        )
     progress: list[int] = []
     summary = sdk.download_checkpoint(
         checkpoint["job_id"],
@@ -123,9 +155,11 @@ def test_unknown_checkpoint_is_not_found(sdk, checkpoint, tmp_path) -> None:
 def test_server_ignoring_range_restarts_the_file(link_server: Any, tmp_path) -> None:
     data = os.urandom(200_000)
     link_server.blobs["w.bin"] = data
+    _interrupted(link_server, tmp_path, 50_000)
     link_server.ignore_range = True
     # A partial file whose bytes do not even match: a 200 answer must start it over, not append.
-    (tmp_path / "w.bin.partial").write_bytes(b"\0" * 50_000)
+    with open(tmp_path / "w.bin.partial", "r+b") as partial:
+        partial.write(b"\0" * 50_000)
     downloader = CheckpointDownloader(link_server.export, tmp_path, sleep=_no_sleep)
     result = downloader.run()
     downloader.close()
@@ -191,13 +225,14 @@ def test_unsatisfiable_range_restarts_a_partial_that_is_not_complete(link_server
     # The partial holds every byte the link serves, yet fewer than the export announced: the 416
     # answer leads to a size check, and the file is started over instead of being promoted.
     link_server.blobs["w.bin"] = b"0123456789"
-    (tmp_path / "w.bin.partial").write_bytes(b"0123456789")
 
     def export() -> dict[str, Any]:
         answer = link_server.export()
         answer["files"][0]["size_bytes"] = 20
         return answer
 
+    _interrupted(link_server, tmp_path, 10, export)
+    assert (tmp_path / "w.bin.partial").read_bytes() == b"0123456789"
     downloader = CheckpointDownloader(export, tmp_path, sleep=_no_sleep)
     with pytest.raises(CheckpointDownloadError):
         downloader.run()

@@ -1,0 +1,354 @@
+"""The log screen of one job: a summary line, one source per sub-job, and the live tail of the chosen one.
+
+Reading happens on worker threads (the job record, the tail, the saved console); the screen keeps
+the lines it was given in a bounded buffer and draws from it, so the level and text filters, and a
+new pane width, apply to everything received without asking the service again. When the job ends
+the screen says so and shows the sub-job's saved console, never an HTTP error.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Input, Log, OptionList, Static
+from textual.widgets.option_list import Option
+
+from ct_cli.tui import format as fmt
+from ct_cli.tui import tail
+
+if TYPE_CHECKING:
+    from ct_cli.tui.app import CtTui
+
+#: Lines the screen keeps (and the log pane shows) per source.
+BUFFER_LINES = 20_000
+#: The saved console is downloaded again until its chunk count stops growing or this many seconds
+#: pass, then every `CONSOLE_REFRESH_S` while the screen is open.
+CONSOLE_SETTLE_S = 60.0
+CONSOLE_RETRY_S = 2.0
+CONSOLE_REFRESH_S = 30.0
+NO_OUTPUT = "No log output is available."
+
+
+@dataclass(frozen=True)
+class Line:
+    """One buffered line: its text, and the entry it came from (None for the screen's own notes)."""
+
+    text: str
+    entry: dict[str, Any] | None = None
+
+
+class LogScreen(Screen[None]):
+    """One job's logs. Strictly read-only: nothing here changes the job."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("b", "back", "Back"),
+        Binding("escape", "escape", "Back/clear", show=False),
+        Binding("slash", "focus_filter", "Filter"),
+        Binding("L", "cycle_level", "Level"),
+        Binding("p", "toggle_pause", "Pause"),
+        Binding("q", "app.quit", "Quit"),
+    ]
+
+    def __init__(self, job_id: str, *, status: Any = None, sub_job_id: str | None = None) -> None:
+        super().__init__()
+        self.job_id = job_id
+        self.status: Any = status
+        self.reason: str | None = None
+        self.only_sub_job = sub_job_id
+        self.sources: list[tuple[str, str]] = []
+        self.source: str | None = None
+        self.query_text = ""
+        self.level: str | None = None
+        self.paused = False
+        self.updated: str | None = None
+        self.buffer: deque[Line] = deque(maxlen=BUFFER_LINES)
+        self._stop = threading.Event()
+        self._drawn_width = -1
+
+    @property
+    def tui(self) -> CtTui:
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("", id="summary")
+        with Horizontal():
+            yield OptionList(id="sources")
+            yield Log(id="log", max_lines=BUFFER_LINES, highlight=False, auto_scroll=False)
+        yield Input(placeholder="filter lines  (/ focus · Esc clear)", id="log-filter")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._update_subtitle()
+        self._load_job()
+
+    def on_unmount(self) -> None:
+        self._stop.set()
+
+    # --- the job and its sources ------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="job")
+    def _load_job(self) -> None:
+        try:
+            job = self.tui.client.get_job(self.job_id) or {}
+        except Exception as exc:
+            self.tui.post(self._job_failed, f"{type(exc).__name__}: {exc}")
+            return
+        self.tui.post(self._job_loaded, job)
+
+    def _job_loaded(self, job: dict[str, Any]) -> None:
+        self.status = job.get("status") or self.status
+        self.reason = job.get("reason") or None
+        self.query_one("#summary", Static).update(fmt.job_summary(job))
+        sources = fmt.sources_of(job)
+        if self.only_sub_job and any(sub == self.only_sub_job for sub, _ in sources):
+            sources = [(sub, label) for sub, label in sources if sub == self.only_sub_job]
+        self.sources = sources
+        self._update_subtitle()
+        panel = self.query_one("#sources", OptionList)
+        panel.clear_options()
+        panel.add_options([Option(label, id=sub) for sub, label in sources])
+        if not sources:
+            self._show_note("[no logs] this job has no sub-jobs")
+            return
+        panel.highlighted = 0
+        self.start_source(sources[0][0])
+
+    def _job_failed(self, error: str) -> None:
+        self._show_note(f"[error] get_job {self.job_id} failed: {error}")
+        if self.only_sub_job:
+            self.start_source(self.only_sub_job)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        if event.option_list.id == "sources" and event.option.id and event.option.id != self.source:
+            self.start_source(event.option.id)
+
+    def start_source(self, sub_job_id: str) -> None:
+        """Show `sub_job_id` from the start: its live tail, or its saved console once the job ended."""
+        self._stop.set()
+        self._stop = threading.Event()
+        self.source = sub_job_id
+        self.paused = False
+        self.buffer.clear()
+        self.query_one("#log", Log).clear()
+        self._update_subtitle()
+        self._append([Line(f"— tailing {sub_job_id} —")])
+        if fmt.is_terminal(self.status):
+            self._append([Line(f"[ended] job {self.job_id} is {fmt.status_word(self.status)}")])
+            self._read_saved_console(sub_job_id, self._stop)
+        else:
+            self._tail(sub_job_id, self._stop)
+
+    # --- reading ----------------------------------------------------------------------------------
+
+    @work(thread=True, group="tail")
+    def _tail(self, sub_job_id: str, stop: threading.Event) -> None:
+        live = False
+        try:
+            for page in tail.follow(
+                self.tui.client, self.job_id, sub_job_id, stop=stop, poll_interval=self.tui.poll_interval
+            ):
+                if stop.is_set():
+                    return
+                if page.ended is not None:
+                    self.tui.post(self._ended, sub_job_id, page.ended, stop)
+                    return
+                lines = [Line(fmt.entry_text(entry), entry) for entry in page.entries]
+                if not live:
+                    live = True
+                    lines.insert(0, Line("— live —"))
+                if not self.tui.post(self._received, sub_job_id, lines, stop):
+                    return
+        except Exception as exc:
+            if not stop.is_set():
+                self.tui.record_error(f"tail {sub_job_id} failed", traceback.format_exc())
+                note = (
+                    f"[error] tail {sub_job_id} failed: {type(exc).__name__}: {exc}  "
+                    f"(full traceback: {self.tui.error_log_label})"
+                )
+                self.tui.post(self._received, sub_job_id, [Line(note)], stop)
+
+    def _received(self, sub_job_id: str, lines: list[Line], stop: threading.Event) -> None:
+        if stop.is_set() or sub_job_id != self.source:
+            return
+        if any(line.entry is not None for line in lines):
+            self.updated = time.strftime("%H:%M:%S")
+            self._update_subtitle()
+        self._append(lines)
+
+    def _ended(self, sub_job_id: str, why: str, stop: threading.Event) -> None:
+        if stop.is_set() or sub_job_id != self.source:
+            return
+        self._append([Line(f"[ended] {why}; showing the saved console")])
+        self._refresh_status()
+        self._read_saved_console(sub_job_id, stop)
+
+    @work(thread=True, group="status")
+    def _refresh_status(self) -> None:
+        try:
+            job = self.tui.client.get_job(self.job_id) or {}
+        except Exception:
+            return
+        self.tui.post(self._status_known, job.get("status"), job.get("reason"))
+
+    def _status_known(self, status: Any, reason: Any) -> None:
+        self.status = status or self.status
+        self.reason = reason or None
+        self._update_subtitle()
+
+    @work(thread=True, group="console")
+    def _read_saved_console(self, sub_job_id: str, stop: threading.Event) -> None:
+        stage = self.tui.stage_dir(self.job_id)
+        shown: list[str] | None = None
+        chunks = -1
+        settle_until = time.monotonic() + CONSOLE_SETTLE_S
+        while not stop.is_set():
+            try:
+                console = tail.saved_console(
+                    self.tui.client, self.job_id, sub_job_id, Path(stage), keep=BUFFER_LINES
+                )
+            except Exception as exc:
+                self.tui.record_error(f"saved console of {sub_job_id} failed", traceback.format_exc())
+                note = f"[error] saved console of {sub_job_id} failed: {type(exc).__name__}: {exc}"
+                self.tui.post(self._received, sub_job_id, [Line(note)], stop)
+                return
+            if console.lines != shown:
+                shown = console.lines
+                self.tui.post(self._show_console, sub_job_id, console.lines, stop)
+            settling = console.chunk_count > chunks and time.monotonic() < settle_until
+            chunks = console.chunk_count
+            stop.wait(CONSOLE_RETRY_S if settling else CONSOLE_REFRESH_S)
+
+    def _show_console(self, sub_job_id: str, lines: list[str], stop: threading.Event) -> None:
+        """Replace the pane's lines with the saved console (the screen's own notes stay on top)."""
+        if stop.is_set() or sub_job_id != self.source:
+            return
+        marker = f"— saved console of {sub_job_id} —"
+        if self.paused and any(line.text == marker for line in self.buffer):
+            return  # a paused reader keeps the text they are reading; a later refresh catches up
+        notes = [line for line in self.buffer if line.entry is None and line.text not in (marker, NO_OUTPUT)]
+        received = [line for line in self.buffer if line.entry is not None]
+        self.buffer.clear()
+        self.buffer.extend(notes)
+        if lines:
+            self.buffer.append(Line(marker))
+            self.buffer.extend(Line(text, {"_raw": text}) for text in lines)
+        elif received:
+            self.buffer.extend(received)  # nothing saved yet: keep what the live tail showed
+        else:
+            self.buffer.append(Line(NO_OUTPUT))
+        self.redraw()
+
+    def _show_note(self, text: str) -> None:
+        self._append([Line(text)])
+
+    # --- drawing ----------------------------------------------------------------------------------
+
+    def _visible(self, line: Line) -> bool:
+        if line.entry is None:
+            return True
+        return fmt.passes_level(line.entry, self.level) and fmt.passes_filter(line.text, self.query_text)
+
+    def _width(self) -> int:
+        log = self.query_one("#log", Log)
+        width = log.scrollable_content_region.width
+        return width if width > 0 else log.size.width
+
+    def _append(self, lines: list[Line]) -> None:
+        self.buffer.extend(lines)
+        width = self._width()
+        wrapped = [piece for line in lines if self._visible(line) for piece in fmt.wrap(line.text, width)]
+        if wrapped:
+            self.query_one("#log", Log).write_lines(wrapped, scroll_end=not self.paused)
+
+    def redraw(self) -> None:
+        """Draw the whole buffer again (after a filter, level or width change)."""
+        log = self.query_one("#log", Log)
+        width = self._width()
+        self._drawn_width = width
+        log.clear()
+        wrapped = [
+            piece for line in self.buffer if self._visible(line) for piece in fmt.wrap(line.text, width)
+        ]
+        log.write_lines(wrapped, scroll_end=not self.paused)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._rewrap)
+
+    def _rewrap(self) -> None:
+        if self.is_mounted and self._width() != self._drawn_width:
+            self.redraw()
+
+    def visible_text(self) -> list[str]:
+        """The lines the log pane holds now, as wrapped to its width."""
+        return list(self.query_one("#log", Log).lines)
+
+    def shown_lines(self) -> list[str]:
+        """The buffered lines that pass the filters, unwrapped: what the pane shows."""
+        return [line.text for line in self.buffer if self._visible(line)]
+
+    def _update_subtitle(self) -> None:
+        parts = [self.job_id]
+        if self.status:
+            parts.append(fmt.status_word(self.status))
+        if self.reason:
+            parts.append(f"reason: {self.reason}")
+        if self.query_text:
+            parts.append(f"filter:{self.query_text}")
+        if self.level:
+            parts.append(f"≥{self.level}")
+        if self.paused:
+            parts.append("PAUSED")
+        if self.updated:
+            parts.append(f"updated {self.updated}")
+        self.sub_title = fmt.SEPARATOR.join(parts)
+
+    # --- keys -------------------------------------------------------------------------------------
+
+    def action_back(self) -> None:
+        self._stop.set()
+        self.tui.back_from(self)
+
+    def action_escape(self) -> None:
+        box = self.query_one("#log-filter", Input)
+        if self.query_text or self.focused is box:
+            box.value = ""
+            self.query_one("#log", Log).focus()
+        else:
+            self.action_back()
+
+    def action_focus_filter(self) -> None:
+        self.query_one("#log-filter", Input).focus()
+
+    def action_cycle_level(self) -> None:
+        index = fmt.LEVEL_CYCLE.index(self.level) if self.level in fmt.LEVEL_CYCLE else 0
+        self.level = fmt.LEVEL_CYCLE[(index + 1) % len(fmt.LEVEL_CYCLE)]
+        self._update_subtitle()
+        self.redraw()
+
+    def action_toggle_pause(self) -> None:
+        self.paused = not self.paused
+        if not self.paused:
+            self.query_one("#log", Log).scroll_end(animate=False)
+        self._update_subtitle()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "log-filter":
+            self.query_text = event.value.strip()
+            self._update_subtitle()
+            self.redraw()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "log-filter":
+            self.query_one("#log", Log).focus()
