@@ -74,3 +74,37 @@ def ct_validate_create_body(body: dict[str, Any]) -> list[str] | None:
     :returns: a list of problems, each naming the field it is about, or None / an empty list
         when the body is acceptable to this plugin.
     """
+
+
+@hookspec
+def ct_local_services(state_dir: str, settings: dict[str, Any]) -> Any:
+    """Offer a service that runs inside `ct local serve`, with REST routes of its own.
+
+    Called once when the local server builds its app. Return None to add nothing, or an object
+    with three members (see docs/plugins.md, "Services inside the local server"):
+
+    - `routes() -> list[starlette.routing.BaseRoute]`: the routes to serve; they are matched before
+      the server's own, so a path such as `{prefix}/runs` is not read as a job id. Each handler
+      checks the caller itself (the server's `ct_local.http.context.caller_identity`).
+    - `start(base_url: str) -> None`: called once the server listens, with its own base URL, so
+      the service can drive Cortex Training jobs on this very server through ct_core.
+    - `stop() -> None`: called when the server shuts down, before its store closes.
+
+    :param state_dir: the server's state directory; a service keeps its files in a folder of its
+        own under it.
+    :param settings: the server's `ct_local.settings.ServerSettings`. Its tokens let a service
+        sign the calls it makes to this server as a caller's role; never print or store them.
+    """
+
+
+@hookspec
+def ct_tui_screens() -> list[Any] | None:
+    """Add screens to `ct tui`.
+
+    Each entry describes one screen (a `ct_cli.tui.screens.ScreenEntry`: a name, a key that opens
+    it from the job picker, a title and a factory building the Textual screen from the app's
+    client). Screens must stay read-only, as the rest of `ct tui`. Called when `ct tui` starts,
+    only then, so Textual is never imported for other commands.
+
+    :returns: a list of screen entries, or None.
+    """

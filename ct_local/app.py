@@ -15,8 +15,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -33,6 +35,8 @@ from ct_local.http.limits import BodyLimitMiddleware
 from ct_local.settings import ServerSettings
 from ct_local.state import ServerState
 from ct_local.storage.store import Store
+
+log = logging.getLogger("ct_local.app")
 
 #: The REST prefix of the per-schema routes.
 PREFIX = "/api/v2/databases/{database}/schemas/{schema}/{endpoint}"
@@ -141,16 +145,49 @@ class RequestIdMiddleware:
         await self.app(scope, receive, with_request_id)
 
 
+def plugin_services(settings: ServerSettings) -> list[Any]:
+    """The services plugins offer through the ``ct_local_services`` hook (CT_PLUGINS applies).
+
+    A plugin whose hook fails is logged and left out; the server serves without it.
+    """
+    from ct_core.plugins import call_each, get_plugin_manager
+
+    results, failures = call_each(
+        get_plugin_manager(), "ct_local_services", state_dir=str(settings.state_dir), settings=settings
+    )
+    for failure in failures:
+        log.error("a local-server service was left out: %s", failure)
+    return [service for service in results if service is not None]
+
+
+def start_services(state: ServerState, base_url: str) -> None:
+    """Start every plugin service once the server listens at ``base_url``."""
+    for service in state.services:
+        try:
+            service.start(base_url)
+        except Exception:
+            log.exception("a local-server service failed to start")
+
+
 def create_app(
-    settings: ServerSettings, *, data_plane_factory: Callable[[ServerState], DataPlane] | None = None
+    settings: ServerSettings,
+    *,
+    data_plane_factory: Callable[[ServerState], DataPlane] | None = None,
+    services: list[Any] | None = None,
 ) -> tuple[ASGIApp, ServerState]:
-    """Build the ASGI app and its state; the data plane defaults to the 501-answering base DataPlane."""
+    """Build the ASGI app and its state; the data plane defaults to the 501-answering base DataPlane.
+
+    ``services`` are objects of the ``ct_local_services`` hook (ct_core.hookspecs): their routes
+    are matched before the server's own; :func:`start_services` starts them once the server
+    listens, and the app stops them at shutdown, before the store closes.
+    """
     store = Store(settings.state_dir)
     faults = FaultSet()
     faults.add(list(settings.faults))
     state = ServerState(settings=settings, store=store, lifecycle=Lifecycle(store, settings), faults=faults)
     state.data_plane = (data_plane_factory or DataPlane)(state)
     state.lifecycle.add_listener(state.data_plane.on_transition)
+    state.services = list(services or [])
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -161,6 +198,11 @@ def create_app(
         try:
             yield
         finally:
+            for service in state.services:
+                try:
+                    await asyncio.to_thread(service.stop)
+                except Exception:
+                    log.exception("a local-server service failed to stop")
             ticker.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await ticker
@@ -168,8 +210,9 @@ def create_app(
             await asyncio.to_thread(uploader.stop)
             store.close()
 
+    service_routes = [route for service in state.services for route in service.routes()]
     app = Starlette(
-        routes=_routes(),
+        routes=[*service_routes, *_routes()],
         lifespan=lifespan,
         exception_handlers={
             errors.ServiceError: _service_error,

@@ -13,6 +13,7 @@ same dir stops with :class:`StateDirInUse`, naming the pid that holds it.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -26,8 +27,9 @@ from types import FrameType
 import uvicorn
 
 from ct_core.fs import atomic_write
-from ct_local.app import create_app
+from ct_local.app import create_app, plugin_services, start_services
 from ct_local.settings import ServerSettings
+from ct_local.state import ServerState
 
 try:
     import fcntl
@@ -75,10 +77,13 @@ def lock_state_dir(state_dir: Path) -> int:
 
 
 class _Server(uvicorn.Server):
-    def __init__(self, config: uvicorn.Config, ready_file: Path | None, base_url: str) -> None:
+    def __init__(
+        self, config: uvicorn.Config, ready_file: Path | None, base_url: str, state: ServerState | None = None
+    ) -> None:
         super().__init__(config)
         self._ready_file = ready_file
         self._base_url = base_url
+        self._state = state
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         # A second SIGINT forces the exit, as uvicorn does; the signal is not re-raised afterwards.
@@ -89,6 +94,9 @@ class _Server(uvicorn.Server):
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets=sockets)
+        if self._state is not None and self.started:
+            # Plugin services (the runs service) start once the server answers: they may call it.
+            await asyncio.to_thread(start_services, self._state, self._base_url)
         if self._ready_file is not None and self.started:
             info = {"base_url": self._base_url, "pid": os.getpid()}
             # Atomic: the fixture polling for this file never reads half of it.
@@ -137,7 +145,11 @@ def _serve(
     from ct_local.storage.snapshots import STATE_SNAPSHOT_MAX_BYTES
 
     limit = STATE_SNAPSHOT_MAX_BYTES if snapshot_max_bytes is None else snapshot_max_bytes
-    app, _ = create_app(settings, data_plane_factory=partial(TrainingDataPlane, snapshot_max_bytes=limit))
+    app, state = create_app(
+        settings,
+        data_plane_factory=partial(TrainingDataPlane, snapshot_max_bytes=limit),
+        services=plugin_services(settings),
+    )
     config = uvicorn.Config(
         app,
         log_level=log_level,
@@ -145,7 +157,7 @@ def _serve(
         lifespan="on",
         timeout_graceful_shutdown=5,
     )
-    server = _Server(config, ready_file, base_url)
+    server = _Server(config, ready_file, base_url, state)
     log.warning("ct local server listening on %s (state dir %s)", base_url, settings.state_dir)
     server.run(sockets=[sock])
     return 0 if server.started else 1

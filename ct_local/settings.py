@@ -179,6 +179,12 @@ class ServerSettings:
     # How often each active sub-job's console, metrics and training rows are staged
     # (ct_local.http.artifacts).
     artifact_upload_interval_s: float = 3.0
+    # Services plugins add through the ct_local_services hook (the runs service of ct_plugins/runs):
+    # on by default; `runs_service: false` leaves them out. The runs service's run.completed
+    # webhook receivers (HMAC secret from CT_RUNS_WEBHOOK_SECRET) and how many runs train at once.
+    runs_service: bool = True
+    runs_webhook_urls: tuple[str, ...] = ()
+    runs_concurrency: int = 1
 
     @property
     def auth_required(self) -> bool:
@@ -262,7 +268,13 @@ def _coerce(key: str, value: Any) -> Any:
                 raise ValueError(f"capacity: unknown hardware {name!r}")
             result[upper] = entry if isinstance(entry, HardwareCapacity) else HardwareCapacity(**entry)
         return result
-    if key in {"models", "roles_without_create", "hidden_schemas", "breakdown_unavailable"}:
+    if key in {
+        "models",
+        "roles_without_create",
+        "hidden_schemas",
+        "breakdown_unavailable",
+        "runs_webhook_urls",
+    }:
         return tuple(str(v) for v in value)
     if key == "faults":
         return tuple(dict(v) for v in value)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from ct_local.control.lifecycle import Lifecycle
 from ct_local.dataplane.seam import DataPlane
@@ -28,4 +29,6 @@ class ServerState:
     lifecycle: Lifecycle
     faults: FaultSet
     data_plane: DataPlane = field(init=False)
+    #: Services plugins added through the ``ct_local_services`` hook (see ct_local.app).
+    services: list[Any] = field(default_factory=list)
     started_at: float = field(default_factory=time.time)

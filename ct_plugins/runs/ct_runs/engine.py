@@ -1,0 +1,739 @@
+"""The training driver of a run: segments between checkpoints, finalization, retention.
+
+A run advances in *segments*. A segment starts from the run's newest resumable checkpoint (or
+from the base model), sends fwd-bwd and step (with the learning rate the schedule gives for that
+step) for each packed batch, validates where the cadence says, and ends by saving a resumable
+checkpoint and committing it, together with the data position, the schedule and the early-stop
+state, in one transaction. Each segment is one DBOS step of the run's workflow.
+
+Why this shape: DBOS steps are at-least-once. A segment whose commit was not recorded may have
+sent steps the service applied, so its job's weights are past the committed checkpoint and
+nobody knows by how much. The segment therefore marks itself *open* before it sends anything;
+a segment that finds the mark of a previous attempt never reuses that attempt's job, but starts
+a new job from the committed checkpoint (weights and optimizer states, the data-parallel size
+being fixed for a run) and replays from there. Packing, shuffling and the learning rate are pure
+functions of the config and the step, so the replay sends the same batches with the same rates,
+and on the CPU local server the metrics come out bit-identical. A closed mark means the live
+job's state is exactly the committed checkpoint, and the next segment carries on with it.
+The same path serves a job that failed or was preempted under the run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+import logging
+import math
+import time
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ct_core.data.payloads import serialize_forward_backward_args
+from ct_core.errors import APIError, CTConnectionError, JobTerminalError, RequestFailedError
+from ct_runs import packing, schedule
+from ct_runs.ids import new_id
+from ct_runs.store import TERMINAL, Store
+
+log = logging.getLogger("ct_runs.engine")
+
+#: Retention: the newest this many checkpoints are kept, plus the best one.
+KEEP_LAST_CHECKPOINTS = 3
+#: A run fails after this many segments in a row that made no progress (job failures).
+MAX_ATTEMPTS_WITHOUT_PROGRESS = 4
+#: Validation rows scored for per-label accuracy (one forward per row and label).
+LABEL_ACCURACY_ROWS = 64
+#: Metric points and log lines are written at least this often while a segment trains.
+FLUSH_EVERY_STEPS = 25
+#: How long a job the run leaves behind may idle before the service reclaims it.
+JOB_IDLE_TIMEOUT_S = 900
+
+
+class RunFailed(Exception):
+    """The run cannot continue; the message says why (it becomes the run's error)."""
+
+
+class SegmentLost(Exception):
+    """The segment's job failed or was lost; the next segment resumes from the checkpoint."""
+
+
+@dataclass
+class Pending:
+    """What a segment has produced and not yet written."""
+
+    points: list[tuple[str, int, float]] = field(default_factory=list)
+    entries: list[tuple[float, str, str, dict[str, Any]]] = field(default_factory=list)
+
+    def log(self, severity: str, message: str, **context: Any) -> None:
+        self.entries.append((time.time(), severity, message, context))
+
+    def take(self) -> tuple[list[tuple[str, int, float]], list[tuple[float, str, str, dict[str, Any]]]]:
+        points, entries = self.points, self.entries
+        self.points, self.entries = [], []
+        return points, entries
+
+
+def new_state() -> dict[str, Any]:
+    return {
+        "step": 0,
+        "epoch": 0.0,
+        "committed_step": 0,
+        "resume": None,
+        "early_stop": schedule.EarlyStop().to_dict(),
+        "cooldown_start": None,
+        "checkpoints": [],
+        "best_checkpoint_id": None,
+        "live_job_id": None,
+        "segment_open": False,
+        "job_ids": [],
+        "attempts_without_progress": 0,
+        "started_ts": None,
+        "finished_ts": None,
+        "error": None,
+        "model_id": None,
+        "gpu_seconds": 0.0,
+        "end_step": None,
+    }
+
+
+def _plan(record: Mapping[str, Any]) -> schedule.SchedulePlan:
+    return schedule.SchedulePlan.from_dict(record["plan"])
+
+
+def manifest_for(
+    record: Mapping[str, Any], entry: Mapping[str, Any], files: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """The fingerprinted manifest of one resumable checkpoint: what a resume needs, and its files."""
+    manifest = {
+        "run_id": record["run_id"],
+        "config_fingerprint": record["config_fingerprint"],
+        "checkpoint_id": entry["checkpoint_id"],
+        "job_id": entry["job_id"],
+        "step": entry["step"],
+        "data_position": entry["data_position"],
+        "schedule": entry["schedule"],
+        "early_stop": entry["early_stop"],
+        "files": sorted(
+            (
+                {"filename": f.get("filename"), "size_bytes": f.get("size_bytes"), "etag": f.get("etag")}
+                for f in files
+            ),
+            key=lambda f: str(f["filename"]),
+        ),
+    }
+    return manifest
+
+
+def _sha256_json(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+class Engine:
+    """Drives runs for one service process; `client_for(owner, database, schema)` gives a client."""
+
+    def __init__(self, store: Store, client_for: Callable[[str, str, str], Any]) -> None:
+        self.store = store
+        self.client_for = client_for
+
+    # --- reading a run --------------------------------------------------------------------------
+
+    def _load(self, run_id: str) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+        row = self.store.run_row(run_id)
+        if row is None:
+            raise RunFailed(f"run {run_id} does not exist")
+        return row, json.loads(row.record), json.loads(row.state)
+
+    @functools.lru_cache(maxsize=8)  # noqa: B019 - one engine per process; keyed by run and dataset
+    def _examples(
+        self, run_id: str, dataset_id: str, split: str, fields: tuple[str, ...]
+    ) -> list[packing.Example]:
+        rows = self.store.dataset_rows(dataset_id, split)
+        return [packing.encode_example(row, fields) for row in rows]
+
+    @functools.lru_cache(maxsize=4)  # noqa: B019
+    def _epoch(self, run_id: str, epoch: int) -> list[packing.Batch]:
+        _, record, _ = self._load(run_id)
+        examples = self._examples(run_id, record["dataset_id"], "train", tuple(record["label_fields"]))
+        return packing.plan_epoch(
+            examples,
+            seed=record["seed"],
+            epoch=epoch,
+            seq_len=record["seq_len"],
+            batch_tokens=record["trainer"]["batch_tokens"],
+        )
+
+    @functools.lru_cache(maxsize=4)  # noqa: B019
+    def _validation(self, run_id: str) -> list[packing.Batch]:
+        _, record, _ = self._load(run_id)
+        examples = self._examples(run_id, record["dataset_id"], "validation", tuple(record["label_fields"]))
+        return packing.validation_batches(
+            examples, seq_len=record["seq_len"], batch_tokens=record["trainer"]["batch_tokens"]
+        )
+
+    # --- lifecycle ------------------------------------------------------------------------------
+
+    def mark_running(self, run_id: str) -> bool:
+        """queued → running; False when the run is no longer queued (cancelled meanwhile)."""
+        row, record, state = self._load(run_id)
+        if row.status == "running":
+            return True
+        if row.status != "queued":
+            return False
+        state["started_ts"] = time.time()
+        pending = Pending()
+        pending.log("INFO", f"run started: {record['total_steps']} steps at most", event="started")
+        _, entries = pending.take()
+        return self.store.write_state(
+            run_id, state, status="running", log_entries=entries, only_if_status=("queued",)
+        )
+
+    def status(self, run_id: str) -> str:
+        row = self.store.run_row(run_id)
+        return "missing" if row is None else str(row.status)
+
+    # --- jobs -----------------------------------------------------------------------------------
+
+    def _create_job(
+        self, client: Any, run_id: str, record: Mapping[str, Any], resume: Mapping[str, Any] | None
+    ) -> str:
+        body = json.loads(json.dumps(record["create_body"]))
+        body.setdefault("experiment_name", run_id)
+        body["idle_timeout_seconds"] = JOB_IDLE_TIMEOUT_S
+        sub_job = body["sub_job_configs"][0]
+        if resume is not None:
+            sub_job["source_checkpoint_info"] = {
+                "checkpoint_id": resume["checkpoint_id"],
+                "source_job_id": resume["job_id"],
+            }
+            # The data-parallel size of a run never changes, so the optimizer states always load.
+            sub_job.setdefault("training_config", {})["load_optimizer_states"] = True
+        answer = client.create_job_from_body(body)
+        job_id = str(answer["job_id"])
+        self.store.add_job(run_id, job_id, int(record["trainer"]["n_gpus"]))
+        try:
+            client.wait_for_job(job_id)
+        except JobTerminalError as exc:
+            self.store.job_ended(run_id, job_id, time.time())
+            raise SegmentLost(f"job {job_id} ended before it ran: {exc}") from exc
+        self.store.job_running(run_id, job_id, time.time())
+        return job_id
+
+    def _end_job(self, client: Any, run_id: str, job_id: str | None) -> None:
+        if not job_id:
+            return
+        try:
+            client.cancel_job(job_id)
+        except Exception as exc:
+            log.info("cancelling job %s of run %s: %s", job_id, run_id, exc)
+        self.store.job_ended(run_id, job_id, time.time())
+
+    def _job_alive(self, client: Any, job_id: str) -> bool:
+        try:
+            job = client.get_job(job_id)
+        except Exception:
+            return False
+        return str(job.get("status", "")).lower() == "running"
+
+    # --- one segment ------------------------------------------------------------------------------
+
+    def run_segment(self, run_id: str) -> dict[str, Any]:
+        """Train from the committed checkpoint to the next checkpoint; returns {"done": bool}."""
+        row, record, state = self._load(run_id)
+        if row.status in TERMINAL:
+            return {"done": True}
+        client = self.client_for(row.owner, row.database, row.schema)
+        try:
+            return self._segment(client, row, record, state)
+        except SegmentLost as exc:
+            return self._lost(run_id, str(exc))
+        except (JobTerminalError, RequestFailedError, CTConnectionError) as exc:
+            return self._lost(run_id, f"{type(exc).__name__}: {exc}")
+        except APIError as exc:
+            if exc.status_code is not None and (
+                exc.status_code >= 500 or exc.status_code in (404, 409, 410, 429)
+            ):
+                return self._lost(run_id, f"{type(exc).__name__}: {exc}")
+            raise
+
+    def _lost(self, run_id: str, why: str) -> dict[str, Any]:
+        _, _, state = self._load(run_id)
+        state["attempts_without_progress"] = int(state.get("attempts_without_progress", 0)) + 1
+        state["live_job_id"] = None
+        pending = Pending()
+        if state["attempts_without_progress"] >= MAX_ATTEMPTS_WITHOUT_PROGRESS:
+            pending.log(
+                "ERROR",
+                f"giving up after {state['attempts_without_progress']} failed attempts: {why}",
+                event="failed",
+            )
+            _, entries = pending.take()
+            self.store.write_state(run_id, state, log_entries=entries)
+            raise RunFailed(
+                f"the run's jobs failed {state['attempts_without_progress']} times in a row; last: {why}"
+            )
+        pending.log(
+            "WARNING",
+            f"the training job was lost ({why}); resuming from step {state['committed_step']}",
+            event="job_lost",
+            step=state["committed_step"],
+        )
+        _, entries = pending.take()
+        self.store.write_state(run_id, state, log_entries=entries)
+        return {"done": False, "retry_after_s": min(30.0, 2.0 ** state["attempts_without_progress"])}
+
+    def _segment(
+        self, client: Any, row: Any, record: dict[str, Any], state: dict[str, Any]
+    ) -> dict[str, Any]:
+        run_id = record["run_id"]
+        pending = Pending()
+        job_id = state.get("live_job_id")
+        reuse = bool(job_id) and not state.get("segment_open") and self._job_alive(client, job_id)
+        if not reuse:
+            if job_id:
+                self._end_job(client, run_id, job_id)
+            resume = state.get("resume")
+            # Points past the checkpoint came from a lost attempt; the replay writes them again.
+            self.store.drop_metrics_after(run_id, int(state["committed_step"]))
+            job_id = self._create_job(client, run_id, record, resume)
+            state["live_job_id"] = job_id
+            state["job_ids"] = [*state.get("job_ids", []), job_id]
+            if resume is not None:
+                pending.log(
+                    "INFO",
+                    f"resumed from checkpoint {resume['checkpoint_id']} at step {resume['step']} "
+                    f"on job {job_id}",
+                    event="resumed",
+                    step=resume["step"],
+                    checkpoint_id=resume["checkpoint_id"],
+                )
+            else:
+                pending.log("INFO", f"training job {job_id} is running", event="job_started")
+        state["segment_open"] = True
+        state["step"] = state["committed_step"]
+        points, entries = pending.take()
+        self.store.write_state(run_id, state, metric_points=points, log_entries=entries)
+        return self._train(client, job_id, record, state, pending)
+
+    def _train(
+        self, client: Any, job_id: str, record: dict[str, Any], state: dict[str, Any], pending: Pending
+    ) -> dict[str, Any]:
+        run_id = record["run_id"]
+        trainer = record["trainer"]
+        plan = _plan(record)
+        steps_per_epoch = int(record["steps_per_epoch"])
+        early = schedule.EarlyStop.from_dict(state["early_stop"])
+        cooldown_start = state.get("cooldown_start")
+        step = int(state["committed_step"])
+        end = schedule.end_step(plan, cooldown_start)
+        checkpoint_every = int(trainer["checkpoint_every_steps"])
+        started = time.monotonic()
+        segment_tokens = 0
+        inflight: list[tuple[int, str, str, int, float]] = []
+
+        def drain(keep: int) -> None:
+            nonlocal segment_tokens
+            while len(inflight) > keep:
+                done_step, fb, st, tokens, lr = inflight.pop(0)
+                result = client.poll_request(job_id, fb)
+                client.poll_request(job_id, st)
+                segment_tokens += tokens
+                elapsed = max(time.monotonic() - started, 1e-9)
+                pending.points += [
+                    ("train_loss", done_step, float(result["avg_loss"])),
+                    ("lr", done_step, lr),
+                    ("epoch", done_step, done_step / steps_per_epoch),
+                    ("tokens_per_s", done_step, segment_tokens / elapsed),
+                ]
+
+        reasons: list[str] = []
+        val_loss: float | None = None
+        cancelled = False
+        while step < end:
+            if self.store.cancel_requested(run_id):
+                cancelled = True
+                break
+            epoch, index = divmod(step, steps_per_epoch)
+            batch = self._epoch(run_id, epoch)[index]
+            lr = float(schedule.learning_rate(plan, step, cooldown_start))
+            frame = serialize_forward_backward_args(kwargs=batch.kwargs())
+            fb = client.forward_backward(job_id, frame)
+            st = client.step(job_id, learning_rate=lr)
+            step += 1
+            inflight.append((step, fb, st, int(batch.target_tokens), lr))
+            drain(keep=1)
+            state["step"] = step
+            state["epoch"] = step / steps_per_epoch
+            if schedule.is_validation_step(
+                step,
+                val_every_steps=int(trainer["val_every_steps"]),
+                steps_per_epoch=steps_per_epoch,
+                at_epoch_boundaries=bool(trainer["early_stopping"]),
+                end_step=end,
+            ):
+                drain(keep=0)
+                val_loss, accuracy = self._validate(client, job_id, record)
+                pending.points.append(("val_loss", step, val_loss))
+                for label, value in accuracy.items():
+                    pending.points.append((f"val_accuracy/{label}", step, value))
+                early, new_best = schedule.observe(
+                    early,
+                    step,
+                    val_loss,
+                    patience=int(trainer["patience"]),
+                    min_delta=float(trainer["min_delta"]),
+                )
+                pending.log(
+                    "INFO",
+                    f"step {step}: validation loss {val_loss:.6f}" + (" (new best)" if new_best else ""),
+                    event="validation",
+                    step=step,
+                    epoch=step / steps_per_epoch,
+                    val_loss=val_loss,
+                    validation={"loss": val_loss, "accuracy": accuracy, "new_best": new_best},
+                )
+                if new_best:
+                    reasons.append("best")
+                if not trainer["early_stopping"]:
+                    # Validation still picks the best checkpoint; it never shortens the run.
+                    early = dataclasses.replace(early, stop_step=None, reason=None)
+                elif (
+                    cooldown_start is None
+                    and early.stop_step == step
+                    and step >= plan.total_steps - plan.cooldown_steps
+                ):
+                    # Inside the scheduled cooldown already: the run ends as planned, not early.
+                    early = dataclasses.replace(early, stop_step=None, reason=None)
+                elif cooldown_start is None and early.stop_step == step:
+                    cooldown_start = step
+                    end = schedule.end_step(plan, cooldown_start)
+                    pending.log(
+                        "INFO",
+                        f"early stop at step {step}: {early.reason}; cooling down until step {end}",
+                        event="early_stop",
+                        step=step,
+                        early_stop={"step": step, "reason": early.reason, "end_step": end},
+                    )
+            if step % checkpoint_every == 0:
+                reasons.append("cadence")
+            if step >= end:
+                reasons.append("final")
+            if reasons:
+                break
+            if step % FLUSH_EVERY_STEPS == 0:
+                drain(keep=0)
+                points, entries = pending.take()
+                state["gpu_seconds"] = self.store.gpu_seconds(run_id)
+                self.store.write_state(run_id, state, metric_points=points, log_entries=entries)
+        drain(keep=0)
+        if cancelled:
+            reasons = ["final"]
+        if step == int(state["committed_step"]) and state.get("resume") is not None and cancelled:
+            # Nothing ran since the last checkpoint: it is the final valid one.
+            return self._commit(
+                client, job_id, record, state, pending, None, early, cooldown_start, end, cancelled=True
+            )
+        entry = self._save(
+            client,
+            job_id,
+            record,
+            state,
+            step,
+            reasons,
+            val_loss if "best" in reasons else None,
+            early,
+            cooldown_start,
+        )
+        return self._commit(
+            client, job_id, record, state, pending, entry, early, cooldown_start, end, cancelled=cancelled
+        )
+
+    # --- validation -----------------------------------------------------------------------------
+
+    def _validate(
+        self, client: Any, job_id: str, record: Mapping[str, Any]
+    ) -> tuple[float, dict[str, float]]:
+        run_id = record["run_id"]
+        batches = self._validation(run_id)
+        losses = []
+        for batch in batches:
+            frame = serialize_forward_backward_args(kwargs=batch.kwargs())
+            answer = client.forward(job_id, frame)
+            losses.append(float(client.poll_request(job_id, answer["request_id"])["avg_loss"]))
+        loss = packing.mean_loss(losses, batches)
+        accuracy: dict[str, float] = {}
+        fields = list(record["label_fields"])
+        if fields:
+            rows = self.store.dataset_rows(record["dataset_id"], "validation")[:LABEL_ACCURACY_ROWS]
+            values = {label["field"]: list(label["values"]) for label in record["labels_detail"]}
+            for label_field in fields:
+                candidates = values.get(label_field) or []
+                if not candidates or not rows:
+                    continue
+                correct = 0
+                for row in rows:
+                    prompt, options = packing.label_candidates(row, label_field, candidates, fields)
+                    input_ids, attention_mask, spans = packing.candidate_batch(
+                        prompt, options, max_len=int(record["seq_len"])
+                    )
+                    frame = serialize_forward_backward_args(
+                        kwargs={"input_ids": input_ids, "attention_mask": attention_mask}
+                    )
+                    answer = client.forward(job_id, frame)
+                    result = client.poll_request(job_id, answer["request_id"])
+                    scores = packing.candidate_scores(np.asarray(result["logprobs"]), spans)
+                    predicted = candidates[packing.best_candidate(scores)]
+                    correct += int(str(predicted) == str(row["labels"].get(label_field)))
+                accuracy[label_field] = correct / len(rows)
+        return loss, accuracy
+
+    # --- checkpoints ----------------------------------------------------------------------------
+
+    def _save(
+        self,
+        client: Any,
+        job_id: str,
+        record: Mapping[str, Any],
+        state: Mapping[str, Any],
+        step: int,
+        reasons: list[str],
+        val_loss: float | None,
+        early: schedule.EarlyStop,
+        cooldown_start: int | None,
+    ) -> dict[str, Any]:
+        result = client.poll_request(job_id, client.save(job_id, checkpoint_type="resumable"))
+        checkpoint_id = client.checkpoint_id_from_save_result(result)
+        steps_per_epoch = int(record["steps_per_epoch"])
+        entry: dict[str, Any] = {
+            "checkpoint_id": checkpoint_id,
+            "job_id": job_id,
+            "step": step,
+            "reasons": sorted(set(reasons)),
+            "val_loss": val_loss,
+            "data_position": {
+                "epoch": step // steps_per_epoch,
+                "batch": step % steps_per_epoch,
+                "seed": record["seed"],
+            },
+            "schedule": {
+                "cooldown_start": cooldown_start,
+                "end_step": schedule.end_step(_plan(record), cooldown_start),
+            },
+            "early_stop": early.to_dict(),
+        }
+        try:
+            files = client.export_checkpoint(job_id, checkpoint_id).get("files") or []
+        except APIError:
+            files = []
+        manifest = manifest_for(record, entry, files)
+        entry["manifest"] = manifest
+        entry["manifest_sha256"] = _sha256_json(manifest)
+        return entry
+
+    def _commit(
+        self,
+        client: Any,
+        job_id: str,
+        record: Mapping[str, Any],
+        state: dict[str, Any],
+        pending: Pending,
+        entry: dict[str, Any] | None,
+        early: schedule.EarlyStop,
+        cooldown_start: int | None,
+        end: int,
+        *,
+        cancelled: bool,
+    ) -> dict[str, Any]:
+        run_id = record["run_id"]
+        to_delete: list[dict[str, Any]] = []
+        if entry is not None:
+            checkpoints = [*state["checkpoints"], entry]
+            best = self._best(checkpoints)
+            keep = {c["checkpoint_id"] for c in checkpoints[-KEEP_LAST_CHECKPOINTS:]}
+            if best is not None:
+                keep.add(best["checkpoint_id"])
+            to_delete = [c for c in checkpoints if c["checkpoint_id"] not in keep]
+            state["checkpoints"] = [c for c in checkpoints if c["checkpoint_id"] in keep]
+            state["best_checkpoint_id"] = best["checkpoint_id"] if best is not None else None
+            state["resume"] = {
+                k: entry[k]
+                for k in ("checkpoint_id", "job_id", "step", "data_position", "schedule", "early_stop")
+            }
+            state["committed_step"] = entry["step"]
+            state["step"] = entry["step"]
+            pending.log(
+                "INFO",
+                f"checkpoint {entry['checkpoint_id']} at step {entry['step']} "
+                f"({', '.join(entry['reasons'])})",
+                event="checkpoint",
+                step=entry["step"],
+                checkpoint_id=entry["checkpoint_id"],
+                checkpoint={
+                    k: entry[k] for k in ("checkpoint_id", "step", "reasons", "val_loss", "manifest_sha256")
+                },
+            )
+        state["early_stop"] = early.to_dict()
+        state["cooldown_start"] = cooldown_start
+        state["end_step"] = end
+        state["segment_open"] = False
+        state["attempts_without_progress"] = 0
+        state["gpu_seconds"] = self.store.gpu_seconds(run_id)
+        points, entries = pending.take()
+        self.store.write_state(run_id, state, metric_points=points, log_entries=entries)
+        for old in to_delete:
+            try:
+                client.delete_checkpoint(old["job_id"], old["checkpoint_id"])
+            except APIError as exc:
+                log.info("deleting checkpoint %s of run %s: %s", old["checkpoint_id"], run_id, exc)
+        done = cancelled or int(state["committed_step"]) >= end
+        return {"done": done, "cancelled": cancelled}
+
+    @staticmethod
+    def _best(checkpoints: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+        scored = [c for c in checkpoints if c.get("val_loss") is not None]
+        if not scored:
+            return None
+        return min(scored, key=lambda c: (c["val_loss"], c["step"]))
+
+    # --- the end ----------------------------------------------------------------------------------
+
+    def finalize(self, run_id: str, outcome: str, error: str | None = None) -> dict[str, Any]:
+        """Make the run terminal: export and register the model (succeeded), end the job, usage."""
+        row, record, state = self._load(run_id)
+        if row.status in TERMINAL and state.get("finished_ts"):
+            return self.public(run_id)
+        client = self.client_for(row.owner, row.database, row.schema)
+        pending = Pending()
+        if row.status == "cancelled" or outcome == "cancelled" or self.store.cancel_requested(run_id):
+            outcome = "cancelled"
+        if outcome == "succeeded" and not state.get("model_id"):
+            try:
+                state["model_id"] = self._register(client, row, record, state, pending)
+            except Exception as exc:
+                log.error("registering the model of run %s failed:\n%s", run_id, traceback.format_exc())
+                outcome, error = (
+                    "failed",
+                    f"exporting the best checkpoint failed: {type(exc).__name__}: {exc}",
+                )
+        self._end_job(client, run_id, state.get("live_job_id"))
+        for job in self.store.run_jobs(run_id):
+            if job.ended_at is None:
+                self.store.job_ended(run_id, job.job_id, time.time())
+        state["live_job_id"] = None
+        state["gpu_seconds"] = self.store.gpu_seconds(run_id)
+        state["finished_ts"] = time.time()
+        state["error"] = error
+        severity = "INFO" if outcome != "failed" else "ERROR"
+        pending.log(
+            severity, f"run {outcome}" + (f": {error}" if error else ""), event=outcome, step=state["step"]
+        )
+        points, entries = pending.take()
+        self.store.write_state(run_id, state, status=outcome, metric_points=points, log_entries=entries)
+        return self.public(run_id)
+
+    def _register(
+        self, client: Any, row: Any, record: Mapping[str, Any], state: dict[str, Any], pending: Pending
+    ) -> str:
+        best = self._best(state["checkpoints"])
+        fallback = best is None
+        source = best if best is not None else (state["checkpoints"][-1] if state["checkpoints"] else None)
+        if source is None:
+            raise RunFailed("the run has no checkpoint to register")
+        job_id = state.get("live_job_id")
+        if not job_id or not self._job_alive(client, job_id):
+            job_id = self._create_job(client, record["run_id"], record, source)
+            state["live_job_id"] = job_id
+            state["job_ids"] = [*state.get("job_ids", []), job_id]
+        else:
+            client.poll_request(job_id, client.load(job_id, source["checkpoint_id"], source["job_id"]))
+        result = client.poll_request(job_id, client.save(job_id, checkpoint_type="weights-only"))
+        weights_id = client.checkpoint_id_from_save_result(result)
+        model = {
+            "model_id": new_id("mdl"),
+            "status": "training",
+            "run_id": record["run_id"],
+            "database": record["database"],
+            "schema": record["schema"],
+            "model_name": record["model_name"],
+            "job_id": job_id,
+            "checkpoint_id": weights_id,
+            "source_checkpoint_id": source["checkpoint_id"],
+            "step": source["step"],
+            "val_loss": source.get("val_loss"),
+            "fallback": fallback,
+            "config_fingerprint": record["config_fingerprint"],
+            "created_ts": time.time(),
+        }
+        model_id = self.store.add_model(model, owner=row.owner)
+        note = " (fallback: validation never ran, the newest checkpoint)" if fallback else ""
+        pending.log(
+            "INFO",
+            f"registered model {model_id} from checkpoint {source['checkpoint_id']} "
+            f"at step {source['step']}{note}",
+            event="model_registered",
+            step=source["step"],
+            checkpoint_id=weights_id,
+        )
+        return model_id
+
+    # --- the public view ------------------------------------------------------------------------
+
+    def public(self, run_id: str) -> dict[str, Any]:
+        row = self.store.run_row(run_id)
+        if row is None:
+            raise RunFailed(f"run {run_id} does not exist")
+        return public_run(row)
+
+
+def public_run(row: Any) -> dict[str, Any]:
+    """The Run JSON of docs/runs.md from a stored row."""
+    from ct_runs.store import rfc3339
+
+    record = json.loads(row.record)
+    state = json.loads(row.state)
+    early = state.get("early_stop") or {}
+    stop = (
+        {"step": early["stop_step"], "reason": early.get("reason")}
+        if early.get("stop_step") is not None
+        else None
+    )
+    checkpoints = [
+        {k: c.get(k) for k in ("checkpoint_id", "job_id", "step", "reasons", "val_loss", "manifest_sha256")}
+        for c in state.get("checkpoints", [])
+    ]
+    best_val = early.get("best_val_loss")
+    return {
+        "run_id": record["run_id"],
+        "status": row.status,
+        "config_fingerprint": record["config_fingerprint"],
+        "dataset_id": record["dataset_id"],
+        "dataset_fingerprint": record["dataset_fingerprint"],
+        "model_config_tier": record["model_config_tier"],
+        "model_name": record["model_name"],
+        "labels": record["labels"],
+        "seed": record["seed"],
+        "overrides": record["overrides"],
+        "trainer": record["trainer"],
+        "total_steps": record["total_steps"],
+        "steps_per_epoch": record["steps_per_epoch"],
+        "step": state.get("step", 0),
+        "epoch": state.get("epoch", 0.0),
+        "best_val_loss": best_val if best_val is None or math.isfinite(best_val) else None,
+        "best_step": early.get("best_step"),
+        "early_stop": stop,
+        "checkpoints": checkpoints,
+        "best_checkpoint_id": state.get("best_checkpoint_id"),
+        "gpu_seconds": state.get("gpu_seconds", 0.0),
+        "usage": {"training_gpu_seconds": state.get("gpu_seconds", 0.0)},
+        "model_id": state.get("model_id"),
+        "job_ids": state.get("job_ids", []),
+        "cancel_requested": bool(row.cancel_requested),
+        "error": state.get("error"),
+        "created_at": rfc3339(record["created_ts"]),
+        "started_at": rfc3339(state.get("started_ts")),
+        "finished_at": rfc3339(state.get("finished_ts")),
+    }

@@ -1,0 +1,676 @@
+"""The runs service: its HTTP routes, DBOS set-up, worker heartbeats and recovery, completion hooks.
+
+One :class:`RunsService` per process. It serves the REST routes of docs/runs.md (datasets, runs,
+metrics, logs, cancel, registered models), keeps its records in ct_runs.store, and executes runs
+and dataset builds as DBOS workflows (ct_runs.workflows) on two queues. The Cortex Training side
+is reached through ct_core clients made by ``client_for(owner, database, schema)``.
+
+Two ways to run it:
+
+- inside ``ct local serve`` (:func:`embedded_service`, through the ``ct_local_services`` hook):
+  SQLite under the server's state dir, callers checked by the server's own tokens, and jobs
+  created on the server itself with a token of the caller's role;
+- on its own (``ct runs serve``, ct_runs.serve): SQLite or a shared Postgres, several workers,
+  callers checked against the service token.
+
+Workers announce themselves in a heartbeat table; a worker silent for longer than
+``WORKER_STALE_AFTER_S`` is claimed by one live worker, which hands the dead worker's pending
+workflows back to the queue through DBOS's public API (``list_workflows`` by executor id, then
+``resume_workflow``), where the queue's global concurrency still applies.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+import os
+import secrets
+import threading
+import time
+import traceback
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from ct_core.fs import atomic_write
+from ct_runs import datasets as ds
+from ct_runs import spec as run_spec
+from ct_runs.engine import Engine, new_state, public_run
+from ct_runs.errors import RunsRefusal, invalid_argument, not_found
+from ct_runs.ids import is_id, new_id
+from ct_runs.store import IN_FLIGHT, TERMINAL, Store, rfc3339, sqlite_url
+
+log = logging.getLogger("ct_runs.service")
+
+PREFIX = "/api/v2/databases/{database}/schemas/{schema}/{endpoint}"
+#: A worker's heartbeat period, and how long a silent one is considered alive.
+HEARTBEAT_S = 2.0
+WORKER_STALE_AFTER_S = 12.0
+#: The DBOS application version: fixed, so a restarted or another worker recovers the workflows.
+APPLICATION_VERSION = "ct-runs-1"
+#: Largest dataset upload and run spec the routes read.
+MAX_DATASET_BYTES = 512 * 1024 * 1024
+MAX_SPEC_BYTES = 1024 * 1024
+LIST_LIMIT_MAX = 1000
+LOG_LIMIT_MAX = 10_000
+
+Authenticate = Callable[[Request], str]
+
+
+def _truthy(value: str | None) -> bool:
+    return (value or "").strip().lower() in ("1", "true", "yes", "on")
+
+
+class RunsService:
+    """The runs service of one process (HTTP routes and/or workflow execution)."""
+
+    def __init__(
+        self,
+        *,
+        state_dir: Path,
+        client_for: Callable[[str, str, str], Any],
+        authenticate: Authenticate,
+        database_url: str | None = None,
+        concurrency: int = 1,
+        executor_id: str | None = None,
+        webhook_urls: list[str] | None = None,
+        webhook_secret: str | None = None,
+        execute: bool = True,
+    ) -> None:
+        self.state_dir = Path(state_dir)
+        self.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.client_for = client_for
+        self.authenticate = authenticate
+        self.database_url = database_url or sqlite_url(self.state_dir / "runs.sqlite3")
+        self.system_database_url = database_url or sqlite_url(self.state_dir / "dbos.sqlite3")
+        self.concurrency = concurrency
+        self.executor_id = executor_id or self._persistent_executor_id()
+        self.webhook_urls = list(webhook_urls or [])
+        self.webhook_secret = webhook_secret
+        self.execute = execute
+        self.store: Store | None = None
+        self.engine: Engine | None = None  # type: ignore[assignment]
+        self.started = False
+        self.start_error: str | None = None
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._insert_lock = threading.Lock()
+
+    def _persistent_executor_id(self) -> str:
+        path = self.state_dir / "executor-id"
+        if path.is_file():
+            text = path.read_text().strip()
+            if text:
+                return text
+        value = "ct-runs-" + secrets.token_hex(6)
+        atomic_write(path, value, mode=0o600)
+        return value
+
+    # --- start and stop -------------------------------------------------------------------------
+
+    def start(self) -> None:
+        from dbos import DBOS, DBOSPortableJSONSerializer
+
+        from ct_runs import workflows
+
+        self.store = Store(self.database_url)
+        self.engine = Engine(self.store, self.client_for)
+        workflows.install(self)
+        DBOS(
+            config={
+                "name": "ct-runs",
+                "system_database_url": self.system_database_url,
+                "application_version": APPLICATION_VERSION,
+                "executor_id": self.executor_id,
+                "serializer": DBOSPortableJSONSerializer(),
+                "log_level": "WARNING",
+                "run_migrations": True,
+            }
+        )
+        DBOS.launch()
+        if self.execute:
+            DBOS.register_queue(
+                workflows.RUNS_QUEUE, global_concurrency=self.concurrency, polling_interval_sec=0.5
+            )
+            DBOS.register_queue(workflows.DATASETS_QUEUE, worker_concurrency=1, polling_interval_sec=0.5)
+        self.started = True
+        self.store.heartbeat(self.executor_id)
+        self._sweep_unscheduled()
+        if self.execute:
+            thread = threading.Thread(target=self._watch_workers, name="ct-runs-workers", daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    def stop(self) -> None:
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(timeout=5)
+        if self.started:
+            from dbos import DBOS
+
+            from ct_runs import workflows
+
+            DBOS.destroy(workflow_completion_timeout_sec=0)
+            workflows.install(None)
+            self.started = False
+        if self.store is not None:
+            self.store.close()
+
+    def _sweep_unscheduled(self) -> None:
+        """Enqueue runs and builds whose workflow was never enqueued (a crash right after the insert)."""
+        from dbos import DBOS
+
+        assert self.store is not None
+        import sqlalchemy as sa
+
+        from ct_runs import store as tables
+
+        with self.store.tx() as c:
+            run_ids = [
+                r.run_id
+                for r in c.execute(sa.select(tables.runs.c.run_id).where(tables.runs.c.status.in_(IN_FLIGHT)))
+            ]
+            dataset_ids = [
+                r.dataset_id
+                for r in c.execute(
+                    sa.select(tables.datasets.c.dataset_id).where(tables.datasets.c.status == "building")
+                )
+            ]
+        for run_id in run_ids:
+            if DBOS.get_workflow_status(run_id) is None:
+                self._enqueue_run(run_id)
+        for dataset_id in dataset_ids:
+            if DBOS.get_workflow_status(dataset_id) is None:
+                self._enqueue_dataset(dataset_id)
+
+    def _watch_workers(self) -> None:
+        from dbos import DBOS
+
+        from ct_runs import workflows
+
+        assert self.store is not None
+        while not self._stop.wait(HEARTBEAT_S):
+            try:
+                self.store.heartbeat(self.executor_id)
+                for dead in self.store.claim_dead_workers(self.executor_id, WORKER_STALE_AFTER_S):
+                    pending = DBOS.list_workflows(
+                        status="PENDING", executor_id=dead, load_input=False, load_output=False
+                    )
+                    for wf in pending:
+                        queue = workflows.RUNS_QUEUE if wf.name == "ct_runs.run" else workflows.DATASETS_QUEUE
+                        DBOS.resume_workflow(wf.workflow_id, queue_name=queue)
+                    if pending:
+                        log.warning(
+                            "worker %s stopped answering; %d of its workflows go back to the queue",
+                            dead,
+                            len(pending),
+                        )
+            except Exception:
+                log.warning("worker heartbeat failed:\n%s", traceback.format_exc())
+
+    def _enqueue_run(self, run_id: str) -> None:
+        from dbos import SetWorkflowID
+
+        from ct_runs import workflows
+
+        with SetWorkflowID(run_id):
+            queue = _queue(workflows.RUNS_QUEUE, self.concurrency)
+            queue.enqueue(workflows.run_workflow, run_id)
+
+    def _enqueue_dataset(self, dataset_id: str) -> None:
+        from dbos import SetWorkflowID
+
+        from ct_runs import workflows
+
+        with SetWorkflowID(dataset_id):
+            _queue(workflows.DATASETS_QUEUE, None).enqueue(workflows.dataset_workflow, dataset_id)
+
+    # --- work done inside workflows -------------------------------------------------------------
+
+    def build_dataset(self, dataset_id: str) -> str:
+        assert self.store is not None
+        row = self.store.dataset_row(dataset_id)
+        if row is None:
+            return "missing"
+        summary = json.loads(row.summary)
+        if summary["status"] != "building":
+            return str(summary["status"])
+        options = ds.DatasetOptions(
+            **{k: tuple(v) if k == "label_fields" else v for k, v in json.loads(row.options).items()}
+        )
+        try:
+            build = ds.build_dataset(bytes(row.source or b""), options)
+        except RunsRefusal as exc:
+            summary.update(status="failed", error={"code": exc.code, "message": exc.message})
+            self.store.finish_dataset(dataset_id, summary, None)
+            return "failed"
+        summary.update(build.summary())
+        summary.update(status="succeeded", error=None, finished_at=rfc3339(time.time()))
+        self.store.finish_dataset(dataset_id, summary, {"train": build.train, "validation": build.validation})
+        return "succeeded"
+
+    def notify_completed(self, run_id: str) -> list[dict[str, Any]]:
+        assert self.store is not None
+        if not self.webhook_urls:
+            return []
+        from ct_runs import webhooks
+
+        row = self.store.run_row(run_id)
+        run = public_run(row)
+        delivery_id = f"{run_id}.completed"
+        body = webhooks.body_for(run)
+        results = []
+        for url in self.webhook_urls:
+            if self.store.delivered(delivery_id, url):
+                continue
+            result = webhooks.deliver(url, body, secret=self.webhook_secret, delivery_id=delivery_id)
+            self.store.record_delivery(
+                delivery_id,
+                url,
+                delivered=result.delivered,
+                attempts=result.attempts,
+                status_code=result.status_code,
+                error=result.error,
+            )
+            severity = "INFO" if result.delivered else "WARNING"
+            what = (
+                "delivered" if result.delivered else f"not delivered ({result.error or result.status_code})"
+            )
+            self.store.add_logs(
+                run_id,
+                [
+                    (
+                        time.time(),
+                        severity,
+                        f"run.completed webhook to {url} {what} after {result.attempts} attempt(s)",
+                        {"event": "webhook"},
+                    )
+                ],
+            )
+            results.append({"url": url, "delivered": result.delivered, "attempts": result.attempts})
+        return results
+
+    # --- HTTP -----------------------------------------------------------------------------------
+
+    def routes(self) -> list[Route]:
+        p = PREFIX
+        return [
+            Route(p + "/datasets", self._h(self.post_dataset), methods=["POST"]),
+            Route(p + "/datasets/{dataset_id}", self._h(self.get_dataset), methods=["GET"]),
+            Route(p + "/runs", self._h(self.post_run), methods=["POST"]),
+            Route(p + "/runs", self._h(self.list_runs), methods=["GET"]),
+            Route(p + "/runs/{run_id}:cancel", self._h(self.cancel_run), methods=["POST"]),
+            Route(p + "/runs/{run_id}", self._h(self.get_run), methods=["GET"]),
+            Route(p + "/runs/{run_id}/metrics", self._h(self.run_metrics), methods=["GET"]),
+            Route(p + "/runs/{run_id}/logs", self._h(self.run_logs), methods=["GET"]),
+            Route(p + "/models/{model_id}", self._h(self.get_model), methods=["GET"]),
+        ]
+
+    def _h(
+        self, handler: Callable[[Request, str], Awaitable[Response]]
+    ) -> Callable[[Request], Awaitable[Response]]:
+        async def route(request: Request) -> Response:
+            try:
+                owner = self.authenticate(request)
+                if not self.started or self.store is None:
+                    raise RunsRefusal(
+                        "internal", f"the runs service is not running: {self.start_error or 'starting'}"
+                    )
+                return await handler(request, owner)
+            except RunsRefusal as exc:
+                return JSONResponse(exc.body(), status_code=exc.status)
+
+        route.__name__ = handler.__name__
+        return route
+
+    @staticmethod
+    def _where(request: Request) -> tuple[str, str]:
+        return request.path_params["database"], request.path_params["schema"]
+
+    def _owned(self, row: Any, request: Request, owner: str, what: str, ident: str) -> Any:
+        database, schema = self._where(request)
+        if (
+            row is None
+            or row.owner != owner
+            or row.database.upper() != database.upper()
+            or row.schema.upper() != schema.upper()
+        ):
+            raise not_found(f"{what} {ident} not found in {database}.{schema}")
+        return row
+
+    # datasets
+
+    async def post_dataset(self, request: Request, owner: str) -> Response:
+        query: dict[str, Any] = {}
+        for key, value in request.query_params.multi_items():
+            if key == "label_field":
+                query.setdefault("label_field", []).append(value)
+            else:
+                query[key] = value
+        options = ds.options_from_query(query)
+        body = await request.body()
+        if len(body) > MAX_DATASET_BYTES:
+            raise invalid_argument(f"the dataset file is larger than {MAX_DATASET_BYTES} bytes", "body")
+        if not body.strip():
+            raise invalid_argument("the dataset file is empty: send JSONL rows as the request body", "body")
+        database, schema = self._where(request)
+        now = time.time()
+        record = {
+            "dataset_id": new_id("ds"),
+            "database": database,
+            "schema": schema,
+            "status": "building",
+            "name": options.name,
+            "created_ts": now,
+            "created_at": rfc3339(now),
+            "text_field": options.text_field,
+            "label_fields": list(options.label_fields),
+            "val_fraction": options.val_fraction,
+            "seed": options.seed,
+            "splits": None,
+            "fingerprints": None,
+            "labels": [],
+            "violations": [],
+            "error": None,
+        }
+        assert self.store is not None
+        opts = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(options).items()}
+        await run_in_threadpool(self.store.add_dataset, record, owner=owner, options=opts, source=body)
+        await run_in_threadpool(self._enqueue_dataset, record["dataset_id"])
+        return JSONResponse(_public_dataset(record), status_code=202)
+
+    async def get_dataset(self, request: Request, owner: str) -> Response:
+        dataset_id = request.path_params["dataset_id"]
+        row = self._dataset_for(request, owner, dataset_id)
+        return JSONResponse(_public_dataset(json.loads(row.summary)))
+
+    def _dataset_for(self, request: Request, owner: str, dataset_id: str) -> Any:
+        assert self.store is not None
+        if not is_id(dataset_id, "ds"):
+            raise not_found(
+                f"dataset {dataset_id!r} not found: dataset ids look like ds_ followed by 26 characters"
+            )
+        return self._owned(self.store.dataset_row(dataset_id), request, owner, "dataset", dataset_id)
+
+    # runs
+
+    async def post_run(self, request: Request, owner: str) -> Response:
+        body = await request.body()
+        if len(body) > MAX_SPEC_BYTES:
+            raise invalid_argument(f"the run spec is larger than {MAX_SPEC_BYTES} bytes")
+        try:
+            spec = json.loads(body or b"null")
+        except ValueError as exc:
+            raise invalid_argument(f"the run spec is not valid JSON: {exc}") from None
+        if not isinstance(spec, dict):
+            raise invalid_argument("the run spec must be a JSON object")
+        dataset_id = spec.get("dataset_id")
+        if not isinstance(dataset_id, str) or not dataset_id:
+            raise invalid_argument("dataset_id is required", "dataset_id")
+        return await run_in_threadpool(self._start_run, request, owner, spec, dataset_id)
+
+    def _start_run(self, request: Request, owner: str, spec: dict[str, Any], dataset_id: str) -> Response:
+        assert self.store is not None
+        row = self._dataset_for(request, owner, dataset_id)
+        dataset = _public_dataset(json.loads(row.summary))
+        train_rows = self.store.dataset_rows(dataset_id, "train") if dataset["status"] == "succeeded" else []
+        resolved = run_spec.resolve_run(spec, dataset, train_rows)
+        database, schema = self._where(request)
+        now = time.time()
+        labels_detail = [
+            label for label in dataset.get("labels") or [] if label["label_id"] in set(resolved.label_ids)
+        ]
+        record = {
+            "run_id": new_id("run"),
+            "database": database,
+            "schema": schema,
+            "created_ts": now,
+            "config_fingerprint": resolved.fingerprint,
+            "config": resolved.config,
+            "spec": resolved.spec,
+            "dataset_id": dataset_id,
+            "dataset_fingerprint": resolved.dataset_fingerprint,
+            "model_config_tier": resolved.spec.get("model_config_tier", "S"),
+            "model_name": resolved.model_name,
+            "labels": list(resolved.label_ids),
+            "label_fields": list(resolved.label_fields),
+            "labels_detail": labels_detail,
+            "seed": resolved.spec.get("seed", 0),
+            "overrides": resolved.overrides,
+            "trainer": resolved.trainer,
+            "total_steps": resolved.total_steps,
+            "steps_per_epoch": resolved.steps_per_epoch,
+            "seq_len": resolved.seq_len,
+            "plan": resolved.plan.to_dict(),
+            "create_body": resolved.create_body,
+        }
+        with self._insert_lock:
+            run_id, created = self.store.insert_run_unless_in_flight(record, new_state(), owner)
+        if created:
+            self._enqueue_run(run_id)
+        return JSONResponse(public_run(self.store.run_row(run_id)), status_code=201 if created else 200)
+
+    async def list_runs(self, request: Request, owner: str) -> Response:
+        assert self.store is not None
+        status = request.query_params.get("status")
+        if status is not None and status not in (*IN_FLIGHT, *TERMINAL):
+            raise invalid_argument(f"status must be one of {', '.join((*IN_FLIGHT, *TERMINAL))}", "status")
+        limit = _int_query(request, "limit", 100, 1, LIST_LIMIT_MAX)
+        database, schema = self._where(request)
+        rows = await run_in_threadpool(
+            self.store.list_runs, database=database, schema=schema, owner=owner, status=status, limit=limit
+        )
+        return JSONResponse({"runs": [public_run(r) for r in rows]})
+
+    def _run_for(self, request: Request, owner: str) -> Any:
+        assert self.store is not None
+        run_id = request.path_params["run_id"]
+        if not is_id(run_id, "run"):
+            raise not_found(f"run {run_id!r} not found: run ids look like run_ followed by 26 characters")
+        return self._owned(self.store.run_row(run_id), request, owner, "run", run_id)
+
+    async def get_run(self, request: Request, owner: str) -> Response:
+        row = await run_in_threadpool(self._run_for, request, owner)
+        return JSONResponse(public_run(row))
+
+    async def cancel_run(self, request: Request, owner: str) -> Response:
+        assert self.store is not None
+        row = await run_in_threadpool(self._run_for, request, owner)
+        status = await run_in_threadpool(self.store.request_cancel, row.run_id)
+        if status == "cancelled" and row.status == "queued":
+            await run_in_threadpool(self._cancel_queued, row.run_id)
+        return JSONResponse(public_run(self.store.run_row(row.run_id)))
+
+    def _cancel_queued(self, run_id: str) -> None:
+        """A queued run ends at once: its workflow is cancelled before it starts, and finalized."""
+        from dbos import DBOS
+
+        assert self.store is not None and self.engine is not None
+        try:
+            DBOS.cancel_workflow(run_id)
+        except Exception:
+            log.info("cancelling workflow %s:\n%s", run_id, traceback.format_exc())
+        self.engine.finalize(run_id, "cancelled")
+        threading.Thread(target=self._notify_quietly, args=(run_id,), daemon=True).start()
+
+    def _notify_quietly(self, run_id: str) -> None:
+        try:
+            self.notify_completed(run_id)
+        except Exception:
+            log.warning("webhook for %s failed:\n%s", run_id, traceback.format_exc())
+
+    async def run_metrics(self, request: Request, owner: str) -> Response:
+        assert self.store is not None
+        row = await run_in_threadpool(self._run_for, request, owner)
+        after = _int_query(request, "after_step", -1, -1, 2**62)
+        series, cursor = await run_in_threadpool(self.store.metric_series, row.run_id, after)
+        return JSONResponse({"series": series, "cursor": cursor})
+
+    async def run_logs(self, request: Request, owner: str) -> Response:
+        assert self.store is not None
+        row = await run_in_threadpool(self._run_for, request, owner)
+        structured = _truthy(request.query_params.get("structured"))
+        after = _int_query(request, "after", 0, 0, 2**62)
+        limit = _int_query(request, "limit", 1000, 1, LOG_LIMIT_MAX)
+        rows = await run_in_threadpool(self.store.log_entries, row.run_id, after, limit)
+        entries = []
+        cursor = after
+        for r in rows:
+            entry: dict[str, Any] = {"timestamp": rfc3339(r.ts), "severity": r.severity, "message": r.message}
+            if structured:
+                entry = {"seq": r.seq, **entry, **json.loads(r.context)}
+            entries.append(entry)
+            cursor = max(cursor, int(r.seq))
+        return JSONResponse({"logs": entries, "cursor": cursor})
+
+    async def get_model(self, request: Request, owner: str) -> Response:
+        assert self.store is not None
+        model_id = request.path_params["model_id"]
+        if not is_id(model_id, "mdl"):
+            raise not_found(
+                f"model {model_id!r} not found: model ids look like mdl_ followed by 26 characters"
+            )
+        row = await run_in_threadpool(self.store.model_row, model_id)
+        row = self._owned(row, request, owner, "model", model_id)
+        record = json.loads(row.record)
+        record["created_at"] = rfc3339(record.pop("created_ts", None))
+        record.pop("database", None)
+        record.pop("schema", None)
+        return JSONResponse(record)
+
+
+def _queue(name: str, concurrency: int | None) -> Any:
+    from dbos import DBOS
+
+    queue = DBOS.retrieve_queue(name)
+    if queue is None:
+        # A process that only serves HTTP (no executor) still enqueues on the shared queue.
+        queue = DBOS.register_queue(name, global_concurrency=concurrency, on_conflict="never_update")
+    return queue
+
+
+def _int_query(request: Request, name: str, default: int, low: int, high: int) -> int:
+    raw = request.query_params.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise invalid_argument(f"{name} must be an integer, not {raw!r}", name) from None
+    if not low <= value <= high:
+        raise invalid_argument(f"{name} must lie in [{low}, {high}]", name)
+    return value
+
+
+def _public_dataset(record: Mapping[str, Any]) -> dict[str, Any]:
+    keys = (
+        "dataset_id",
+        "status",
+        "name",
+        "created_at",
+        "finished_at",
+        "source",
+        "text_field",
+        "label_fields",
+        "val_fraction",
+        "seed",
+        "splits",
+        "fingerprints",
+        "labels",
+        "violations",
+        "violations_truncated",
+        "error",
+    )
+    return {k: record.get(k) for k in keys if k in record or k in ("error", "violations", "labels")}
+
+
+# --- inside ct local serve ----------------------------------------------------------------------------
+
+
+class EmbeddedService:
+    """The `ct_local_services` object: routes now, DBOS once the server listens."""
+
+    def __init__(self, state_dir: Path, settings: Any) -> None:
+        self.settings = settings
+        self.service = RunsService(
+            state_dir=state_dir / "runs-service",
+            client_for=self._client_for,
+            authenticate=self._authenticate,
+            webhook_urls=list(getattr(settings, "runs_webhook_urls", ()) or ()),
+            webhook_secret=os.environ.get("CT_RUNS_WEBHOOK_SECRET"),
+            concurrency=int(getattr(settings, "runs_concurrency", 1) or 1),
+        )
+        self.base_url: str | None = None
+        self._clients: dict[tuple[str, str, str], Any] = {}
+        self._lock = threading.Lock()
+
+    def routes(self) -> list[Route]:
+        return self.service.routes()
+
+    def start(self, base_url: str) -> None:
+        self.base_url = base_url
+        try:
+            self.service.start()
+        except Exception as exc:
+            self.service.start_error = f"{type(exc).__name__}: {exc}"
+            log.error("the runs service did not start:\n%s", traceback.format_exc())
+
+    def stop(self) -> None:
+        self.service.stop()
+        with self._lock:
+            for client in self._clients.values():
+                client.close()
+            self._clients.clear()
+
+    def _authenticate(self, request: Request) -> str:
+        from ct_local.http.context import caller_identity
+
+        return caller_identity(request).role
+
+    def _client_for(self, owner: str, database: str, schema: str) -> Any:
+        from ct_core import CortexTrainingClient
+
+        if self.base_url is None:
+            raise RuntimeError("the local server has not started listening yet")
+        key = (owner, database.upper(), schema.upper())
+        with self._lock:
+            client = self._clients.get(key)
+            if client is None:
+                token = next((t for t, role in self.settings.tokens.items() if role == owner), None)
+                client = CortexTrainingClient(
+                    base_url=self.base_url,
+                    database=database,
+                    schema=schema,
+                    token=token,
+                    poll_interval=0.005,
+                    poll_max_interval=0.05,
+                )
+                self._clients[key] = client
+            return client
+
+
+def embedded_service(state_dir: str, settings: Any) -> EmbeddedService | None:
+    if not getattr(settings, "runs_service", True):
+        return None
+    return EmbeddedService(Path(state_dir), settings)
+
+
+def token_authenticator(token: str) -> Authenticate:
+    """Callers of a standalone service present its token as a bearer token; all share one owner."""
+
+    def authenticate(request: Request) -> str:
+        scheme, _, value = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(value.strip().encode(), token.encode()):
+            raise RunsRefusal(
+                "unauthenticated", "this runs service needs its token: Authorization: Bearer <token>"
+            )
+        return "service"
+
+    return authenticate

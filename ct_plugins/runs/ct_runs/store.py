@@ -1,0 +1,563 @@
+"""The runs service's own records: datasets, runs, metrics, logs, jobs, registered models, workers.
+
+One SQLAlchemy engine over SQLite (a file under the service's state dir) or the Postgres that
+DBOS uses too, so several workers on several machines see the same records. DBOS keeps its own
+tables (workflow status and step outputs); these tables hold what callers read.
+
+Every mutable field of a run that the engine changes lives in ``state`` (one JSON column written
+in one transaction with the metrics and logs it goes with), except ``cancel_requested``, which
+the HTTP side sets on its own so a cancel never races with a state write.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine
+
+metadata = sa.MetaData()
+
+datasets = sa.Table(
+    "ctr_datasets",
+    metadata,
+    sa.Column("dataset_id", sa.String(64), primary_key=True),
+    sa.Column("database", sa.String(256), nullable=False),
+    sa.Column("schema", sa.String(256), nullable=False),
+    sa.Column("owner", sa.String(256), nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("summary", sa.Text, nullable=False),
+    sa.Column("options", sa.Text, nullable=False),
+    sa.Column("error", sa.Text),
+    sa.Column("source", sa.LargeBinary),
+)
+
+dataset_rows = sa.Table(
+    "ctr_dataset_rows",
+    metadata,
+    sa.Column("dataset_id", sa.String(64), primary_key=True),
+    sa.Column("split", sa.String(16), primary_key=True),
+    sa.Column("idx", sa.Integer, primary_key=True),
+    sa.Column("row", sa.Text, nullable=False),
+)
+
+runs = sa.Table(
+    "ctr_runs",
+    metadata,
+    sa.Column("run_id", sa.String(64), primary_key=True),
+    sa.Column("database", sa.String(256), nullable=False),
+    sa.Column("schema", sa.String(256), nullable=False),
+    sa.Column("owner", sa.String(256), nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("fingerprint", sa.String(64), nullable=False, index=True),
+    sa.Column("dataset_id", sa.String(64), nullable=False),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("record", sa.Text, nullable=False),
+    sa.Column("state", sa.Text, nullable=False),
+    sa.Column("cancel_requested", sa.Boolean, nullable=False, default=False),
+)
+
+metrics = sa.Table(
+    "ctr_metrics",
+    metadata,
+    sa.Column("run_id", sa.String(64), primary_key=True),
+    sa.Column("name", sa.String(128), primary_key=True),
+    sa.Column("step", sa.Integer, primary_key=True),
+    sa.Column("value", sa.Float, nullable=False),
+)
+
+logs = sa.Table(
+    "ctr_logs",
+    metadata,
+    sa.Column("seq", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("run_id", sa.String(64), nullable=False, index=True),
+    sa.Column("ts", sa.Float, nullable=False),
+    sa.Column("severity", sa.String(16), nullable=False),
+    sa.Column("message", sa.Text, nullable=False),
+    sa.Column("context", sa.Text, nullable=False),
+)
+
+jobs = sa.Table(
+    "ctr_jobs",
+    metadata,
+    sa.Column("run_id", sa.String(64), primary_key=True),
+    sa.Column("job_id", sa.String(256), primary_key=True),
+    sa.Column("n_gpus", sa.Integer, nullable=False),
+    sa.Column("created_at", sa.Float, nullable=False),
+    sa.Column("running_since", sa.Float),
+    sa.Column("ended_at", sa.Float),
+)
+
+models = sa.Table(
+    "ctr_models",
+    metadata,
+    sa.Column("model_id", sa.String(64), primary_key=True),
+    sa.Column("run_id", sa.String(64), nullable=False, unique=True),
+    sa.Column("database", sa.String(256), nullable=False),
+    sa.Column("schema", sa.String(256), nullable=False),
+    sa.Column("owner", sa.String(256), nullable=False),
+    sa.Column("record", sa.Text, nullable=False),
+)
+
+workers = sa.Table(
+    "ctr_workers",
+    metadata,
+    sa.Column("executor_id", sa.String(256), primary_key=True),
+    sa.Column("last_seen", sa.Float, nullable=False),
+    sa.Column("recovered_by", sa.String(256)),
+)
+
+deliveries = sa.Table(
+    "ctr_deliveries",
+    metadata,
+    sa.Column("delivery_id", sa.String(128), primary_key=True),
+    sa.Column("url", sa.Text, primary_key=True),
+    sa.Column("delivered", sa.Boolean, nullable=False),
+    sa.Column("attempts", sa.Integer, nullable=False),
+    sa.Column("status_code", sa.Integer),
+    sa.Column("error", sa.Text),
+)
+
+#: Statuses a run never leaves.
+TERMINAL = ("succeeded", "failed", "cancelled")
+#: Statuses in which an identical request is answered with the same run.
+IN_FLIGHT = ("queued", "running")
+
+
+def rfc3339(ts: float | None) -> str | None:
+    if ts is None:
+        return None
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def sqlite_url(path: Path) -> str:
+    return f"sqlite:///{path}"
+
+
+def make_engine(url: str) -> Engine:
+    """An engine for the records; SQLite gets WAL and a busy timeout so threads wait, not fail."""
+    if url.startswith("sqlite"):
+        engine = sa.create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
+
+        @sa.event.listens_for(engine, "connect")
+        def _pragmas(dbapi_connection: Any, _record: Any) -> None:
+            cursor = dbapi_connection.cursor()
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+            cursor.close()
+
+        return engine
+    if url.startswith("postgresql://"):
+        url = "postgresql+psycopg://" + url.removeprefix("postgresql://")
+    return sa.create_engine(url, pool_pre_ping=True)
+
+
+class Store:
+    """Reads and writes of the service's tables; each method is one transaction."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.engine = make_engine(url)
+        metadata.create_all(self.engine)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    @contextmanager
+    def tx(self) -> Iterator[Connection]:
+        with self.engine.begin() as conn:
+            yield conn
+
+    # --- datasets -------------------------------------------------------------------------------
+
+    def add_dataset(
+        self, record: Mapping[str, Any], *, owner: str, options: Mapping[str, Any], source: bytes
+    ) -> None:
+        with self.tx() as c:
+            c.execute(
+                datasets.insert().values(
+                    dataset_id=record["dataset_id"],
+                    database=record["database"],
+                    schema=record["schema"],
+                    owner=owner,
+                    status=record["status"],
+                    created_at=record["created_ts"],
+                    summary=_dumps(dict(record)),
+                    options=_dumps(dict(options)),
+                    source=source,
+                )
+            )
+
+    def dataset_row(self, dataset_id: str) -> Any:
+        with self.tx() as c:
+            return c.execute(datasets.select().where(datasets.c.dataset_id == dataset_id)).first()
+
+    def dataset(self, dataset_id: str) -> dict[str, Any] | None:
+        row = self.dataset_row(dataset_id)
+        return None if row is None else {**json.loads(row.summary), "owner": row.owner}
+
+    def finish_dataset(
+        self,
+        dataset_id: str,
+        summary: Mapping[str, Any],
+        rows: Mapping[str, Sequence[Mapping[str, Any]]] | None,
+    ) -> None:
+        """Store a build's outcome (and its split rows) in one transaction, idempotently."""
+        with self.tx() as c:
+            c.execute(dataset_rows.delete().where(dataset_rows.c.dataset_id == dataset_id))
+            for split, items in (rows or {}).items():
+                if items:
+                    c.execute(
+                        dataset_rows.insert(),
+                        [
+                            {"dataset_id": dataset_id, "split": split, "idx": i, "row": _dumps(r)}
+                            for i, r in enumerate(items)
+                        ],
+                    )
+            c.execute(
+                datasets.update()
+                .where(datasets.c.dataset_id == dataset_id)
+                .values(status=summary["status"], summary=_dumps(dict(summary)), source=None)
+            )
+
+    def dataset_rows(self, dataset_id: str, split: str) -> list[dict[str, Any]]:
+        with self.tx() as c:
+            result = c.execute(
+                sa.select(dataset_rows.c.row)
+                .where(dataset_rows.c.dataset_id == dataset_id, dataset_rows.c.split == split)
+                .order_by(dataset_rows.c.idx)
+            )
+            return [json.loads(r.row) for r in result]
+
+    # --- runs -----------------------------------------------------------------------------------
+
+    def insert_run_unless_in_flight(
+        self, record: Mapping[str, Any], state: Mapping[str, Any], owner: str
+    ) -> tuple[str, bool]:
+        """Insert a new run, or return the queued/running run of the same fingerprint and owner.
+
+        Returns ``(run_id, created)``. The check and the insert share one transaction; on Postgres
+        a transaction-scoped advisory lock on the fingerprint makes two concurrent identical
+        requests agree on one run.
+        """
+        with self.tx() as c:
+            if c.dialect.name == "postgresql":
+                c.execute(
+                    sa.text("SELECT pg_advisory_xact_lock(hashtext(:f))"), {"f": record["config_fingerprint"]}
+                )
+            existing = c.execute(
+                sa.select(runs.c.run_id)
+                .where(
+                    runs.c.fingerprint == record["config_fingerprint"],
+                    runs.c.owner == owner,
+                    runs.c.database == record["database"],
+                    runs.c.schema == record["schema"],
+                    runs.c.status.in_(IN_FLIGHT),
+                )
+                .order_by(runs.c.created_at)
+            ).first()
+            if existing is not None:
+                return str(existing.run_id), False
+            c.execute(
+                runs.insert().values(
+                    run_id=record["run_id"],
+                    database=record["database"],
+                    schema=record["schema"],
+                    owner=owner,
+                    status="queued",
+                    fingerprint=record["config_fingerprint"],
+                    dataset_id=record["dataset_id"],
+                    created_at=record["created_ts"],
+                    record=_dumps(dict(record)),
+                    state=_dumps(dict(state)),
+                    cancel_requested=False,
+                )
+            )
+            return str(record["run_id"]), True
+
+    def run_row(self, run_id: str) -> Any:
+        with self.tx() as c:
+            return c.execute(runs.select().where(runs.c.run_id == run_id)).first()
+
+    def list_runs(
+        self, *, database: str, schema: str, owner: str | None, status: str | None, limit: int
+    ) -> list[Any]:
+        query = runs.select().where(runs.c.database == database, runs.c.schema == schema)
+        if owner is not None:
+            query = query.where(runs.c.owner == owner)
+        if status is not None:
+            query = query.where(runs.c.status == status)
+        with self.tx() as c:
+            return list(
+                c.execute(query.order_by(runs.c.created_at.desc(), runs.c.run_id.desc()).limit(limit))
+            )
+
+    def write_state(
+        self,
+        run_id: str,
+        state: Mapping[str, Any],
+        *,
+        status: str | None = None,
+        metric_points: Iterable[tuple[str, int, float]] = (),
+        log_entries: Iterable[tuple[float, str, str, Mapping[str, Any]]] = (),
+        only_if_status: Sequence[str] | None = None,
+    ) -> bool:
+        """Write a run's state, status, metric points and log lines in one transaction.
+
+        With ``only_if_status`` the write happens only while the run's status is one of those;
+        returns whether it happened.
+        """
+        with self.tx() as c:
+            values: dict[str, Any] = {"state": _dumps(dict(state))}
+            if status is not None:
+                values["status"] = status
+            query = runs.update().where(runs.c.run_id == run_id)
+            if only_if_status is not None:
+                query = query.where(runs.c.status.in_(list(only_if_status)))
+            if c.execute(query.values(**values)).rowcount == 0:
+                return False
+            self._add_metrics(c, run_id, metric_points)
+            self._add_logs(c, run_id, log_entries)
+            return True
+
+    def add_logs(self, run_id: str, entries: Iterable[tuple[float, str, str, Mapping[str, Any]]]) -> None:
+        with self.tx() as c:
+            self._add_logs(c, run_id, entries)
+
+    @staticmethod
+    def _add_logs(
+        c: Connection, run_id: str, entries: Iterable[tuple[float, str, str, Mapping[str, Any]]]
+    ) -> None:
+        items = [
+            {"run_id": run_id, "ts": ts, "severity": sev, "message": msg, "context": _dumps(dict(ctx))}
+            for ts, sev, msg, ctx in entries
+        ]
+        if items:
+            c.execute(logs.insert(), items)
+
+    @staticmethod
+    def _add_metrics(c: Connection, run_id: str, points: Iterable[tuple[str, int, float]]) -> None:
+        latest: dict[tuple[str, int], float] = {}
+        for name, step, value in points:
+            latest[(name, int(step))] = float(value)
+        if not latest:
+            return
+        keys = list(latest)
+        # Replace: a replayed step writes the same value again (provisional rows of a lost segment).
+        for name in {k[0] for k in keys}:
+            steps = [s for n, s in keys if n == name]
+            c.execute(
+                metrics.delete().where(
+                    metrics.c.run_id == run_id, metrics.c.name == name, metrics.c.step.in_(steps)
+                )
+            )
+        c.execute(
+            metrics.insert(),
+            [{"run_id": run_id, "name": n, "step": s, "value": v} for (n, s), v in latest.items()],
+        )
+
+    def drop_metrics_after(self, run_id: str, step: int) -> None:
+        """Forget the provisional points past a checkpoint a resumed run replays from."""
+        with self.tx() as c:
+            c.execute(metrics.delete().where(metrics.c.run_id == run_id, metrics.c.step > step))
+
+    def request_cancel(self, run_id: str) -> str | None:
+        """Flag a cancel; a queued run ends cancelled at once. Returns the status after the call."""
+        with self.tx() as c:
+            row = c.execute(sa.select(runs.c.status).where(runs.c.run_id == run_id)).first()
+            if row is None:
+                return None
+            if row.status in TERMINAL:
+                return str(row.status)
+            c.execute(runs.update().where(runs.c.run_id == run_id).values(cancel_requested=True))
+            if row.status == "queued":
+                c.execute(
+                    runs.update()
+                    .where(runs.c.run_id == run_id, runs.c.status == "queued")
+                    .values(status="cancelled")
+                )
+                return "cancelled"
+            return str(row.status)
+
+    def cancel_requested(self, run_id: str) -> bool:
+        with self.tx() as c:
+            row = c.execute(sa.select(runs.c.cancel_requested).where(runs.c.run_id == run_id)).first()
+            return bool(row and row.cancel_requested)
+
+    def metric_series(self, run_id: str, after_step: int) -> tuple[dict[str, list[list[float]]], int]:
+        with self.tx() as c:
+            result = c.execute(
+                sa.select(metrics.c.name, metrics.c.step, metrics.c.value)
+                .where(metrics.c.run_id == run_id, metrics.c.step > after_step)
+                .order_by(metrics.c.name, metrics.c.step)
+            )
+            series: dict[str, list[list[float]]] = {}
+            cursor = after_step
+            for name, step, value in result:
+                series.setdefault(name, []).append([int(step), float(value)])
+                cursor = max(cursor, int(step))
+            return series, cursor
+
+    def log_entries(self, run_id: str, after: int, limit: int) -> list[Any]:
+        with self.tx() as c:
+            return list(
+                c.execute(
+                    logs.select()
+                    .where(logs.c.run_id == run_id, logs.c.seq > after)
+                    .order_by(logs.c.seq)
+                    .limit(limit)
+                )
+            )
+
+    # --- jobs -----------------------------------------------------------------------------------
+
+    def add_job(self, run_id: str, job_id: str, n_gpus: int) -> None:
+        with self.tx() as c:
+            c.execute(
+                jobs.insert().values(run_id=run_id, job_id=job_id, n_gpus=n_gpus, created_at=time.time())
+            )
+
+    def job_running(self, run_id: str, job_id: str, ts: float) -> None:
+        with self.tx() as c:
+            c.execute(
+                jobs.update()
+                .where(jobs.c.run_id == run_id, jobs.c.job_id == job_id, jobs.c.running_since.is_(None))
+                .values(running_since=ts)
+            )
+
+    def job_ended(self, run_id: str, job_id: str, ts: float) -> None:
+        with self.tx() as c:
+            c.execute(
+                jobs.update()
+                .where(jobs.c.run_id == run_id, jobs.c.job_id == job_id, jobs.c.ended_at.is_(None))
+                .values(ended_at=ts)
+            )
+
+    def run_jobs(self, run_id: str) -> list[Any]:
+        with self.tx() as c:
+            return list(c.execute(jobs.select().where(jobs.c.run_id == run_id).order_by(jobs.c.created_at)))
+
+    def gpu_seconds(self, run_id: str, now: float | None = None) -> float:
+        """GPUs × running seconds of every job of the run (a job still running counts up to now)."""
+        now = time.time() if now is None else now
+        total = 0.0
+        for row in self.run_jobs(run_id):
+            if row.running_since is None:
+                continue
+            end = row.ended_at if row.ended_at is not None else now
+            total += row.n_gpus * max(0.0, end - row.running_since)
+        return total
+
+    # --- models ---------------------------------------------------------------------------------
+
+    def add_model(self, record: Mapping[str, Any], *, owner: str) -> str:
+        """Register the run's model version once; a second call returns the first one's id."""
+        with self.tx() as c:
+            existing = c.execute(
+                sa.select(models.c.model_id).where(models.c.run_id == record["run_id"])
+            ).first()
+            if existing is not None:
+                return str(existing.model_id)
+            c.execute(
+                models.insert().values(
+                    model_id=record["model_id"],
+                    run_id=record["run_id"],
+                    database=record["database"],
+                    schema=record["schema"],
+                    owner=owner,
+                    record=_dumps(dict(record)),
+                )
+            )
+            return str(record["model_id"])
+
+    def model_row(self, model_id: str) -> Any:
+        with self.tx() as c:
+            return c.execute(models.select().where(models.c.model_id == model_id)).first()
+
+    # --- webhook deliveries ---------------------------------------------------------------------
+
+    def delivered(self, delivery_id: str, url: str) -> bool:
+        with self.tx() as c:
+            row = c.execute(
+                sa.select(deliveries.c.delivered).where(
+                    deliveries.c.delivery_id == delivery_id, deliveries.c.url == url
+                )
+            ).first()
+            return bool(row and row.delivered)
+
+    def record_delivery(
+        self,
+        delivery_id: str,
+        url: str,
+        *,
+        delivered: bool,
+        attempts: int,
+        status_code: int | None,
+        error: str | None,
+    ) -> None:
+        with self.tx() as c:
+            c.execute(
+                deliveries.delete().where(deliveries.c.delivery_id == delivery_id, deliveries.c.url == url)
+            )
+            c.execute(
+                deliveries.insert().values(
+                    delivery_id=delivery_id,
+                    url=url,
+                    delivered=delivered,
+                    attempts=attempts,
+                    status_code=status_code,
+                    error=error,
+                )
+            )
+
+    # --- workers --------------------------------------------------------------------------------
+
+    def heartbeat(self, executor_id: str, ts: float | None = None) -> None:
+        ts = time.time() if ts is None else ts
+        with self.tx() as c:
+            updated = c.execute(
+                workers.update()
+                .where(workers.c.executor_id == executor_id)
+                .values(last_seen=ts, recovered_by=None)
+            ).rowcount
+            if not updated:
+                c.execute(workers.insert().values(executor_id=executor_id, last_seen=ts))
+
+    def claim_dead_workers(
+        self, executor_id: str, stale_after_s: float, ts: float | None = None
+    ) -> list[str]:
+        """Mark the workers silent for longer than ``stale_after_s`` as recovered by this one.
+
+        Only one live worker wins each dead one (the update is conditional), so a dead worker's
+        workflows are handed on once.
+        """
+        ts = time.time() if ts is None else ts
+        won: list[str] = []
+        with self.tx() as c:
+            stale = c.execute(
+                sa.select(workers.c.executor_id).where(
+                    workers.c.last_seen < ts - stale_after_s,
+                    workers.c.recovered_by.is_(None),
+                    workers.c.executor_id != executor_id,
+                )
+            ).all()
+            for (dead,) in stale:
+                n = c.execute(
+                    workers.update()
+                    .where(workers.c.executor_id == dead, workers.c.recovered_by.is_(None))
+                    .values(recovered_by=executor_id)
+                ).rowcount
+                if n:
+                    won.append(str(dead))
+        return won
