@@ -46,10 +46,19 @@ def _query_text(value: Any) -> str:
 
 
 def query_string(query: Mapping[str, Any] | None) -> str:
-    """`?a=1&b=x` from the items whose value is not None ('' when none are left)."""
+    """`?a=1&b=x` from the items whose value is not None ('' when none are left).
+
+    A list or tuple value repeats its key once per item (`?label_field=a&label_field=b`).
+    """
     if not query:
         return ""
-    pairs = [(key, _query_text(value)) for key, value in query.items() if value is not None]
+    pairs = [
+        (key, _query_text(item))
+        for key, value in query.items()
+        if value is not None
+        for item in (value if isinstance(value, list | tuple) else (value,))
+        if item is not None
+    ]
     return "?" + urlencode(pairs, quote_via=quote) if pairs else ""
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ct_core.control.polling import PollSchedule
-from ct_core.errors import APIError, CTConnectionError, ValidationError
+from ct_core.errors import APIError, CTConnectionError, ValidationError, redact_secrets
 from ct_core.fs import atomic_replace
 from ct_core.http import retry as _retry
 from ct_model_deployment import records
@@ -33,7 +33,13 @@ from ct_model_deployment.errors import (
     rewrite_api_error,
     rewrite_connection_error,
 )
-from ct_model_deployment.spec import check_spec, create_body, deployment_id_of, job_id_of
+from ct_model_deployment.spec import (
+    check_spec,
+    create_body,
+    deployment_id_of,
+    job_id_of,
+    registered_checkpoint,
+)
 
 #: The path below a schema's prefix where its deployments answer OpenAI-style calls
 #: (createChatCompletion, listDeploymentModels).
@@ -44,6 +50,8 @@ LOG_TYPES = ("execution", "stdout")
 FILE_MODE = 0o600
 #: The status of the server's refusal to cancel a failed or terminated job (cancelJob).
 CONFLICT_STATUS = 409
+#: The status of an unknown registered model (getRegisteredModel): final at once, never retried.
+NOT_FOUND_STATUS = 404
 
 
 #: Loggers whose lines may name the backing job while a deployment method runs: the request log,
@@ -83,6 +91,10 @@ def load_spec(spec: dict[str, Any] | str | Path) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValidationError(f"{spec}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+
+
+def _not_found(error: BaseException) -> bool:
+    return isinstance(error, APIError) and error.status_code == NOT_FOUND_STATUS
 
 
 def _source_model(job: dict[str, Any], source_job_id: str) -> str:
@@ -151,10 +163,60 @@ class ModelDeployments:
         """The checked, normalized spec; no request is made (what `create --dry-run` prints)."""
         return check_spec(load_spec(spec))
 
+    def resolve_registered_model(self, model_id: str) -> dict[str, Any]:
+        """The checkpoint source (`type`, `job_id`, `checkpoint_id`) a registered model stands for.
+
+        One GET of the runs service's record (getRegisteredModel); an unknown model fails at once
+        with a ModelDeploymentError naming it, any other failure as the service's error.
+        """
+        try:
+            answer = self.client.request(
+                "getRegisteredModel",
+                params={"model_id": model_id},
+                # The general rule retries a 404 (a new job can lag); an unknown model never appears.
+                predicate=_retry.general(final=_not_found),
+            ).json()
+        except APIError as error:
+            raise self._registered_model_error(error, model_id) from None
+        except CTConnectionError as error:
+            raise rewrite_connection_error(error, deployment_id=None, job_id=None) from None
+        return registered_checkpoint(answer, model_id)
+
+    def _registered_model_error(self, error: APIError, model_id: str) -> ModelDeploymentError:
+        where = f"{self.client.database}.{self.client.schema}"
+        if error.status_code == NOT_FOUND_STATUS:
+            message = (
+                f"registered model {model_id} not found in {where} (check the id against the run's "
+                "model_id, and that the runs service serves this schema)"
+            )
+        else:
+            message = f"registered model {model_id} lookup failed with HTTP {error.status_code}"
+            if error.code is not None:
+                message += f" ({error.code})"
+            if error.server_message:
+                message += f": {redact_secrets(error.server_message)}"
+        if error.request_id:
+            message += f" (snowflake request id: {error.request_id})"
+        return ModelDeploymentError(
+            message,
+            response=error.response,
+            status_code=error.status_code,
+            code=error.code,
+            request_id=error.request_id,
+            server_message=error.server_message,
+        )
+
     def create(self, spec: dict[str, Any] | str | Path) -> dict[str, Any]:
-        """Create a deployment from a spec (dict or JSON file); returns its metadata."""
+        """Create a deployment from a spec (dict or JSON file); returns its metadata.
+
+        A registered-model source is resolved here, just before the source job is read and the
+        job created: into the checkpoint its run exported.
+        """
         checked = self.normalize_spec(spec)
         source = checked["source"]
+        if source["type"] == "registered_model":
+            source = self.resolve_registered_model(source["model_id"])
+            checked = {**checked, "source": source}
         with self.errors_named(None, None):
             if source["type"] == "checkpoint":
                 model = _source_model(self.client.get_job(source["job_id"]), source["job_id"])

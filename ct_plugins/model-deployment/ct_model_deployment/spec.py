@@ -3,6 +3,10 @@
 A spec is one JSON object with exactly `deployment`, `source` and `inference`. Only the rules below
 are checked here; which models can be deployed, and on how many GPUs, is the server's call, so a new
 model needs no client release. Every problem found is reported in one ValidationError.
+
+A `registered_model` source (the model a managed run registered) is only checked for its shape here;
+`registered_checkpoint` turns the runs service's record of it into the `checkpoint` source it stands
+for, which the SDK does when it creates the deployment (never in a dry run).
 """
 
 from __future__ import annotations
@@ -17,7 +21,11 @@ from ct_core.errors import ValidationError
 SPEC_KEYS = ("deployment", "source", "inference")
 DEPLOYMENT_KEYS = ("class", "min_replicas", "gpus_per_replica", "gpu_type")
 INFERENCE_KEYS = ("max_seq_len",)
-SOURCE_KEYS = {"base_model": ("type", "model"), "checkpoint": ("type", "job_id", "checkpoint_id")}
+SOURCE_KEYS = {
+    "base_model": ("type", "model"),
+    "checkpoint": ("type", "job_id", "checkpoint_id"),
+    "registered_model": ("type", "model_id"),
+}
 
 #: The only deployment class served today.
 DEPLOYMENT_CLASS = "EVALUATION"
@@ -32,6 +40,14 @@ NODE_GPUS = 8
 DEPLOYMENT_PREFIX = "sf-ct-"
 _DEPLOYMENT_ID_RE = re.compile(r"sf-ct-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})")
 BAD_DEPLOYMENT_ID = "deployment must currently be an sf-ct-<UUID> ID"
+
+#: A registered model id: `mdl_` and a ULID, 26 characters of Crockford's base32 (digits and letters
+#: without I, L, O and U) in either case after the lower-case prefix. Passed on as written.
+_MODEL_ID_RE = re.compile(r"mdl_(?i:[0-9A-HJKMNP-TV-Z]{26})")
+BAD_MODEL_ID = (
+    "source.model_id must be mdl_ followed by 26 base32 characters (0-9 and A-Z without I, L, O, U), "
+    "the model_id of a succeeded run"
+)
 
 
 def job_id_of(deployment: Any) -> str:
@@ -128,12 +144,58 @@ def _source_problems(source: Any) -> list[str]:
     for key in SOURCE_KEYS[kind]:
         if key in source and not (isinstance(source[key], str) and source[key].strip()):
             found.append(f"source.{key} must be a non-empty string")
+    model_id = source.get("model_id")
+    has_id = isinstance(model_id, str) and bool(model_id.strip())
+    if kind == "registered_model" and has_id and not is_model_id(model_id):
+        found.append(f"{BAD_MODEL_ID}; got {_shorten(str(model_id))}")
     return found
 
 
+def is_model_id(value: Any) -> bool:
+    """Whether `value` reads as a registered model id (mdl_ and 26 base32 characters)."""
+    return isinstance(value, str) and _MODEL_ID_RE.fullmatch(value) is not None
+
+
+def _shorten(value: str, limit: int = 60) -> str:
+    return repr(value if len(value) <= limit else value[:limit] + "...")
+
+
+def registered_checkpoint(model: Any, model_id: str) -> dict[str, Any]:
+    """The checkpoint source a registered model stands for, from the runs service's record of it.
+
+    `model` is the answer of getRegisteredModel for `model_id`. The record must be about that model
+    and name the weights-only checkpoint (`job_id`, `checkpoint_id`) it was exported to; anything
+    else is refused with a ValidationError naming the model, before a deployment is created.
+    """
+    if not isinstance(model, dict):
+        raise ValidationError(f"registered model {model_id}: the runs service's answer is not a JSON object")
+    answered = model.get("model_id")
+    if answered is not None and answered != model_id:
+        raise ValidationError(
+            f"registered model {model_id}: the runs service answered for {_shorten(str(answered))} instead"
+        )
+    missing = [
+        key
+        for key in ("job_id", "checkpoint_id")
+        if not (isinstance(model.get(key), str) and model[key].strip())
+    ]
+    if missing:
+        raise ValidationError(
+            f"registered model {model_id} names no {' and no '.join(missing)} to deploy "
+            "(its run may not have exported a weights-only checkpoint)"
+        )
+    return {"type": "checkpoint", "job_id": model["job_id"], "checkpoint_id": model["checkpoint_id"]}
+
+
 def create_body(spec: dict[str, Any], model_name: str) -> dict[str, Any]:
-    """The POST / body for a checked spec (operation createJob); `model_name` is the source's model."""
+    """The POST / body for a checked spec (operation createJob); `model_name` is the source's model.
+
+    A registered-model source must be resolved first (`registered_checkpoint`): sent as it is, it
+    would silently deploy the bare base model.
+    """
     deployment, source, inference = spec["deployment"], spec["source"], spec["inference"]
+    if source["type"] == "registered_model":
+        raise ValueError("a registered_model source must be resolved to its checkpoint before create_body")
     replicas, gpus = deployment["min_replicas"], deployment["gpus_per_replica"]
     max_seq_len = inference["max_seq_len"]
     sub_job: dict[str, Any] = {

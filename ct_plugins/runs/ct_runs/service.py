@@ -21,6 +21,7 @@ workflows back to the queue through DBOS's public API (``list_workflows`` by exe
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import json
 import logging
@@ -120,8 +121,13 @@ class RunsService:
 
         from ct_runs import workflows
 
+        # Heavy imports happen here, in one thread, before workflows run on DBOS's threads: two
+        # threads importing torch at once can see it half initialized.
+        with contextlib.suppress(ImportError):
+            import torch  # noqa: F401
         self.store = Store(self.database_url)
         self.engine = Engine(self.store, self.client_for)
+        logging.getLogger("httpx").setLevel(logging.WARNING)  # its INFO lines carry webhook URLs
         workflows.install(self)
         DBOS(
             config={

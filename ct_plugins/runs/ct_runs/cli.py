@@ -1,0 +1,452 @@
+"""`ct datasets ...` and `ct runs ...`: the command line over `client.datasets` and `client.runs`.
+
+Every command prints JSON on stdout and progress on stderr, and fails as every `ct` command does
+(`error: ...` plus a hint, exit 1; a usage error exits 2; Ctrl+C 130). The followers
+(`metrics --follow`, `logs --follow`) print one compact JSON document per line as the pages or
+entries arrive, so their output is JSON Lines. A wait that ends in a failed or cancelled run (or a
+failed build) prints the record and exits 1.
+
+`ct runs serve` runs the service itself (ct_runs.serve), against the Cortex Training service the
+global connection options name. Nothing heavy is imported at module level: the SDK, DBOS,
+matplotlib and the service are imported inside the commands, so `ct --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from cyclopts import App, Parameter
+
+from ct_cli import context, output
+
+datasets_app = App(name="datasets", help="Build fingerprinted, leakage-checked datasets for runs.")
+runs_app = App(
+    name="runs", help="Start, watch, plot and cancel managed training runs; serve the runs service."
+)
+
+RunStatus = Literal["queued", "running", "succeeded", "failed", "cancelled"]
+
+#: Where `ct runs serve` keeps its state unless --state-dir says otherwise (under XDG_DATA_HOME).
+STATE_SUBDIR = Path("cortex-training") / "runs-service"
+#: The environment variable that holds the webhook HMAC secret unless --webhook-secret-env names another.
+DEFAULT_WEBHOOK_SECRET_ENV = "CT_RUNS_WEBHOOK_SECRET"
+DEFAULT_SERVE_PORT = 8085
+
+
+#: The next step printed under a "not found" error, by what the command names.
+RUN_NOT_FOUND_HINT = "check the run id (ct runs list shows this schema's runs), --database and --schema"
+DATASET_NOT_FOUND_HINT = (
+    "check the dataset id, --database and --schema (a build is kept in the schema it was made in)"
+)
+SPEC_NOT_FOUND_HINT = "the spec's dataset_id must name a dataset build of this schema (ct datasets get DS)"
+
+
+def _client() -> Any:
+    return context.client()
+
+
+@contextmanager
+def _not_found(hint: str) -> Iterator[None]:
+    """A "not found" from the service leaves with `hint` (the CLI's generic one speaks of jobs)."""
+    from ct_core.errors import NotFoundError
+
+    try:
+        yield
+    except NotFoundError as exc:
+        if not exc.hint:
+            exc.hint = hint
+        raise
+
+
+def _usage(message: str) -> Exception:
+    from ct_cli.app import UsageError
+
+    return UsageError(message)
+
+
+def _jsonl(value: Any) -> None:
+    """One compact JSON document on its own line (the followers' output)."""
+    output.emit_text(output.render_json(value, compact=True))
+
+
+def _interrupted(what: str, hint: str) -> int:
+    output.error(f"interrupted; {what} goes on", hint=hint)
+    return output.EXIT_INTERRUPTED
+
+
+# --- ct datasets ---------------------------------------------------------------------------------
+
+
+@datasets_app.command
+def build(
+    file: Annotated[
+        str, Parameter(allow_leading_hyphen=True, help="The JSONL file to upload, or - for stdin.")
+    ],
+    *,
+    text_field: Annotated[str, Parameter(help="The key of each row that holds the text.")] = "text",
+    label_field: Annotated[
+        list[str] | None,
+        Parameter(
+            negative=(),
+            consume_multiple=False,
+            help="A key of each row that holds a label (repeat the flag for several).",
+        ),
+    ] = None,
+    val_fraction: Annotated[float, Parameter(help="Share of rows for validation (0 < x < 1).")] = 0.1,
+    seed: Annotated[int, Parameter(help="Seed of the deterministic train/validation split.")] = 0,
+    name: Annotated[str | None, Parameter(help="A name for people; the id stays the reference.")] = None,
+    wait: Annotated[bool, Parameter(negative=(), help="Wait until the build succeeds or fails.")] = False,
+    timeout: Annotated[
+        float | None, Parameter(help="Seconds --wait may take (default: the global --poll-timeout).")
+    ] = None,
+) -> int:
+    """Upload a JSONL file and build a dataset from it: splits, fingerprints, leakage gates.
+
+    Prints the Dataset. With --wait, prints it once settled; a failed build exits 1.
+    """
+    from ct_core.runs.datasets import read_source
+
+    source: str | bytes = file
+    if file == "-":
+        source = context.current().stdin.read().encode("utf-8")
+    data = read_source(source)
+    datasets = _client().datasets
+    where = "stdin" if file == "-" else file
+    output.progress(f"uploading {len(data)} bytes from {where}")
+    dataset = datasets.build(
+        data,
+        text_field=text_field,
+        label_fields=label_field or (),
+        val_fraction=val_fraction,
+        seed=seed,
+        name=name,
+    )
+    if not wait:
+        output.emit(dataset)
+        return output.EXIT_OK
+    dataset_id = str(dataset.get("dataset_id", ""))
+    return _wait_for_dataset(datasets, dataset_id, timeout)
+
+
+def _wait_for_dataset(datasets: Any, dataset_id: str, timeout: float | None) -> int:
+    from ct_core.errors import RunWaitTimeout
+
+    try:
+        output.progress(f"building {dataset_id}; waiting until it settles")
+        dataset = datasets.wait(dataset_id, timeout=timeout)
+    except KeyboardInterrupt:
+        return _interrupted(f"the build of {dataset_id}", f"read it later with ct datasets get {dataset_id}")
+    except RunWaitTimeout as exc:
+        output.emit(exc.last)
+        raise
+    output.emit(dataset)
+    if dataset.get("status") != "succeeded":
+        violations = dataset.get("violations") or []
+        said = f": {dataset['error']}" if dataset.get("error") else ""
+        output.error(
+            f"dataset {dataset_id} ended {dataset.get('status')}{said}",
+            hint=f"{len(violations)} leakage violation(s) are listed in the printed report"
+            if violations
+            else None,
+        )
+        return output.EXIT_ERROR
+    return output.EXIT_OK
+
+
+@datasets_app.command
+def get(dataset_id: Annotated[str, Parameter(help="The dataset id, ds_<ULID>.")]) -> None:
+    """Print a dataset build: status, splits, fingerprints, labels and violations."""
+    with _not_found(DATASET_NOT_FOUND_HINT):
+        output.emit(_client().datasets.get(dataset_id))
+
+
+# --- ct runs: start and read ----------------------------------------------------------------------
+
+
+def _read_spec(spec: str) -> Any:
+    if spec != "-":
+        return spec
+    from ct_core.runs.runs import parse_run_spec
+
+    return parse_run_spec(context.current().stdin.read(), "on stdin")
+
+
+@runs_app.command
+def start(
+    spec: Annotated[
+        str, Parameter(allow_leading_hyphen=True, help="The run spec: a JSON file, or - for stdin.")
+    ],
+    *,
+    wait: Annotated[bool, Parameter(negative=(), help="Wait until the run has ended.")] = False,
+    timeout: Annotated[
+        float | None, Parameter(help="Seconds --wait may take (default: the global --poll-timeout).")
+    ] = None,
+) -> int:
+    """Start a training run from a spec {dataset_id, model_config_tier, labels, seed, overrides, trainer}.
+
+    Prints the Run (the same run again for an identical spec still in flight).
+
+    With --wait, prints the run once it has ended; a failed or cancelled run exits 1.
+    """
+    from ct_core.runs.runs import load_run_spec
+
+    body = load_run_spec(_read_spec(spec))
+    runs = _client().runs
+    with _not_found(SPEC_NOT_FOUND_HINT):
+        run = runs.start(body)
+    if not wait:
+        output.emit(run)
+        return output.EXIT_OK
+    return _wait_for_run(runs, str(run.get("run_id", "")), timeout, status=str(run.get("status")))
+
+
+def _wait_for_run(runs: Any, run_id: str, timeout: float | None, *, status: str) -> int:
+    from ct_core.errors import RunWaitTimeout
+
+    try:
+        output.progress(f"run {run_id} is {status}; waiting until it ends")
+        run = runs.wait(run_id, timeout=timeout)
+    except KeyboardInterrupt:
+        return _interrupted(f"run {run_id}", f"cancel it with ct runs cancel {run_id}")
+    except RunWaitTimeout as exc:
+        output.emit(exc.last)
+        raise
+    output.emit(run)
+    if run.get("status") != "succeeded":
+        said = f": {run['error']}" if run.get("error") else ""
+        output.error(
+            f"run {run_id} ended {run.get('status')}{said}", hint=f"see its logs with ct runs logs {run_id}"
+        )
+        return output.EXIT_ERROR
+    return output.EXIT_OK
+
+
+@runs_app.command(name="list")
+def list_runs(
+    *,
+    status: Annotated[RunStatus | None, Parameter(help="Only runs in this status.")] = None,
+    limit: Annotated[
+        int | None, Parameter(help="At most this many runs (the service's default: 100).")
+    ] = None,
+) -> None:
+    """List the schema's runs, newest first: {"runs": [...]}."""
+    output.emit({"runs": _client().runs.list(status=status, limit=limit)})
+
+
+@runs_app.command(name="get")
+def get_run(run_id: Annotated[str, Parameter(help="The run id, run_<ULID>.")]) -> None:
+    """Print a run: status, fingerprints, resolved trainer, progress, checkpoints and outcome."""
+    with _not_found(RUN_NOT_FOUND_HINT):
+        output.emit(_client().runs.get(run_id))
+
+
+@runs_app.command
+def cancel(run_id: Annotated[str, Parameter(help="The run id, run_<ULID>.")]) -> None:
+    """Cancel a run: a queued one ends at once, a running one after a final checkpoint."""
+    with _not_found(RUN_NOT_FOUND_HINT):
+        output.emit(_client().runs.cancel(run_id))
+
+
+# --- ct runs: metrics and logs --------------------------------------------------------------------
+
+
+@runs_app.command
+def metrics(
+    run_id: Annotated[str, Parameter(help="The run id, run_<ULID>.")],
+    *,
+    after_step: Annotated[int | None, Parameter(help="Only points after this step.")] = None,
+    follow: Annotated[
+        bool, Parameter(negative=(), help="Keep printing new pages, one JSON line each, until the run ends.")
+    ] = False,
+    poll: Annotated[
+        float | None,
+        Parameter(help="Seconds between reads with --follow (default: the global --poll-interval)."),
+    ] = None,
+) -> int:
+    """Print the run's metric series {"series": {name: [[step, value], ...]}, "cursor"}.
+
+    Series: train_loss, val_loss, lr, epoch, tokens_per_s and val_accuracy/<label> per label.
+    """
+    runs = _client().runs
+    try:
+        with _not_found(RUN_NOT_FOUND_HINT):
+            if not follow:
+                output.emit(runs.metrics(run_id, after_step=after_step))
+                return output.EXIT_OK
+            for page in runs.follow_metrics(run_id, after_step=after_step, poll=poll):
+                _jsonl(page)
+    except KeyboardInterrupt:
+        return _interrupted(f"run {run_id}", "follow again with --after-step set to the last cursor")
+    return output.EXIT_OK
+
+
+@runs_app.command
+def logs(
+    run_id: Annotated[str, Parameter(help="The run id, run_<ULID>.")],
+    *,
+    structured: Annotated[
+        bool, Parameter(negative=(), help="Add step, epoch, event and the known losses, throughput and lr.")
+    ] = False,
+    after: Annotated[int, Parameter(help="Only entries after this sequence number (a cursor).")] = 0,
+    limit: Annotated[int | None, Parameter(help="At most this many entries (without --follow).")] = None,
+    follow: Annotated[
+        bool,
+        Parameter(negative=(), help="Print entries, one JSON line each, as they come, until the run ends."),
+    ] = False,
+    poll: Annotated[
+        float | None,
+        Parameter(help="Seconds between reads with --follow (default: the global --poll-interval)."),
+    ] = None,
+) -> int:
+    """Print the run's log {"logs": [{timestamp, severity, message, ...}], "cursor"}."""
+    runs = _client().runs
+    try:
+        with _not_found(RUN_NOT_FOUND_HINT):
+            if not follow:
+                output.emit(runs.logs(run_id, structured=structured, after=after, limit=limit))
+                return output.EXIT_OK
+            for entry in runs.follow_logs(run_id, structured=structured, after=after, poll=poll):
+                _jsonl(entry)
+    except KeyboardInterrupt:
+        return _interrupted(
+            f"run {run_id}", "follow again with --after set to the last entry's seq (--structured)"
+        )
+    return output.EXIT_OK
+
+
+def _all_metrics(runs: Any, run_id: str) -> dict[str, Any]:
+    """Every point of every series, read page after page until a page brings nothing new."""
+    merged: dict[str, list[Any]] = {}
+    cursor = -1
+    while True:
+        page = runs.metrics(run_id, after_step=cursor)
+        series = page.get("series") or {}
+        fresh = False
+        for name, points in series.items():
+            if points:
+                merged.setdefault(name, []).extend(points)
+                fresh = True
+        next_cursor = page.get("cursor")
+        if not fresh or not isinstance(next_cursor, int) or next_cursor <= cursor:
+            return {"series": merged, "cursor": cursor if not isinstance(next_cursor, int) else next_cursor}
+        cursor = next_cursor
+
+
+@runs_app.command
+def plot(
+    run_id: Annotated[str, Parameter(help="The run id, run_<ULID>.")],
+    *,
+    output_file: Annotated[
+        Path | None, Parameter(name="--output", help="The PNG file to write (default: ./<RUN_ID>.png).")
+    ] = None,
+) -> None:
+    """Plot train and validation loss, learning rate and epoch over the steps as a PNG.
+
+    An early stop is marked on every panel. Prints {"run_id", "status", "output", "points"}.
+    """
+    from ct_runs.plot import check_output, plot_run
+
+    target = check_output(output_file or Path(f"{run_id}.png"))
+    runs = _client().runs
+    with _not_found(RUN_NOT_FOUND_HINT):
+        run = runs.get(run_id)
+        series = _all_metrics(runs, run_id)
+    written = plot_run(series, run, target)
+    output.emit(
+        {
+            "run_id": run_id,
+            "status": run.get("status"),
+            "output": str(written.resolve()),
+            "points": {name: len(points) for name, points in sorted(series["series"].items())},
+        }
+    )
+
+
+# --- ct runs serve --------------------------------------------------------------------------------
+
+
+def default_state_dir() -> Path:
+    """`$XDG_DATA_HOME/cortex-training/runs-service`, or under ~/.local/share without XDG_DATA_HOME."""
+    base = os.environ.get("XDG_DATA_HOME", "").strip()
+    root = Path(base).expanduser() if base else Path.home() / ".local" / "share"
+    return root / STATE_SUBDIR
+
+
+@runs_app.command
+def serve(
+    *,
+    host: Annotated[
+        str, Parameter(help="Address to listen on; keep it on loopback unless a proxy guards it.")
+    ] = ("127.0.0.1"),
+    port: Annotated[int, Parameter(help="Port to listen on; 0 picks a free one (see --ready-file).")] = (
+        DEFAULT_SERVE_PORT
+    ),
+    state_dir: Annotated[
+        Path | None,
+        Parameter(
+            help="Folder of the service's state (default: $XDG_DATA_HOME/cortex-training/runs-service)."
+        ),
+    ] = None,
+    database_url: Annotated[
+        str | None,
+        Parameter(
+            help="The DBOS system database, e.g. postgresql://... (default: SQLite under the state dir)."
+        ),
+    ] = None,
+    worker: Annotated[
+        bool, Parameter(negative=(), help="Only run workflows from the shared database; serve no HTTP.")
+    ] = False,
+    concurrency: Annotated[
+        int, Parameter(help="At most this many runs train at once, over all workers.")
+    ] = 1,
+    webhook_url: Annotated[
+        list[str] | None,
+        Parameter(negative=(), consume_multiple=False, help="Send run.completed webhooks here (repeatable)."),
+    ] = None,
+    webhook_secret_env: Annotated[
+        str, Parameter(help="The environment variable that holds the webhooks' HMAC secret.")
+    ] = DEFAULT_WEBHOOK_SECRET_ENV,
+    executor_id: Annotated[
+        str | None, Parameter(help="This process's DBOS executor id (default: chosen by the service).")
+    ] = None,
+    ready_file: Annotated[
+        Path | None, Parameter(help='Write {"base_url", "pid"} here once the service accepts connections.')
+    ] = None,
+) -> int:
+    """Run the runs service in the foreground, driving the Cortex Training service of the global options.
+
+    Workers (--worker) sharing one Postgres --database-url split the runs and recover each other's.
+    """
+    if not 0 <= port <= 65535:
+        raise _usage(f"--port must be between 0 and 65535, got {port}")
+    if concurrency < 1:
+        raise _usage(f"--concurrency must be at least 1, got {concurrency}")
+    if not webhook_secret_env.strip():
+        raise _usage("--webhook-secret-env names an environment variable; it cannot be empty")
+    for url in webhook_url or []:
+        if not url.startswith(("http://", "https://")):
+            raise _usage(f"--webhook-url must be an http:// or https:// URL, got {url!r}")
+    # The secret itself never appears on the command line (nor in a process listing).
+    secret = os.environ.get(webhook_secret_env) or None
+    if secret is None and webhook_secret_env != DEFAULT_WEBHOOK_SECRET_ENV:
+        raise _usage(f"--webhook-secret-env {webhook_secret_env}: that environment variable is not set")
+    client = _client()
+    from ct_runs.serve import run_service
+
+    return run_service(
+        client,
+        host=host,
+        port=port,
+        state_dir=(state_dir or default_state_dir()).expanduser(),
+        database_url=database_url,
+        worker_only=worker,
+        concurrency=concurrency,
+        webhook_urls=list(webhook_url or []),
+        webhook_secret=secret,
+        executor_id=executor_id,
+        ready_file=ready_file,
+    )

@@ -1,0 +1,108 @@
+"""Shared pieces of the runs-service tests: a corpus built in code, a webhook receiver, specs."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import random
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+#: Words the synthetic corpus draws from; random 14-word rows share no 5-word shingle in practice,
+#: so the leakage gates pass unless a test plants a duplicate.
+WORDS = (
+    "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa "
+    "quebec romeo sierra tango uniform victor whiskey xray yankee zulu red green blue black white amber "
+    "cyan river stone cloud field forest ocean mountain valley desert island"
+).split()
+
+#: Settings of every server these tests start: runs train one at a time, lifecycles are fast.
+RUNS_SETTINGS: dict[str, Any] = {"runs_concurrency": 1}
+
+WEBHOOK_SECRET = "whsec-test-0123456789"
+
+
+def corpus_lines(rows: int = 120, seed: int = 7) -> list[dict[str, Any]]:
+    rng = random.Random(seed)
+    lines = []
+    for _ in range(rows):
+        text = " ".join(rng.choice(WORDS) for _ in range(14))
+        lines.append({"text": text, "topic": rng.choice(["sky", "sea"])})
+    return lines
+
+
+def write_corpus(path: Path, lines: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def small_spec(dataset_id: str, **trainer: Any) -> dict[str, Any]:
+    """A short run on the tiny local model: 128-token rows, 4 rows per step."""
+    return {
+        "dataset_id": dataset_id,
+        "overrides": {"max_seq_len": 128},
+        "trainer": {"epochs": 2, "batch_tokens": 512, "checkpoint_every_steps": 5, **trainer},
+    }
+
+
+@dataclass
+class Receiver:
+    """A real HTTP server that records every webhook it receives."""
+
+    url: str
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def received(self) -> list[dict[str, Any]]:
+        with self.lock:
+            return list(self.requests)
+
+
+@pytest.fixture(scope="module")
+def webhook_receiver() -> Iterator[Receiver]:
+    receiver: Receiver
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            length = int(self.headers.get("content-length") or 0)
+            body = self.rfile.read(length)
+            with receiver.lock:
+                receiver.requests.append({"headers": dict(self.headers.items()), "body": body})
+            self.send_response(200)
+            self.send_header("content-length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    receiver = Receiver(url=f"http://127.0.0.1:{server.server_address[1]}/hooks/ct")
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield receiver
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@dataclass(frozen=True)
+class Kit:
+    """The helpers above as one fixture (test modules cannot import conftest under importlib mode)."""
+
+    settings: dict[str, Any]
+    secret: str
+
+    corpus_lines = staticmethod(corpus_lines)
+    write_corpus = staticmethod(write_corpus)
+    small_spec = staticmethod(small_spec)
+
+
+@pytest.fixture(scope="session")
+def kit() -> Kit:
+    return Kit(settings=dict(RUNS_SETTINGS), secret=WEBHOOK_SECRET)

@@ -1,0 +1,210 @@
+"""Tokenizing and packing a run's rows, and scoring label values from forward log-probabilities."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from ct_runs import packing
+from ct_runs.packing import BOS_ID, EOS_ID, IGNORE_INDEX, PAD_ID, Example
+
+from ct_core import wire
+from ct_core.data.payloads import serialize_forward_backward_args
+from ct_local.model import tinylm
+
+
+def _rows(count: int) -> list[dict]:
+    return [
+        {"text": f"row {i} says " + "ab" * (i % 7), "labels": {"topic": "sport" if i % 3 else "news"}}
+        for i in range(count)
+    ]
+
+
+def test_special_ids_match_the_local_models_byte_vocabulary() -> None:
+    assert (PAD_ID, BOS_ID, EOS_ID) == (tinylm.PAD_ID, tinylm.BOS_ID, tinylm.EOS_ID)
+
+
+def test_encode_example_puts_each_label_after_the_text_and_trains_every_token_but_bos() -> None:
+    row = {"text": "hi é", "labels": {"a": "x", "b": "yz", "c": "unused"}}
+    example = packing.encode_example(row, ["b", "a"])
+    expected = [BOS_ID, *"hi é".encode(), *b"\nb: yz", *b"\na: x", EOS_ID]
+    assert list(example.tokens) == expected
+    assert example.loss_mask == (0, *([1] * (len(expected) - 1)))
+
+
+def test_encode_example_without_labels_and_with_a_missing_value() -> None:
+    row = {"text": "t", "labels": {"a": None}}
+    assert list(packing.encode_example(row, []).tokens) == [BOS_ID, ord("t"), EOS_ID]
+    assert list(packing.encode_example(row, ["a", "b"]).tokens) == [BOS_ID, ord("t"), EOS_ID]
+    assert list(packing.encode_example({"text": "t"}, ["a"]).tokens) == [BOS_ID, ord("t"), EOS_ID]
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [({"labels": {}}, "text"), ({"text": 3}, "text"), ({"text": "t", "labels": {"a": 1}}, "label 'a'")],
+)
+def test_encode_example_refuses_rows_it_cannot_tokenize(row: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        packing.encode_example(row, ["a"])
+
+
+def test_example_needs_one_mask_entry_per_token() -> None:
+    with pytest.raises(ValueError):
+        Example((1, 2), (1,))
+
+
+def test_label_prompt_and_value_tokens() -> None:
+    row = {"text": "abc", "labels": {"a": "x", "b": "y"}}
+    assert packing.label_prompt(row, "b") == [BOS_ID, *b"abc\nb: "]
+    # With the run's fields, earlier labels come first with their true values, as in training.
+    assert packing.label_prompt(row, "b", label_fields=["a", "b"]) == [BOS_ID, *b"abc\na: x\nb: "]
+    assert packing.label_value_tokens("yes") == [*b"yes", EOS_ID]
+    assert packing.label_value_tokens("yes", last=False) == [*b"yes\n"]
+    prompt, candidates = packing.label_candidates(row, "a", ["x", "zz"], ["a", "b"])
+    assert prompt == [BOS_ID, *b"abc\na: "]
+    assert candidates == [[*b"x\n"], [*b"zz\n"]]
+    # Prompt plus the true candidate is exactly the training encoding's prefix.
+    encoded = list(packing.encode_example(row, ["a", "b"]).tokens)
+    assert encoded[: len(prompt) + 2] == prompt + candidates[0]
+    _, last = packing.label_candidates(row, "b", ["y"], ["a", "b"])
+    assert last == [[*b"y", EOS_ID]]
+    assert encoded[-2:] == last[0]
+
+
+def _stream_of(examples: list[Example], order: np.ndarray) -> list[int]:
+    return [token for index in order for token in examples[int(index)].tokens]
+
+
+def test_plan_epoch_packs_the_shuffled_stream_into_aligned_next_token_rows() -> None:
+    examples = packing.encode_rows(_rows(40), ["topic"])
+    seq_len, batch_tokens = 32, 100  # 3 rows a batch
+    batches = packing.plan_epoch(examples, seed=7, epoch=2, seq_len=seq_len, batch_tokens=batch_tokens)
+    stream = _stream_of(examples, packing.epoch_order(len(examples), seed=7, epoch=2))
+    mask = [
+        m for i in packing.epoch_order(len(examples), seed=7, epoch=2) for m in examples[int(i)].loss_mask
+    ]
+    inputs = np.concatenate([b.input_ids for b in batches]).reshape(-1)
+    labels = np.concatenate([b.labels for b in batches]).reshape(-1)
+    attention = np.concatenate([b.attention_mask for b in batches]).reshape(-1)
+    used = len(stream) - 1
+    assert inputs[:used].tolist() == stream[:-1]
+    expected = [stream[j + 1] if mask[j + 1] else IGNORE_INDEX for j in range(used)]
+    assert labels[:used].tolist() == expected
+    assert set(inputs[used:].tolist()) <= {PAD_ID}
+    assert set(labels[used:].tolist()) <= {IGNORE_INDEX}
+    assert attention[:used].all() and not attention[used:].any()
+    # BOS is never a target: the seam between two examples teaches nothing.
+    assert BOS_ID not in labels.tolist()
+    assert all(b.input_ids.shape == (3, seq_len) for b in batches[:-1])
+    assert batches[-1].input_ids.shape[0] <= 3
+    assert sum(b.target_tokens for b in batches) == sum(sum(e.loss_mask) for e in examples)
+    for batch in batches:
+        assert batch.input_ids.dtype == np.int64 and batch.labels.dtype == np.int64
+        assert batch.target_tokens == int((batch.labels != IGNORE_INDEX).sum())
+
+
+def test_plan_epoch_is_deterministic_and_each_epoch_has_the_same_number_of_steps() -> None:
+    examples = packing.encode_rows(_rows(57), ["topic"])
+    options = {"seq_len": 24, "batch_tokens": 64}
+    first = packing.plan_epoch(examples, seed=3, epoch=0, **options)
+    again = packing.plan_epoch(examples, seed=3, epoch=0, **options)
+    assert [b.input_ids.tolist() for b in first] == [b.input_ids.tolist() for b in again]
+    counts = {len(packing.plan_epoch(examples, seed=3, epoch=e, **options)) for e in range(6)}
+    assert counts == {packing.steps_per_epoch(examples, **options)}
+    other_epoch = packing.plan_epoch(examples, seed=3, epoch=1, **options)
+    other_seed = packing.plan_epoch(examples, seed=4, epoch=0, **options)
+    assert first[0].input_ids.tolist() != other_epoch[0].input_ids.tolist()
+    assert first[0].input_ids.tolist() != other_seed[0].input_ids.tolist()
+    assert packing.train_tokens(examples) == sum(len(e.tokens) for e in examples)
+
+
+@pytest.mark.parametrize(
+    ("tokens", "seq_len", "batch_tokens", "steps"),
+    [
+        (33, 32, 64, 1),  # 32 target positions: exactly one row, no padding row
+        (34, 32, 64, 1),  # 33 positions: two rows, one batch of two
+        (34, 32, 10, 2),  # a budget below one row still takes one row a batch
+        (1, 32, 64, 0),  # a lone token has nothing to predict
+        (0, 32, 64, 0),
+    ],
+)
+def test_steps_per_epoch_counts_rows_of_target_positions(
+    tokens: int, seq_len: int, batch_tokens: int, steps: int
+) -> None:
+    examples = [Example(tuple([65] * tokens), (0, *([1] * (tokens - 1))) if tokens else ())]
+    assert packing.steps_per_epoch(examples, seq_len=seq_len, batch_tokens=batch_tokens) == steps
+    batches = packing.plan_epoch(examples, seed=0, epoch=0, seq_len=seq_len, batch_tokens=batch_tokens)
+    assert len(batches) == steps
+
+
+def test_sizes_are_checked() -> None:
+    with pytest.raises(ValueError, match="seq_len"):
+        packing.steps_per_epoch([], seq_len=0, batch_tokens=8)
+    with pytest.raises(ValueError, match="batch_tokens"):
+        packing.rows_per_batch(seq_len=8, batch_tokens=True)
+    with pytest.raises(ValueError, match="epoch"):
+        packing.epoch_order(3, seed=0, epoch=-1)
+    assert packing.rows_per_batch(seq_len=256, batch_tokens=2048) == 8
+
+
+def test_validation_batches_keep_the_given_order() -> None:
+    examples = packing.encode_rows(_rows(9), [])
+    batches = packing.validation_batches(examples, seq_len=16, batch_tokens=32)
+    stream = [token for example in examples for token in example.tokens]
+    inputs = np.concatenate([b.input_ids for b in batches]).reshape(-1)
+    assert inputs[: len(stream) - 1].tolist() == stream[:-1]
+    assert packing.validation_batches(examples, seq_len=16, batch_tokens=32)[0].labels.tolist() == (
+        batches[0].labels.tolist()
+    )
+
+
+def test_batch_kwargs_serialize_into_a_forward_backward_frame() -> None:
+    examples = packing.encode_rows(_rows(5), ["topic"])
+    batch = packing.plan_epoch(examples, seed=0, epoch=0, seq_len=16, batch_tokens=64)[0]
+    frame = serialize_forward_backward_args(kwargs=batch.kwargs())
+    decoded = wire.loads(frame, backend="numpy")
+    kwargs = decoded["kwargs"]
+    assert set(kwargs) == {"input_ids", "attention_mask", "labels"}
+    for name in kwargs:
+        assert np.array_equal(np.asarray(kwargs[name]), getattr(batch, name))
+
+
+def test_mean_loss_weights_batches_by_their_target_tokens() -> None:
+    batches = [
+        packing.Batch(np.zeros((1, 2)), np.zeros((1, 2)), np.ones((1, 2)), target_tokens=3),
+        packing.Batch(np.zeros((1, 2)), np.zeros((1, 2)), np.ones((1, 2)), target_tokens=1),
+    ]
+    assert packing.mean_loss([1.0, 5.0], batches) == pytest.approx(2.0)
+    with pytest.raises(ValueError):
+        packing.mean_loss([1.0], batches)
+
+
+def test_candidate_batch_and_scores_from_a_hand_made_logprobs_array() -> None:
+    prompt = [BOS_ID, 10, 11]
+    candidates = [[20], [21, 22, EOS_ID]]
+    input_ids, attention, spans = packing.candidate_batch(prompt, candidates)
+    assert input_ids.tolist() == [[BOS_ID, 10, 11, 20, PAD_ID, PAD_ID], [BOS_ID, 10, 11, 21, 22, EOS_ID]]
+    assert attention.tolist() == [[1, 1, 1, 1, 0, 0], [1, 1, 1, 1, 1, 1]]
+    # logprobs[r, i] is the log-probability of input_ids[r, i + 1]: candidates start at index 2.
+    assert spans == [(0, 2, 3), (1, 2, 5)]
+    logprobs = np.array(
+        [
+            [-9.0, -9.0, -0.5, -7.0, -7.0],
+            [-9.0, -9.0, -0.1, -0.2, -0.3],
+        ]
+    )
+    scores = packing.candidate_scores(logprobs, spans)
+    assert scores == pytest.approx([-0.5, -0.6])
+    assert packing.best_candidate(scores) == 0
+    assert packing.best_candidate([-1.0, -1.0]) == 0
+    with pytest.raises(ValueError, match="outside"):
+        packing.candidate_scores(logprobs[:, :3], spans)
+
+
+def test_candidate_batch_trims_the_prompt_from_its_start_to_fit() -> None:
+    input_ids, _, spans = packing.candidate_batch([1, 2, 3, 4, 5], [[7, 8]], max_len=5)
+    assert input_ids.tolist() == [[3, 4, 5, 7, 8]]
+    assert spans == [(0, 2, 4)]
+    with pytest.raises(ValueError, match="no room"):
+        packing.candidate_batch([1, 2], [[7, 8]], max_len=2)
+    with pytest.raises(ValueError):
+        packing.candidate_batch([1], [])
