@@ -77,7 +77,7 @@ def ct_validate_create_body(body: dict[str, Any]) -> list[str] | None:
 
 
 @hookspec
-def ct_local_services(state_dir: str, settings: dict[str, Any]) -> Any:
+def ct_local_services(state_dir: str, settings: Any) -> Any:
     """Offer a service that runs inside `ct local serve`, with REST routes of its own.
 
     Called once when the local server builds its app. Return None to add nothing, or an object
@@ -94,6 +94,7 @@ def ct_local_services(state_dir: str, settings: dict[str, Any]) -> Any:
         own under it.
     :param settings: the server's `ct_local.settings.ServerSettings`. Its tokens let a service
         sign the calls it makes to this server as a caller's role; never print or store them.
+    :returns: the service object, or None to add nothing.
     """
 
 

@@ -145,15 +145,16 @@ class RequestIdMiddleware:
         await self.app(scope, receive, with_request_id)
 
 
-def plugin_services(settings: ServerSettings) -> list[Any]:
+def plugin_services(settings: ServerSettings, pm: Any = None) -> list[Any]:
     """The services plugins offer through the ``ct_local_services`` hook (CT_PLUGINS applies).
 
-    A plugin whose hook fails is logged and left out; the server serves without it.
+    ``pm`` defaults to the process-wide plugin manager. A plugin whose hook fails is logged and
+    left out; the server serves without it.
     """
     from ct_core.plugins import call_each, get_plugin_manager
 
     results, failures = call_each(
-        get_plugin_manager(), "ct_local_services", state_dir=str(settings.state_dir), settings=settings
+        pm or get_plugin_manager(), "ct_local_services", state_dir=str(settings.state_dir), settings=settings
     )
     for failure in failures:
         log.error("a local-server service was left out: %s", failure)

@@ -728,3 +728,63 @@ def test_example_plugin_wheel_round_trip(tmp_path: Path) -> None:
     assert "hello" not in [
         entry["name"] for entry in json.loads(ct("--compact", "plugins").stdout)["plugins"]
     ]
+
+
+def test_hook_ct_local_services(tmp_path: Path) -> None:
+    """A service's routes come before the server's own, and it starts and stops with the server.
+
+    The runs service's tests (ct_plugins/runs/tests) exercise the same hook on a real server.
+    """
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+    from starlette.testclient import TestClient
+
+    from ct_local.app import create_app, plugin_services, start_services
+    from ct_local.settings import ServerSettings
+
+    events: list[str] = []
+
+    class Service:
+        def routes(self) -> list[Route]:
+            async def hello(request: Any) -> JSONResponse:
+                return JSONResponse({"from": "service", "schema": request.path_params["schema"]})
+
+            # Without the ordering, GET {prefix}/hello would be read as the job "hello".
+            return [Route("/api/v2/databases/{database}/schemas/{schema}/{endpoint}/hello", hello)]
+
+        def start(self, base_url: str) -> None:
+            events.append(f"start {base_url}")
+
+        def stop(self) -> None:
+            events.append("stop")
+
+    class Offers:
+        @hookspecs.hookimpl
+        def ct_local_services(self, state_dir: str, settings: Any) -> Any:
+            events.append(f"offered in {Path(state_dir).name}")
+            return Service()
+
+    class Declines:
+        @hookspecs.hookimpl
+        def ct_local_services(self, state_dir: str, settings: Any) -> Any:
+            return None
+
+    class Fails:
+        @hookspecs.hookimpl
+        def ct_local_services(self, state_dir: str, settings: Any) -> Any:
+            raise RuntimeError("boom")
+
+    pm = plugins.new_plugin_manager()
+    for plugin, name in ((Offers(), "offers"), (Declines(), "declines"), (Fails(), "fails")):
+        pm.register(plugin, name=name)
+    settings = ServerSettings(state_dir=tmp_path / "state")
+    services = plugin_services(settings, pm)
+    assert len(services) == 1 and events == ["offered in state"]
+    app, state = create_app(settings, services=services)
+    with TestClient(app) as http:
+        start_services(state, "http://127.0.0.1:1")
+        answer = http.get("/api/v2/databases/DB/schemas/S1/cortex-training/hello")
+        assert answer.status_code == 200 and answer.json() == {"from": "service", "schema": "S1"}
+        # The server's own routes still answer around it.
+        assert http.get("/api/v2/databases/DB/schemas/S1/cortex-training/some-job").status_code == 404
+    assert events == ["offered in state", "start http://127.0.0.1:1", "stop"]

@@ -136,9 +136,13 @@ def _sha256_json(value: Any) -> str:
 class Engine:
     """Drives runs for one service process; `client_for(owner, database, schema)` gives a client."""
 
-    def __init__(self, store: Store, client_for: Callable[[str, str, str], Any]) -> None:
+    def __init__(
+        self, store: Store, client_for: Callable[[str, str, str], Any], *, executor_id: str | None = None
+    ) -> None:
         self.store = store
         self.client_for = client_for
+        #: The DBOS executor this engine runs in, named in the logs of what it starts and resumes.
+        self.executor_id = executor_id
 
     # --- reading a run --------------------------------------------------------------------------
 
@@ -186,7 +190,12 @@ class Engine:
             return False
         state["started_ts"] = time.time()
         pending = Pending()
-        pending.log("INFO", f"run started: {record['total_steps']} steps at most", event="started")
+        pending.log(
+            "INFO",
+            f"run started: {record['total_steps']} steps at most",
+            event="started",
+            worker=self.executor_id,
+        )
         _, entries = pending.take()
         return self.store.write_state(
             run_id, state, status="running", log_entries=entries, only_if_status=("queued",)
@@ -308,11 +317,14 @@ class Engine:
                     f"resumed from checkpoint {resume['checkpoint_id']} at step {resume['step']} "
                     f"on job {job_id}",
                     event="resumed",
+                    worker=self.executor_id,
                     step=resume["step"],
                     checkpoint_id=resume["checkpoint_id"],
                 )
             else:
-                pending.log("INFO", f"training job {job_id} is running", event="job_started")
+                pending.log(
+                    "INFO", f"training job {job_id} is running", event="job_started", worker=self.executor_id
+                )
         state["segment_open"] = True
         state["step"] = state["committed_step"]
         points, entries = pending.take()

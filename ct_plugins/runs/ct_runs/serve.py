@@ -59,8 +59,17 @@ def run_service(
     webhook_secret: str | None = None,
     executor_id: str | None = None,
     ready_file: Path | None = None,
+    execute: bool = True,
 ) -> int:
-    """Serve until SIGINT/SIGTERM; returns the exit code."""
+    """Serve until SIGINT/SIGTERM; returns the exit code.
+
+    ``execute=False`` makes an HTTP front that runs no workflow itself (it enqueues and cancels
+    through DBOS's client); it needs the shared ``database_url`` of the workers that do.
+    """
+    if not execute and worker_only:
+        raise ValueError("a worker that executes nothing would do nothing: drop one of the two options")
+    if not execute and not database_url:
+        raise ValueError("an HTTP front that executes nothing needs the workers' --database-url")
     state_dir = Path(state_dir)
     state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     from ct_runs import webhooks
@@ -76,6 +85,7 @@ def run_service(
         executor_id=executor_id,
         webhook_urls=webhook_urls,
         webhook_secret=webhook_secret,
+        execute=execute,
     )
     if worker_only:
         return _run_worker(service, ready_file)

@@ -54,7 +54,9 @@ PREFIX = "/api/v2/databases/{database}/schemas/{schema}/{endpoint}"
 #: A worker's heartbeat period, and how long a silent one is considered alive.
 HEARTBEAT_S = 2.0
 WORKER_STALE_AFTER_S = 12.0
-#: The DBOS application version: fixed, so a restarted or another worker recovers the workflows.
+#: The DBOS application name and version: fixed, so a restarted or another worker recovers the
+#: workflows (DBOS recovers only workflows of its own version).
+APPLICATION_NAME = "ct-runs"
 APPLICATION_VERSION = "ct-runs-1"
 #: Largest dataset upload and run spec the routes read.
 MAX_DATASET_BYTES = 512 * 1024 * 1024
@@ -103,6 +105,7 @@ class RunsService:
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self._insert_lock = threading.Lock()
+        self._dbos_client: Any = None
 
     def _persistent_executor_id(self) -> str:
         path = self.state_dir / "executor-id"
@@ -117,7 +120,7 @@ class RunsService:
     # --- start and stop -------------------------------------------------------------------------
 
     def start(self) -> None:
-        from dbos import DBOS, DBOSPortableJSONSerializer
+        from dbos import DBOS, DBOSClient, DBOSPortableJSONSerializer
 
         from ct_runs import workflows
 
@@ -126,12 +129,22 @@ class RunsService:
         with contextlib.suppress(ImportError):
             import torch  # noqa: F401
         self.store = Store(self.database_url)
-        self.engine = Engine(self.store, self.client_for)
+        self.engine = Engine(self.store, self.client_for, executor_id=self.executor_id)
         logging.getLogger("httpx").setLevel(logging.WARNING)  # its INFO lines carry webhook URLs
+        if not self.execute:
+            # A front that only serves HTTP: it enqueues and cancels through DBOS's client and
+            # executes nothing; the workers sharing its database run the workflows.
+            self._dbos_client = DBOSClient(
+                system_database_url=self.system_database_url,
+                serializer=DBOSPortableJSONSerializer(),
+                application_name=APPLICATION_NAME,
+            )
+            self.started = True
+            return
         workflows.install(self)
         DBOS(
             config={
-                "name": "ct-runs",
+                "name": APPLICATION_NAME,
                 "system_database_url": self.system_database_url,
                 "application_version": APPLICATION_VERSION,
                 "executor_id": self.executor_id,
@@ -141,43 +154,86 @@ class RunsService:
             }
         )
         DBOS.launch()
-        if self.execute:
-            DBOS.register_queue(
-                workflows.RUNS_QUEUE, global_concurrency=self.concurrency, polling_interval_sec=0.5
-            )
-            DBOS.register_queue(workflows.DATASETS_QUEUE, worker_concurrency=1, polling_interval_sec=0.5)
+        DBOS.register_queue(
+            workflows.RUNS_QUEUE, global_concurrency=self.concurrency, polling_interval_sec=0.5
+        )
+        DBOS.register_queue(workflows.DATASETS_QUEUE, worker_concurrency=1, polling_interval_sec=0.5)
         self.started = True
         self.store.heartbeat(self.executor_id)
         self._sweep_unscheduled()
-        if self.execute:
-            thread = threading.Thread(target=self._watch_workers, name="ct-runs-workers", daemon=True)
-            thread.start()
-            self._threads.append(thread)
+        thread = threading.Thread(target=self._watch_workers, name="ct-runs-workers", daemon=True)
+        thread.start()
+        self._threads.append(thread)
 
     def stop(self) -> None:
         self._stop.set()
         for thread in self._threads:
             thread.join(timeout=5)
-        if self.started:
+        if self._dbos_client is not None:
+            self._dbos_client.destroy()
+            self._dbos_client = None
+        elif self.started:
             from dbos import DBOS
 
             from ct_runs import workflows
 
             DBOS.destroy(workflow_completion_timeout_sec=0)
             workflows.install(None)
-            self.started = False
+        self.started = False
         if self.store is not None:
             self.store.close()
 
-    def _sweep_unscheduled(self) -> None:
-        """Enqueue runs and builds whose workflow was never enqueued (a crash right after the insert)."""
+    # --- the workflow engine: in this process, or through DBOS's client -------------------------
+
+    def _enqueue(self, queue: str, workflow: str, workflow_id: str) -> None:
+        from dbos import SetWorkflowID
+
+        from ct_runs import workflows
+
+        if self._dbos_client is not None:
+            self._dbos_client.enqueue(
+                {
+                    "queue_name": queue,
+                    "workflow_name": workflow,
+                    "workflow_id": workflow_id,
+                    "app_version": APPLICATION_VERSION,
+                    "application_name": APPLICATION_NAME,
+                },
+                workflow_id,
+            )
+            return
+        function = (
+            workflows.run_workflow if workflow == workflows.RUN_WORKFLOW else workflows.dataset_workflow
+        )
+        with SetWorkflowID(workflow_id):
+            _queue(queue).enqueue(function, workflow_id)
+
+    def _enqueue_run(self, run_id: str) -> None:
+        from ct_runs import workflows
+
+        self._enqueue(workflows.RUNS_QUEUE, workflows.RUN_WORKFLOW, run_id)
+
+    def _enqueue_dataset(self, dataset_id: str) -> None:
+        from ct_runs import workflows
+
+        self._enqueue(workflows.DATASETS_QUEUE, workflows.DATASET_WORKFLOW, dataset_id)
+
+    def _cancel_workflow(self, workflow_id: str) -> None:
+        if self._dbos_client is not None:
+            self._dbos_client.cancel_workflow(workflow_id)
+            return
         from dbos import DBOS
 
-        assert self.store is not None
+        DBOS.cancel_workflow(workflow_id)
+
+    def _sweep_unscheduled(self) -> None:
+        """Enqueue runs and builds whose workflow was never enqueued (a crash right after the insert)."""
         import sqlalchemy as sa
+        from dbos import DBOS
 
         from ct_runs import store as tables
 
+        assert self.store is not None
         with self.store.tx() as c:
             run_ids = [
                 r.run_id
@@ -210,7 +266,11 @@ class RunsService:
                         status="PENDING", executor_id=dead, load_input=False, load_output=False
                     )
                     for wf in pending:
-                        queue = workflows.RUNS_QUEUE if wf.name == "ct_runs.run" else workflows.DATASETS_QUEUE
+                        queue = (
+                            workflows.RUNS_QUEUE
+                            if wf.name == workflows.RUN_WORKFLOW
+                            else workflows.DATASETS_QUEUE
+                        )
                         DBOS.resume_workflow(wf.workflow_id, queue_name=queue)
                     if pending:
                         log.warning(
@@ -220,23 +280,6 @@ class RunsService:
                         )
             except Exception:
                 log.warning("worker heartbeat failed:\n%s", traceback.format_exc())
-
-    def _enqueue_run(self, run_id: str) -> None:
-        from dbos import SetWorkflowID
-
-        from ct_runs import workflows
-
-        with SetWorkflowID(run_id):
-            queue = _queue(workflows.RUNS_QUEUE, self.concurrency)
-            queue.enqueue(workflows.run_workflow, run_id)
-
-    def _enqueue_dataset(self, dataset_id: str) -> None:
-        from dbos import SetWorkflowID
-
-        from ct_runs import workflows
-
-        with SetWorkflowID(dataset_id):
-            _queue(workflows.DATASETS_QUEUE, None).enqueue(workflows.dataset_workflow, dataset_id)
 
     # --- work done inside workflows -------------------------------------------------------------
 
@@ -496,11 +539,9 @@ class RunsService:
 
     def _cancel_queued(self, run_id: str) -> None:
         """A queued run ends at once: its workflow is cancelled before it starts, and finalized."""
-        from dbos import DBOS
-
         assert self.store is not None and self.engine is not None
         try:
-            DBOS.cancel_workflow(run_id)
+            self._cancel_workflow(run_id)
         except Exception:
             log.info("cancelling workflow %s:\n%s", run_id, traceback.format_exc())
         self.engine.finalize(run_id, "cancelled")
@@ -552,13 +593,12 @@ class RunsService:
         return JSONResponse(record)
 
 
-def _queue(name: str, concurrency: int | None) -> Any:
+def _queue(name: str) -> Any:
     from dbos import DBOS
 
     queue = DBOS.retrieve_queue(name)
     if queue is None:
-        # A process that only serves HTTP (no executor) still enqueues on the shared queue.
-        queue = DBOS.register_queue(name, global_concurrency=concurrency, on_conflict="never_update")
+        raise RuntimeError(f"the DBOS queue {name} is not registered in this process")
     return queue
 
 

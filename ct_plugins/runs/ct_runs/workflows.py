@@ -28,6 +28,10 @@ RUNS_QUEUE = "ct-runs"
 #: Dataset builds have a queue of their own, so a long build never waits behind a long run.
 DATASETS_QUEUE = "ct-datasets"
 
+#: The registered names of the two workflows (what DBOS's client enqueues by name).
+RUN_WORKFLOW = "ct_runs.run"
+DATASET_WORKFLOW = "ct_runs.dataset"
+
 _service: RunsService | None = None
 
 
@@ -73,7 +77,7 @@ def notify_step(run_id: str) -> list[dict[str, Any]]:
     return current().notify_completed(run_id)
 
 
-@DBOS.workflow(name="ct_runs.run")
+@DBOS.workflow(name=RUN_WORKFLOW)
 def run_workflow(run_id: str) -> str:
     """queued → running → segments until done → finalize → webhook; returns the final status."""
     if not mark_running_step(run_id):
@@ -103,6 +107,6 @@ def build_dataset_step(dataset_id: str) -> str:
     return current().build_dataset(dataset_id)
 
 
-@DBOS.workflow(name="ct_runs.dataset")
+@DBOS.workflow(name=DATASET_WORKFLOW)
 def dataset_workflow(dataset_id: str) -> str:
     return build_dataset_step(dataset_id)

@@ -106,3 +106,68 @@ class Kit:
 @pytest.fixture(scope="session")
 def kit() -> Kit:
     return Kit(settings=dict(RUNS_SETTINGS), secret=WEBHOOK_SECRET)
+
+
+# --- a real Postgres, started from the Debian binaries in a temp dir -------------------------------------
+
+
+def _postgres_bin() -> Path | None:
+    import glob
+
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(p.split("/")[4]))
+    return Path(found[-1]).parent if found else None
+
+
+@pytest.fixture(scope="module")
+def postgres_url() -> Iterator[str]:
+    """A throwaway Postgres cluster; its URL. Run as the `postgres` user when the tests run as root
+    (initdb refuses root)."""
+    import os
+    import pwd
+    import shutil
+    import socket
+    import subprocess
+    import tempfile
+
+    bindir = _postgres_bin()
+    if bindir is None:
+        pytest.skip("the PostgreSQL server binaries (/usr/lib/postgresql/*/bin) are not installed")
+    user: str | None = None
+    if os.geteuid() == 0:
+        try:
+            pwd.getpwnam("postgres")
+            user = "postgres"
+        except KeyError:
+            user = "nobody"
+    # Under /tmp itself: pytest's own temp folders are private to root, out of the server user's reach.
+    root = Path(tempfile.mkdtemp(prefix="ct-runs-pg-"))
+    data, sockets = root / "data", root / "sockets"
+    sockets.mkdir()
+    if user is not None:
+        entry = pwd.getpwnam(user)
+        for path in (root, sockets):
+            os.chown(path, entry.pw_uid, entry.pw_gid)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    run = {"user": user} if user is not None else {}
+    subprocess.run(
+        [str(bindir / "initdb"), "-D", str(data), "-A", "trust", "-U", "ct", "--no-sync", "-E", "UTF8"],
+        check=True,
+        capture_output=True,
+        **run,
+    )
+    options = f"-p {port} -k {sockets} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200"
+    subprocess.run(
+        [str(bindir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(root / "server.log"), "-w", "start"],
+        check=True,
+        capture_output=True,
+        **run,
+    )
+    try:
+        yield f"postgresql://ct@127.0.0.1:{port}/postgres"
+    finally:
+        subprocess.run(
+            [str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"], capture_output=True, **run
+        )
+        shutil.rmtree(root, ignore_errors=True)

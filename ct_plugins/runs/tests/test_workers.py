@@ -1,0 +1,166 @@
+"""Several `ct runs serve` processes sharing a real Postgres.
+
+A front serves the REST routes and executes nothing; two `--worker` processes run the workflows.
+The queue's global concurrency (1) holds across them; killing the worker that trains a run hands
+the run to the other, which resumes it exactly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ct_core import CortexTrainingClient
+
+DATABASE, SCHEMA = "WORKERS_DB", "PUBLIC"
+TOKEN = "ctr_test-service-token"
+DETERMINISTIC = ("train_loss", "val_loss", "lr", "epoch")
+START_TIMEOUT_S = 120
+
+
+def _ct() -> list[str]:
+    script = Path(sys.executable).with_name("ct")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "ct_cli"]
+
+
+class Process:
+    """One `ct runs serve` process and its ready file."""
+
+    def __init__(self, name: str, args: list[str], folder: Path) -> None:
+        self.name = name
+        self.ready = folder / f"{name}.ready.json"
+        self.log = folder / f"{name}.log"
+        env = {**os.environ, "CT_RUNS_SERVICE_TOKEN": TOKEN}
+        env.pop("CT_PLUGINS", None)
+        with self.log.open("ab") as log:
+            self.popen = subprocess.Popen(
+                [*args, "--ready-file", str(self.ready)], stdout=log, stderr=subprocess.STDOUT, env=env
+            )
+
+    def wait_ready(self) -> dict[str, Any]:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not self.ready.exists():
+            assert self.popen.poll() is None, f"{self.name} exited:\n{self.log.read_text()}"
+            assert time.monotonic() < deadline, f"{self.name} did not start:\n{self.log.read_text()}"
+            time.sleep(0.05)
+        return dict(json.loads(self.ready.read_text()))
+
+    def kill(self) -> None:
+        if self.popen.poll() is None:
+            self.popen.send_signal(signal.SIGKILL)
+            self.popen.wait(timeout=30)
+
+    def stop(self) -> None:
+        if self.popen.poll() is None:
+            self.popen.send_signal(signal.SIGTERM)
+            try:
+                self.popen.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+@pytest.fixture(scope="module")
+def cluster(
+    module_local_server_factory: Any, postgres_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, Any]]:
+    # The Cortex Training side: a local server without an embedded runs service.
+    backend = module_local_server_factory(settings={"runs_service": False})
+    folder = tmp_path_factory.mktemp("runs-cluster")
+    connection = [*_ct(), "--base-url", backend.base_url, "--database", DATABASE, "--schema", SCHEMA]
+    serve = [*connection, "runs", "serve", "--database-url", postgres_url, "--concurrency", "1"]
+    workers = {
+        name: Process(
+            name,
+            [*serve, "--worker", "--executor-id", name, "--state-dir", str(folder / name)],
+            folder,
+        )
+        for name in ("worker-1", "worker-2")
+    }
+    front = Process(
+        "front", [*serve, "--front", "--port", "0", "--executor-id", "front", "--state-dir", str(folder / "front")], folder
+    )
+    processes = [front, *workers.values()]
+    try:
+        for process in processes:
+            process.wait_ready()
+        info = json.loads(front.ready.read_text())
+        yield {"base_url": info["base_url"], "workers": workers, "front": front}
+    finally:
+        for process in processes:
+            process.stop()
+
+
+def _client(cluster: dict[str, Any]) -> CortexTrainingClient:
+    return CortexTrainingClient(
+        base_url=cluster["base_url"],
+        database=DATABASE,
+        schema=SCHEMA,
+        token=TOKEN,
+        poll_interval=0.05,
+        poll_max_interval=0.5,
+    )
+
+
+def _workers_of(client: CortexTrainingClient, run_id: str) -> list[tuple[str, str]]:
+    logs = client.runs.logs(run_id, structured=True, limit=10_000)["logs"]
+    return [(e["event"], e["worker"]) for e in logs if e.get("event") in ("started", "resumed", "job_started")]
+
+
+def test_the_front_needs_the_service_token(cluster: dict[str, Any]) -> None:
+    from ct_core.errors import AuthenticationError
+
+    with CortexTrainingClient(base_url=cluster["base_url"], database=DATABASE, schema=SCHEMA, token="wrong") as c:
+        with pytest.raises(AuthenticationError):
+            c.runs.list()
+
+
+def test_two_workers_share_the_queue_and_take_over_a_dead_one(
+    cluster: dict[str, Any], kit: Any, tmp_path: Path
+) -> None:
+    with _client(cluster) as client:
+        path = kit.write_corpus(tmp_path / "corpus.jsonl", kit.corpus_lines())
+        dataset = client.datasets.build(path, seed=4, wait=True, timeout=180)
+        assert dataset["status"] == "succeeded", dataset
+        spec = kit.small_spec(dataset["dataset_id"], epochs=3)
+        reference = client.runs.wait(client.runs.start(spec)["run_id"], timeout=900)
+        assert reference["status"] == "succeeded", reference.get("error")
+
+        # The same config again, and a second run behind it in the queue.
+        victim = client.runs.start(spec)
+        other = client.runs.start({**spec, "seed": 9})
+        deadline = time.monotonic() + 300
+        while True:
+            run = client.runs.get(victim["run_id"])
+            if run["status"] == "running" and run["step"] >= 8:
+                break
+            assert time.monotonic() < deadline, run
+            time.sleep(0.05)
+        # One run at a time across both workers: the second waits.
+        assert client.runs.get(other["run_id"])["status"] == "queued"
+        [(_, holder)] = [w for w in _workers_of(client, victim["run_id"]) if w[0] == "started"]
+        survivor = next(name for name in cluster["workers"] if name != holder)
+        cluster["workers"][holder].kill()
+
+        finished = client.runs.wait(victim["run_id"], timeout=900)
+        assert finished["status"] == "succeeded", finished.get("error")
+        series = client.runs.metrics(finished["run_id"])["series"]
+        expected = client.runs.metrics(reference["run_id"])["series"]
+        for name in DETERMINISTIC:
+            assert series[name] == expected[name], name
+        assert ("resumed", survivor) in _workers_of(client, victim["run_id"])
+
+        second = client.runs.wait(other["run_id"], timeout=900)
+        assert second["status"] == "succeeded", second.get("error")
+        # The global concurrency held: the second run started after the first had ended.
+        assert second["started_at"] >= finished["finished_at"]
+        ran_on = {w for _, w in _workers_of(client, other["run_id"])}
+        assert ran_on == {survivor}
