@@ -66,6 +66,7 @@ from ct_core.http.transport import (
 
 if TYPE_CHECKING:
     from ct_core.connect.resolve import ConnectionOptions, ResolvedConnection
+    from ct_core.runs import DatasetsAPI, RunsAPI
 
 __all__ = ["CortexTrainingClient", "Credential", "create_job_body_from_job"]
 
@@ -321,6 +322,22 @@ class CortexTrainingClient:
         twin.__dict__.update(self.__dict__)
         twin.database, twin.schema = str(database), str(schema)
         twin._transport = self._transport.bind(database=twin.database, schema=twin.schema)
+        twin._owns_transport = False
+        twin._build_parts()
+        return twin
+
+    def with_polling(self, interval: float, max_interval: float) -> CortexTrainingClient:
+        """A client that polls on another schedule, sharing this one's connections and auth.
+
+        For loops that wait on many short requests (the runs service polls every fwd-bwd and
+        step): `interval` is the first wait, growing by the client's multiplier up to
+        `max_interval`. Closing it closes nothing shared.
+        """
+        if not 0 < interval <= max_interval:
+            raise ValueError("with_polling needs 0 < interval <= max_interval")
+        twin = object.__new__(type(self))
+        twin.__dict__.update(self.__dict__)
+        twin.poll_interval, twin.poll_max_interval = float(interval), float(max_interval)
         twin._owns_transport = False
         twin._build_parts()
         return twin
@@ -636,6 +653,30 @@ class CortexTrainingClient:
         """Delete a checkpoint; a missing one raises (NotFoundError), it is not a success."""
         params = {"job_id": job_id, "checkpoint_id": checkpoint_id}
         self._call("deleteCheckpoint", params=params)
+
+    # --- managed runs and dataset builds (the runs service) ------------------------------------
+
+    @property
+    def datasets(self) -> DatasetsAPI:
+        """Dataset builds of this schema: `client.datasets.build(path)`, `.get(ds)`, `.wait(ds)`.
+
+        Imported on first use; docs/runs.md describes the methods. A fresh, stateless view each
+        time, so a `for_job` twin talks to its own schema.
+        """
+        from ct_core.runs import DatasetsAPI
+
+        return DatasetsAPI(self)
+
+    @property
+    def runs(self) -> RunsAPI:
+        """Managed training runs of this schema: `client.runs.start(spec)`, `.get`, `.list`,
+        `.metrics`, `.follow_metrics`, `.logs`, `.follow_logs`, `.cancel`, `.wait`, `.get_model`.
+
+        Imported on first use; docs/runs.md describes the methods.
+        """
+        from ct_core.runs import RunsAPI
+
+        return RunsAPI(self)
 
     # --- model deployments (plugin) ------------------------------------------------------------
 

@@ -187,6 +187,26 @@ class InvalidPageToken(BadRequestError):
     """400 `Invalid page_token` from the account-level job list: start again from the first page."""
 
 
+class _FieldError(BadRequestError):
+    """A 400 whose body may name the input at fault in `field` (the runs service's error body)."""
+
+    def __init__(self, message: str, *, field: str | None = None, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.field = field
+        if field:
+            self.hint = f"the refused input is {field}"
+
+
+class InvalidArgumentError(_FieldError):
+    """400 `invalid_argument`: a value of the request is wrong (an unknown key, a bound); `.field`
+    names it when the service said which."""
+
+
+class FailedPreconditionError(_FieldError):
+    """400 `failed_precondition`: the request is well formed but the state refuses it, for example a
+    run on a dataset whose build failed its leakage gates."""
+
+
 class AuthenticationError(APIError):
     """401: the credential was not accepted."""
 
@@ -361,6 +381,17 @@ class JobWaitTimeout(CTError, TimeoutError):
     """`wait_for_job` reached its poll timeout before the job was running."""
 
 
+class RunWaitTimeout(CTError, TimeoutError):
+    """A wait on a run or a dataset build ran out of time; `.last` is the record read last.
+
+    Nothing was cancelled: the run (or build) goes on, and waiting again picks it up.
+    """
+
+    def __init__(self, message: str, *, last: Mapping[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.last = dict(last or {})
+
+
 class NoChunksError(CTError, ValueError):
     """Sub-jobs named in a download have no artifacts of that kind.
 
@@ -456,6 +487,12 @@ _BY_STATUS: dict[int, type[APIError]] = {
     405: MethodNotAllowedError,
     409: ConflictError,
     429: RateLimitError,
+}
+
+#: 400 answers whose service code says more than the status (the runs service's gRPC-style codes).
+_BAD_REQUEST_BY_CODE: dict[str, type[_FieldError]] = {
+    "invalid_argument": InvalidArgumentError,
+    "failed_precondition": FailedPreconditionError,
 }
 
 # A value that looks like a credential: the name, a `:` or `=`, then the value (quoted or not).
@@ -638,6 +675,15 @@ def _code_and_message(body: Any) -> tuple[str | None, str | None]:
     return None, first_message
 
 
+def _field_of(body: Any) -> str | None:
+    """The `field` a coded error object names (the input a runs-service refusal is about), if any."""
+    for obj in iter_error_objects(body):
+        if obj.get("code", obj.get("error_code")) is not None:
+            field = obj.get("field")
+            return field if isinstance(field, str) and field else None
+    return None
+
+
 def _first_message(body: Any) -> str | None:
     # Only reached when the coded object and everything before it carry no message.
     for obj in iter_error_objects(body):
@@ -751,6 +797,8 @@ def api_error_from_response(response: httpx.Response, *, direct_pat: bool = Fals
             return DatabaseAccessError(prefix + _database_access_message(match.group("target")), **kwargs)
     if status == 401 and direct_pat:
         return PATRejectedError(with_pat_rejected_hint(prefix + message), hint=PAT_REJECTED_HINT, **kwargs)
+    if status == 400 and code in _BAD_REQUEST_BY_CODE:
+        return _BAD_REQUEST_BY_CODE[code](prefix + message, field=_field_of(body), **kwargs)
     cls = _BY_STATUS.get(status, ServerError if status >= 500 else APIError)
     return cls(prefix + message, **kwargs)
 

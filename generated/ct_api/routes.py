@@ -4,7 +4,9 @@ Written by openapi/regen.py from openapi/cortex-training.yaml; never edited by h
 """
 
 ROUTES: dict[str, tuple[str, str, str]] = {
+    "buildDataset": ("POST", "/api/v2/databases/{database}/schemas/{schema}/{endpoint}/datasets", "runs"),
     "cancelJob": ("POST", "/api/v2/databases/{database}/schemas/{schema}/{endpoint}/{job_id}:cancel", "control_plane"),
+    "cancelRun": ("POST", "/api/v2/databases/{database}/schemas/{schema}/{endpoint}/runs/{run_id}:cancel", "runs"),
     "createChatCompletion": ("POST", "/api/v2/databases/{database}/schemas/{schema}/{endpoint}/inference/v1/chat/completions", "inference"),
     "createJob": ("POST", "/api/v2/databases/{database}/schemas/{schema}/{endpoint}", "control_plane"),
     "deleteCheckpoint": ("DELETE", "/api/v2/databases/{database}/schemas/{schema}/{endpoint}/{job_id}/checkpoints/{checkpoint_id}", "control_plane"),
@@ -14,11 +16,16 @@ ROUTES: dict[str, tuple[str, str, str]] = {
     "generate": ("POST", "/api/v2/databases/{database}/schemas/{schema}/{endpoint}/{job_id}/generate", "data_plane"),
     "generateStream": ("POST", "/api/v2/databases/{database}/schemas/{schema}/{endpoint}/{job_id}/generate-stream", "data_plane"),
     "getCapacity": ("GET", "/api/v2/databases/{database}/schemas/{schema}/{endpoint}/capacity", "control_plane"),
+    "getDataset": ("GET", "/api/v2/databases/{database}/schemas/{schema}/{endpoint}/datasets/{dataset_id}", "runs"),
     "getDeploymentModel": ("GET", "/api/v2/databases/{database}/schemas/{schema}/{endpoint}/inference/v1/models/{model}", "inference"),
     "getExperimentRun": ("GET", "/api/v2/databases/{database}/schemas/{schema}/{endpoint}/{job_id}/experiment-run", "control_plane"),
     "getJob": ("GET", "/api/v2/databases/{database}/schemas/{schema}/{endpoint}/{job_id}", "control_plane"),
     "getLocalArtifact": ("GET", "/_artifacts/{experiment_name}/{run_name}/{artifact_path}", "local"),
+    "getRegisteredModel": ("GET", "/api/v2/databases/{database}/schemas/{schema}/{endpoint}/models/{model_id}", "runs"),
     "getRequestStatus": ("GET", "/api/v2/databases/{database}/schemas/{schema}/{endpoint}/{job_id}/requests/{request_id}", "data_plane"),
+    "getRun": ("GET", "/api/v2/databases/{database}/schemas/{schema}/{endpoint}/runs/{run_id}", "runs"),
+    "getRunLogs": ("GET", "/api/v2/databases/{database}/schemas/{schema}/{endpoint}/runs/{run_id}/logs", "runs"),
+    "getRunMetrics": ("GET", "/api/v2/databases/{database}/schemas/{schema}/{endpoint}/runs/{run_id}/metrics", "runs"),
     "getStatementStatus": ("GET", "/api/v2/statements/{statement_handle}", "account"),
     "listAccountJobs": ("GET", "/api/v2/{endpoint}", "account"),
     "listCheckpoints": ("GET", "/api/v2/databases/{database}/schemas/{schema}/{endpoint}/{job_id}/checkpoints", "control_plane"),
@@ -26,8 +33,10 @@ ROUTES: dict[str, tuple[str, str, str]] = {
     "listJobs": ("GET", "/api/v2/databases/{database}/schemas/{schema}/{endpoint}", "control_plane"),
     "listLocalArtifacts": ("GET", "/_artifacts/{experiment_name}/{run_name}", "local"),
     "listModels": ("GET", "/api/v2/cortex-training/models", "account"),
+    "listRuns": ("GET", "/api/v2/databases/{database}/schemas/{schema}/{endpoint}/runs", "runs"),
     "load": ("POST", "/api/v2/databases/{database}/schemas/{schema}/{endpoint}/{job_id}/load", "data_plane"),
     "save": ("POST", "/api/v2/databases/{database}/schemas/{schema}/{endpoint}/{job_id}/save", "data_plane"),
+    "startRun": ("POST", "/api/v2/databases/{database}/schemas/{schema}/{endpoint}/runs", "runs"),
     "step": ("POST", "/api/v2/databases/{database}/schemas/{schema}/{endpoint}/{job_id}/step", "data_plane"),
     "submitOperation": ("POST", "/api/v2/databases/{database}/schemas/{schema}/{endpoint}/{job_id}/operation", "data_plane"),
 }

@@ -42,9 +42,20 @@ OPERATIONS: dict[str, tuple[str, str, str]] = {
     "createChatCompletion": ("post", PREFIX + "/inference/v1/chat/completions", "inference"),
     "listDeploymentModels": ("get", PREFIX + "/inference/v1/models", "inference"),
     "getDeploymentModel": ("get", PREFIX + "/inference/v1/models/{model}", "inference"),
+    "buildDataset": ("post", PREFIX + "/datasets", "runs"),
+    "getDataset": ("get", PREFIX + "/datasets/{dataset_id}", "runs"),
+    "startRun": ("post", PREFIX + "/runs", "runs"),
+    "listRuns": ("get", PREFIX + "/runs", "runs"),
+    "getRun": ("get", PREFIX + "/runs/{run_id}", "runs"),
+    "getRunMetrics": ("get", PREFIX + "/runs/{run_id}/metrics", "runs"),
+    "getRunLogs": ("get", PREFIX + "/runs/{run_id}/logs", "runs"),
+    "cancelRun": ("post", PREFIX + "/runs/{run_id}:cancel", "runs"),
+    "getRegisteredModel": ("get", PREFIX + "/models/{model_id}", "runs"),
 }
 
 OCTET_STREAM_BODIES = {"forwardBackward", "generate", "generateStream"}
+#: Bodies sent as a JSONL file (the dataset upload of the runs service).
+NDJSON_BODIES = {"buildDataset"}
 HTTP_METHODS = {"get", "put", "post", "delete", "patch", "head", "options", "trace"}
 
 
@@ -170,6 +181,10 @@ def test_request_bodies_use_the_contract_content_types(spec: dict[str, Any]) -> 
         if operation_id in OCTET_STREAM_BODIES:
             assert list(body["content"]) == ["application/octet-stream"], operation_id
             schema = _schema_of(spec, body["content"]["application/octet-stream"]["schema"]["$ref"])
+            assert schema["type"] == "string" and schema["format"] == "binary"
+        elif operation_id in NDJSON_BODIES:
+            assert list(body["content"]) == ["application/x-ndjson"], operation_id
+            schema = _schema_of(spec, body["content"]["application/x-ndjson"]["schema"]["$ref"])
             assert schema["type"] == "string" and schema["format"] == "binary"
         elif body is not None:
             assert list(body["content"]) == ["application/json"], f"{method} {path}"

@@ -86,6 +86,7 @@ def build(
     file: Annotated[
         str, Parameter(allow_leading_hyphen=True, help="The JSONL file to upload, or - for stdin.")
     ],
+    /,
     *,
     text_field: Annotated[str, Parameter(help="The key of each row that holds the text.")] = "text",
     label_field: Annotated[
@@ -158,7 +159,7 @@ def _wait_for_dataset(datasets: Any, dataset_id: str, timeout: float | None) -> 
 
 
 @datasets_app.command
-def get(dataset_id: Annotated[str, Parameter(help="The dataset id, ds_<ULID>.")]) -> None:
+def get(dataset_id: Annotated[str, Parameter(help="The dataset id, ds_<ULID>.")], /) -> None:
     """Print a dataset build: status, splits, fingerprints, labels and violations."""
     with _not_found(DATASET_NOT_FOUND_HINT):
         output.emit(_client().datasets.get(dataset_id))
@@ -180,6 +181,7 @@ def start(
     spec: Annotated[
         str, Parameter(allow_leading_hyphen=True, help="The run spec: a JSON file, or - for stdin.")
     ],
+    /,
     *,
     wait: Annotated[bool, Parameter(negative=(), help="Wait until the run has ended.")] = False,
     timeout: Annotated[
@@ -238,14 +240,14 @@ def list_runs(
 
 
 @runs_app.command(name="get")
-def get_run(run_id: Annotated[str, Parameter(help="The run id, run_<ULID>.")]) -> None:
+def get_run(run_id: Annotated[str, Parameter(help="The run id, run_<ULID>.")], /) -> None:
     """Print a run: status, fingerprints, resolved trainer, progress, checkpoints and outcome."""
     with _not_found(RUN_NOT_FOUND_HINT):
         output.emit(_client().runs.get(run_id))
 
 
 @runs_app.command
-def cancel(run_id: Annotated[str, Parameter(help="The run id, run_<ULID>.")]) -> None:
+def cancel(run_id: Annotated[str, Parameter(help="The run id, run_<ULID>.")], /) -> None:
     """Cancel a run: a queued one ends at once, a running one after a final checkpoint."""
     with _not_found(RUN_NOT_FOUND_HINT):
         output.emit(_client().runs.cancel(run_id))
@@ -257,6 +259,7 @@ def cancel(run_id: Annotated[str, Parameter(help="The run id, run_<ULID>.")]) ->
 @runs_app.command
 def metrics(
     run_id: Annotated[str, Parameter(help="The run id, run_<ULID>.")],
+    /,
     *,
     after_step: Annotated[int | None, Parameter(help="Only points after this step.")] = None,
     follow: Annotated[
@@ -287,6 +290,7 @@ def metrics(
 @runs_app.command
 def logs(
     run_id: Annotated[str, Parameter(help="The run id, run_<ULID>.")],
+    /,
     *,
     structured: Annotated[
         bool, Parameter(negative=(), help="Add step, epoch, event and the known losses, throughput and lr.")
@@ -339,6 +343,7 @@ def _all_metrics(runs: Any, run_id: str) -> dict[str, Any]:
 @runs_app.command
 def plot(
     run_id: Annotated[str, Parameter(help="The run id, run_<ULID>.")],
+    /,
     *,
     output_file: Annotated[
         Path | None, Parameter(name="--output", help="The PNG file to write (default: ./<RUN_ID>.png).")
@@ -379,12 +384,8 @@ def default_state_dir() -> Path:
 @runs_app.command
 def serve(
     *,
-    host: Annotated[
-        str, Parameter(help="Address to listen on; keep it on loopback unless a proxy guards it.")
-    ] = ("127.0.0.1"),
-    port: Annotated[int, Parameter(help="Port to listen on; 0 picks a free one (see --ready-file).")] = (
-        DEFAULT_SERVE_PORT
-    ),
+    host: Annotated[str, Parameter(help="Address to listen on; keep it on loopback.")] = "127.0.0.1",
+    port: Annotated[int, Parameter(help="Port to listen on; 0 picks a free one.")] = DEFAULT_SERVE_PORT,
     state_dir: Annotated[
         Path | None,
         Parameter(
@@ -399,6 +400,12 @@ def serve(
     ] = None,
     worker: Annotated[
         bool, Parameter(negative=(), help="Only run workflows from the shared database; serve no HTTP.")
+    ] = False,
+    front: Annotated[
+        bool,
+        Parameter(
+            negative=(), help="Serve HTTP only; --worker processes on the --database-url run the workflows."
+        ),
     ] = False,
     concurrency: Annotated[
         int, Parameter(help="At most this many runs train at once, over all workers.")
@@ -419,10 +426,15 @@ def serve(
 ) -> int:
     """Run the runs service in the foreground, driving the Cortex Training service of the global options.
 
-    Workers (--worker) sharing one Postgres --database-url split the runs and recover each other's.
+    Workers (--worker) sharing one Postgres --database-url split the runs and recover each other's;
+    a --front process serves their HTTP routes.
     """
     if not 0 <= port <= 65535:
         raise _usage(f"--port must be between 0 and 65535, got {port}")
+    if front and worker:
+        raise _usage("--front serves HTTP only and --worker runs workflows only: pass one of them")
+    if front and not database_url:
+        raise _usage("--front needs the workers' shared --database-url (postgresql://...)")
     if concurrency < 1:
         raise _usage(f"--concurrency must be at least 1, got {concurrency}")
     if not webhook_secret_env.strip():
@@ -449,4 +461,5 @@ def serve(
         webhook_secret=secret,
         executor_id=executor_id,
         ready_file=ready_file,
+        execute=not front,
     )

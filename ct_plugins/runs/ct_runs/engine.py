@@ -50,6 +50,9 @@ MAX_ATTEMPTS_WITHOUT_PROGRESS = 4
 LABEL_ACCURACY_ROWS = 64
 #: Metric points and log lines are written at least this often while a segment trains.
 FLUSH_EVERY_STEPS = 25
+#: Steps in flight while a segment trains (each one fwd-bwd + step), and how often it reads a cancel.
+PIPELINE_DEPTH = 2
+CANCEL_CHECK_S = 0.5
 #: How long a job the run leaves behind may idle before the service reclaims it.
 JOB_IDLE_TIMEOUT_S = 900
 
@@ -334,50 +337,90 @@ class Engine:
     def _train(
         self, client: Any, job_id: str, record: dict[str, Any], state: dict[str, Any], pending: Pending
     ) -> dict[str, Any]:
-        run_id = record["run_id"]
-        trainer = record["trainer"]
         plan = _plan(record)
         steps_per_epoch = int(record["steps_per_epoch"])
         early = schedule.EarlyStop.from_dict(state["early_stop"])
         cooldown_start = state.get("cooldown_start")
         step = int(state["committed_step"])
         end = schedule.end_step(plan, cooldown_start)
-        checkpoint_every = int(trainer["checkpoint_every_steps"])
         started = time.monotonic()
         segment_tokens = 0
-        inflight: list[tuple[int, str, str, int, float]] = []
+        # fwd-bwd and step go through a pipeline: background threads poll them while the next
+        # step's batch is sent, with at most PIPELINE_DEPTH steps in flight (docs/training-loop.md).
+        pipe = client.pipeline(job_id, workers=2)
+        inflight: list[tuple[int, int, float]] = []
 
         def drain(keep: int) -> None:
             nonlocal segment_tokens
-            while len(inflight) > keep:
-                done_step, fb, st, tokens, lr = inflight.pop(0)
-                result = client.poll_request(job_id, fb)
-                client.poll_request(job_id, st)
+            results = pipe.wait_pending(2 * keep)
+            for index in range(0, len(results), 2):
+                done_step, tokens, lr = inflight.pop(0)
                 segment_tokens += tokens
                 elapsed = max(time.monotonic() - started, 1e-9)
                 pending.points += [
-                    ("train_loss", done_step, float(result["avg_loss"])),
+                    ("train_loss", done_step, float(results[index]["avg_loss"])),
                     ("lr", done_step, lr),
                     ("epoch", done_step, done_step / steps_per_epoch),
                     ("tokens_per_s", done_step, segment_tokens / elapsed),
                 ]
 
+        try:
+            return self._steps(
+                client,
+                job_id,
+                record,
+                state,
+                pending,
+                pipe,
+                inflight,
+                drain,
+                early,
+                cooldown_start,
+                step,
+                end,
+            )
+        finally:
+            pipe.close()
+
+    def _steps(
+        self,
+        client: Any,
+        job_id: str,
+        record: dict[str, Any],
+        state: dict[str, Any],
+        pending: Pending,
+        pipe: Any,
+        inflight: list[tuple[int, int, float]],
+        drain: Callable[[int], None],
+        early: schedule.EarlyStop,
+        cooldown_start: int | None,
+        step: int,
+        end: int,
+    ) -> dict[str, Any]:
+        run_id = record["run_id"]
+        trainer = record["trainer"]
+        plan = _plan(record)
+        steps_per_epoch = int(record["steps_per_epoch"])
+        checkpoint_every = int(trainer["checkpoint_every_steps"])
+        next_cancel_check = 0.0
         reasons: list[str] = []
         val_loss: float | None = None
         cancelled = False
         while step < end:
-            if self.store.cancel_requested(run_id):
-                cancelled = True
-                break
+            if time.monotonic() >= next_cancel_check:
+                # A cancel is read twice a second: it stops the run at the next step boundary.
+                if self.store.cancel_requested(run_id):
+                    cancelled = True
+                    break
+                next_cancel_check = time.monotonic() + CANCEL_CHECK_S
             epoch, index = divmod(step, steps_per_epoch)
             batch = self._epoch(run_id, epoch)[index]
             lr = float(schedule.learning_rate(plan, step, cooldown_start))
-            frame = serialize_forward_backward_args(kwargs=batch.kwargs())
-            fb = client.forward_backward(job_id, frame)
-            st = client.step(job_id, learning_rate=lr)
+            pipe.forward_backward(serialize_forward_backward_args(kwargs=batch.kwargs()))
+            pipe.step(learning_rate=lr)
             step += 1
-            inflight.append((step, fb, st, int(batch.target_tokens), lr))
-            drain(keep=1)
+            inflight.append((step, int(batch.target_tokens), lr))
+            drain(PIPELINE_DEPTH)
             state["step"] = step
             state["epoch"] = step / steps_per_epoch
             if schedule.is_validation_step(

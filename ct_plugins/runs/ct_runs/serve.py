@@ -23,7 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from ct_core.fs import atomic_write
-from ct_runs.service import RunsService, token_authenticator
+from ct_runs.service import (
+    TRAINING_POLL_INTERVAL_S,
+    TRAINING_POLL_MAX_INTERVAL_S,
+    RunsService,
+    token_authenticator,
+)
 
 log = logging.getLogger("ct_runs.serve")
 
@@ -76,9 +81,11 @@ def run_service(
 
     for url in webhook_urls or []:
         webhooks.check_url(url)
+    # A run waits on every fwd-bwd and step it sends: poll them on a short schedule.
+    trainer_client = client.with_polling(TRAINING_POLL_INTERVAL_S, TRAINING_POLL_MAX_INTERVAL_S)
     service = RunsService(
         state_dir=state_dir,
-        client_for=lambda owner, database, schema: client,
+        client_for=lambda owner, database, schema: trainer_client,
         authenticate=token_authenticator(service_token(state_dir)),
         database_url=database_url,
         concurrency=concurrency,

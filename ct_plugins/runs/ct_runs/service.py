@@ -65,6 +65,10 @@ LIST_LIMIT_MAX = 1000
 LOG_LIMIT_MAX = 10_000
 
 Authenticate = Callable[[Request], str]
+#: The polling schedule of the clients that drive a run's jobs: each fwd-bwd and step is waited
+#: on, and they finish in milliseconds on a fast server (the SDK's default first wait is 0.5 s).
+TRAINING_POLL_INTERVAL_S = 0.005
+TRAINING_POLL_MAX_INTERVAL_S = 0.25
 
 
 def _truthy(value: str | None) -> bool:
@@ -695,8 +699,8 @@ class EmbeddedService:
                     database=database,
                     schema=schema,
                     token=token,
-                    poll_interval=0.005,
-                    poll_max_interval=0.05,
+                    poll_interval=TRAINING_POLL_INTERVAL_S,
+                    poll_max_interval=TRAINING_POLL_MAX_INTERVAL_S,
                 )
                 self._clients[key] = client
             return client

@@ -19,18 +19,26 @@ from .checkpoint_export import CheckpointExport
 from .checkpoint_file import CheckpointFile
 from .checkpoint_info import CheckpointInfo
 from .checkpoint_list import CheckpointList
+from .checkpoint_reason import CheckpointReason
 from .checkpoint_type import CheckpointType
 from .choice_logprobs import ChoiceLogprobs
 from .completion_usage import CompletionUsage
 from .create_job_debug_options import CreateJobDebugOptions
 from .create_job_request import CreateJobRequest
 from .create_job_response import CreateJobResponse
+from .dataset import Dataset
+from .dataset_fingerprints import DatasetFingerprints
+from .dataset_label import DatasetLabel
+from .dataset_source import DatasetSource
+from .dataset_splits import DatasetSplits
+from .dataset_status import DatasetStatus
 from .deep_speed_config import DeepSpeedConfig
 from .deployment_model import DeploymentModel
 from .deployment_model_list import DeploymentModelList
 from .dflash_2_config import Dflash2Config
 from .dflash_2_config_attention_backend import Dflash2ConfigAttentionBackend
 from .dflash_2_draft_config import Dflash2DraftConfig
+from .early_stop import EarlyStop
 from .encoded_result import EncodedResult
 from .experiment_run import ExperimentRun
 from .forward_backward_result import ForwardBackwardResult
@@ -47,12 +55,18 @@ from .job_record import JobRecord
 from .job_type import JobType
 from .job_type_breakdown import JobTypeBreakdown
 from .job_type_group import JobTypeGroup
+from .leakage_gate import LeakageGate
+from .leakage_violation import LeakageViolation
 from .load_request import LoadRequest
 from .load_result import LoadResult
 from .local_artifact_file import LocalArtifactFile
 from .local_artifact_listing import LocalArtifactListing
+from .log_severity import LogSeverity
+from .lr_schedule import LrSchedule
+from .metric_series import MetricSeries
 from .metrics import Metrics
 from .micro_batch_spec import MicroBatchSpec
+from .model_config_tier import ModelConfigTier
 from .model_info import ModelInfo
 from .model_list import ModelList
 from .model_options import ModelOptions
@@ -67,6 +81,7 @@ from .peak_memory import PeakMemory
 from .peft_config import PeftConfig
 from .post_process_outputs import PostProcessOutputs
 from .prime_rl_config import PrimeRlConfig
+from .registered_model import RegisteredModel
 from .request_accepted import RequestAccepted
 from .request_event import RequestEvent
 from .request_status import RequestStatus
@@ -75,12 +90,26 @@ from .result_set_column import ResultSetColumn
 from .result_set_meta_data import ResultSetMetaData
 from .router_replay_config import RouterReplayConfig
 from .router_replay_discard_payload import RouterReplayDiscardPayload
+from .run import Run
+from .run_checkpoint import RunCheckpoint
+from .run_list import RunList
+from .run_log_entry import RunLogEntry
+from .run_logs import RunLogs
+from .run_metrics import RunMetrics
+from .run_overrides import RunOverrides
+from .run_spec import RunSpec
+from .run_status import RunStatus
+from .run_trainer import RunTrainer
+from .run_usage import RunUsage
+from .runs_error import RunsError
+from .runs_error_code import RunsErrorCode
 from .sampling_params import SamplingParams
 from .save_request import SaveRequest
 from .save_result import SaveResult
 from .service_error import ServiceError
 from .source_checkpoint_info import SourceCheckpointInfo
 from .speculative_config import SpeculativeConfig
+from .split_size import SplitSize
 from .statement_request import StatementRequest
 from .statement_result import StatementResult
 from .step_request import StepRequest
@@ -94,6 +123,7 @@ from .tail_logs_page import TailLogsPage
 from .tail_logs_payload import TailLogsPayload
 from .token_logprob import TokenLogprob
 from .top_logprob import TopLogprob
+from .trainer_spec import TrainerSpec
 from .training_config import TrainingConfig
 from .validation_error_body import ValidationErrorBody
 from .validation_error_detail import ValidationErrorDetail
@@ -121,18 +151,26 @@ __all__ = (
     "CheckpointFile",
     "CheckpointInfo",
     "CheckpointList",
+    "CheckpointReason",
     "CheckpointType",
     "ChoiceLogprobs",
     "CompletionUsage",
     "CreateJobDebugOptions",
     "CreateJobRequest",
     "CreateJobResponse",
+    "Dataset",
+    "DatasetFingerprints",
+    "DatasetLabel",
+    "DatasetSource",
+    "DatasetSplits",
+    "DatasetStatus",
     "DeepSpeedConfig",
     "DeploymentModel",
     "DeploymentModelList",
     "Dflash2Config",
     "Dflash2ConfigAttentionBackend",
     "Dflash2DraftConfig",
+    "EarlyStop",
     "EncodedResult",
     "ExperimentRun",
     "ForwardBackwardResult",
@@ -149,12 +187,18 @@ __all__ = (
     "JobType",
     "JobTypeBreakdown",
     "JobTypeGroup",
+    "LeakageGate",
+    "LeakageViolation",
     "LoadRequest",
     "LoadResult",
     "LocalArtifactFile",
     "LocalArtifactListing",
+    "LogSeverity",
+    "LrSchedule",
     "Metrics",
+    "MetricSeries",
     "MicroBatchSpec",
+    "ModelConfigTier",
     "ModelInfo",
     "ModelList",
     "ModelOptions",
@@ -169,6 +213,7 @@ __all__ = (
     "PeftConfig",
     "PostProcessOutputs",
     "PrimeRlConfig",
+    "RegisteredModel",
     "RequestAccepted",
     "RequestEvent",
     "RequestStatus",
@@ -177,12 +222,26 @@ __all__ = (
     "ResultSetMetaData",
     "RouterReplayConfig",
     "RouterReplayDiscardPayload",
+    "Run",
+    "RunCheckpoint",
+    "RunList",
+    "RunLogEntry",
+    "RunLogs",
+    "RunMetrics",
+    "RunOverrides",
+    "RunsError",
+    "RunsErrorCode",
+    "RunSpec",
+    "RunStatus",
+    "RunTrainer",
+    "RunUsage",
     "SamplingParams",
     "SaveRequest",
     "SaveResult",
     "ServiceError",
     "SourceCheckpointInfo",
     "SpeculativeConfig",
+    "SplitSize",
     "StatementRequest",
     "StatementResult",
     "StepRequest",
@@ -196,6 +255,7 @@ __all__ = (
     "TailLogsPayload",
     "TokenLogprob",
     "TopLogprob",
+    "TrainerSpec",
     "TrainingConfig",
     "ValidationErrorBody",
     "ValidationErrorDetail",

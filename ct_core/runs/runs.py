@@ -1,0 +1,277 @@
+"""`client.runs`: start, read, follow, wait for and cancel managed training runs (docs/runs.md).
+
+A run is started from a run spec (a mapping, or a JSON file): `{dataset_id, model_config_tier,
+labels, seed, overrides, trainer}`. The service checks it and answers the run; an identical spec
+while that run is queued or running answers the same run, which is also why `start` may be
+retried after a lost answer. Metrics and logs are read in pages behind a cursor; `follow_metrics`
+and `follow_logs` keep reading until the run has ended and nothing new is left.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from ct_core.errors import APIError, ValidationError
+from ct_core.runs.polling import (
+    RUNS_RULE,
+    TERMINAL_RUN_STATUSES,
+    answer_object,
+    follow_interval,
+    wait_until,
+)
+
+#: The statuses `list` accepts as a filter.
+RUN_STATUSES = ("queued", "running", "succeeded", "failed", "cancelled")
+#: `after_step` that asks for every point (the service's default).
+ALL_STEPS = -1
+
+
+def load_run_spec(spec: Mapping[str, Any] | str | os.PathLike[str]) -> dict[str, Any]:
+    """A run spec as a dict: given as a mapping, or read from a JSON file.
+
+    A file that cannot be read, is not JSON or holds something other than an object is refused
+    with its name and, for JSON, the line and column of the problem. What the spec says is
+    checked by the service, which names the field it refuses.
+    """
+    if isinstance(spec, Mapping):
+        return dict(spec)
+    if not isinstance(spec, str | os.PathLike):
+        raise ValidationError(f"a run spec is a mapping or a JSON file path, got {type(spec).__name__}")
+    path = Path(spec).expanduser()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ValidationError(f"run spec file {path} does not exist") from None
+    except IsADirectoryError:
+        raise ValidationError(f"run spec {path} is a folder; pass a JSON file") from None
+    except UnicodeDecodeError:
+        raise ValidationError(f"run spec file {path} is not UTF-8 text") from None
+    except OSError as exc:
+        raise ValidationError(f"cannot read run spec file {path}: {exc.strerror or exc}") from None
+    return parse_run_spec(text, str(path))
+
+
+def parse_run_spec(text: str, where: str) -> dict[str, Any]:
+    """A run spec from JSON text; `where` names its origin (a file, stdin) in the errors."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValidationError(
+            f"run spec {where} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
+        ) from None
+    if not isinstance(value, dict):
+        raise ValidationError(
+            f"run spec {where} must be a JSON object with dataset_id, got a {type(value).__name__}"
+        )
+    return value
+
+
+def _has_points(page: Mapping[str, Any]) -> bool:
+    series = page.get("series")
+    return isinstance(series, Mapping) and any(points for points in series.values())
+
+
+def _metrics_cursor(page: Mapping[str, Any], previous: int) -> int:
+    """The step to ask after next: the answer's cursor, never behind a step it returned."""
+    highest = previous
+    cursor = page.get("cursor")
+    if isinstance(cursor, int) and not isinstance(cursor, bool):
+        highest = max(highest, cursor)
+    series = page.get("series")
+    if isinstance(series, Mapping):
+        for points in series.values():
+            for point in points or ():
+                if isinstance(point, list | tuple) and point and isinstance(point[0], int | float):
+                    highest = max(highest, int(point[0]))
+    return highest
+
+
+def _logs_cursor(page: Mapping[str, Any], previous: int) -> int:
+    cursor = page.get("cursor")
+    if isinstance(cursor, int) and not isinstance(cursor, bool):
+        return max(previous, cursor)
+    return previous
+
+
+def _check_progress(previous: int, cursor: int, operation: str) -> None:
+    # A page with news but a cursor that did not move would be read again forever.
+    if cursor <= previous:
+        raise APIError(
+            f"{operation}: the runs service answered new entries without moving its cursor past {previous}"
+        )
+
+
+class RunsAPI:
+    """Training runs of one client's database and schema."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+
+    def _get(self, operation: str, run_id: str, **options: Any) -> dict[str, Any]:
+        if not isinstance(run_id, str) or not run_id:
+            raise ValidationError(f"a run id is needed, got {run_id!r}")
+        answer = self.client.request(
+            operation, params={"run_id": run_id}, predicate=RUNS_RULE, **options
+        ).json()
+        return answer_object(answer, operation)
+
+    # --- start and read --------------------------------------------------------------------------
+
+    def start(
+        self,
+        spec: Mapping[str, Any] | str | os.PathLike[str],
+        *,
+        wait: bool = False,
+        timeout: float | None = None,
+    ) -> dict[str, Any]:
+        """Start a run from a spec (a mapping or a JSON file path); returns the Run.
+
+        An identical spec while its run is queued or running returns that run. With `wait`, the
+        call returns the run once it has ended (see `wait`).
+        """
+        body = load_run_spec(spec)
+        # Retried under the general rule: a repeat of a spec whose run is in flight is answered
+        # with that same run, so a lost answer does not start a second one.
+        answer = self.client.request("startRun", json_body=body, predicate=RUNS_RULE).json()
+        run = answer_object(answer, "startRun")
+        if not wait:
+            return run
+        return self.wait(str(run.get("run_id", "")), timeout=timeout)
+
+    def get(self, run_id: str) -> dict[str, Any]:
+        """One run: status, fingerprints, resolved trainer, progress, checkpoints and outcome."""
+        return self._get("getRun", run_id)
+
+    def list(self, status: str | None = None, limit: int | None = None) -> builtins.list[dict[str, Any]]:
+        """The schema's runs, newest first; only those in `status` when given, at most `limit`."""
+        if status is not None and status not in RUN_STATUSES:
+            raise ValidationError(f"unknown run status {status!r}; use one of {', '.join(RUN_STATUSES)}")
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+            raise ValidationError(f"limit must be a positive integer, got {limit!r}")
+        answer = self.client.request(
+            "listRuns", query={"status": status, "limit": limit}, predicate=RUNS_RULE
+        ).json()
+        runs = answer_object(answer, "listRuns").get("runs")
+        return [run for run in runs or [] if isinstance(run, dict)]
+
+    def cancel(self, run_id: str) -> dict[str, Any]:
+        """Ask a run to stop; returns the run. A queued run ends at once, a running one at its next
+        step boundary after a final checkpoint. Repeating it is harmless."""
+        return self._get("cancelRun", run_id)
+
+    def wait(self, run_id: str, timeout: float | None = None) -> dict[str, Any]:
+        """Poll until the run has ended (succeeded, failed or cancelled) and return it.
+
+        An ended run is returned whatever its status; `timeout` defaults to the client's poll
+        timeout, and running out raises `RunWaitTimeout` (the run goes on).
+        """
+        if not run_id:
+            raise ValidationError("a run id is needed to wait for the run")
+        return wait_until(
+            self.client,
+            lambda: self.get(run_id),
+            lambda record: record.get("status") in TERMINAL_RUN_STATUSES,
+            timeout=timeout,
+            describe=f"run {run_id}",
+        )
+
+    def get_model(self, model_id: str) -> dict[str, Any]:
+        """The model version a succeeded run registered (`model_id` of the run)."""
+        if not isinstance(model_id, str) or not model_id:
+            raise ValidationError(f"a model id is needed, got {model_id!r}")
+        answer = self.client.request(
+            "getRegisteredModel", params={"model_id": model_id}, predicate=RUNS_RULE
+        ).json()
+        return answer_object(answer, "getRegisteredModel")
+
+    def _terminal(self, run_id: str) -> bool:
+        return self.get(run_id).get("status") in TERMINAL_RUN_STATUSES
+
+    # --- metrics ---------------------------------------------------------------------------------
+
+    def metrics(self, run_id: str, after_step: int | None = None) -> dict[str, Any]:
+        """One page of metric series: `{"series": {name: [[step, value], ...]}, "cursor": int}`.
+
+        Only points after `after_step` (all when None); pass the answer's cursor next time.
+        """
+        if after_step is not None and (isinstance(after_step, bool) or not isinstance(after_step, int)):
+            raise ValidationError(f"after_step must be an integer, got {after_step!r}")
+        return self._get("getRunMetrics", run_id, query={"after_step": after_step})
+
+    def follow_metrics(
+        self, run_id: str, after_step: int | None = None, poll: float | None = None
+    ) -> Iterator[dict[str, Any]]:
+        """Yield each page with new points until the run has ended and nothing new is left.
+
+        Reads every `poll` seconds (default: the client's poll interval) while nothing is new.
+        The end is decided by reading the run's status only after an empty page, and then reading
+        once more: points written between the two reads are never lost.
+        """
+        interval = follow_interval(self.client, poll)
+        cursor = ALL_STEPS if after_step is None else after_step
+        ended = False
+        while True:
+            page = self.metrics(run_id, after_step=cursor)
+            previous, cursor = cursor, _metrics_cursor(page, cursor)
+            if _has_points(page):
+                _check_progress(previous, cursor, "getRunMetrics")
+                yield page
+                continue
+            if ended:
+                return
+            if self._terminal(run_id):
+                ended = True
+                continue
+            self.client.sleep(interval)
+
+    # --- logs ------------------------------------------------------------------------------------
+
+    def logs(
+        self, run_id: str, structured: bool = False, after: int = 0, limit: int | None = None
+    ) -> dict[str, Any]:
+        """One page of log entries: `{"logs": [entry, ...], "cursor": int}`.
+
+        Entries carry timestamp, severity and message; `structured` adds seq, step, epoch, event
+        and the context known (losses, throughput, lr, checkpoint, early stop). Only entries after
+        the sequence number `after`; pass the answer's cursor next time.
+        """
+        if isinstance(after, bool) or not isinstance(after, int) or after < 0:
+            raise ValidationError(f"after must be a non-negative integer, got {after!r}")
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+            raise ValidationError(f"limit must be a positive integer, got {limit!r}")
+        query = {"structured": bool(structured), "after": after, "limit": limit}
+        return self._get("getRunLogs", run_id, query=query)
+
+    def follow_logs(
+        self,
+        run_id: str,
+        structured: bool = False,
+        after: int = 0,
+        poll: float | None = None,
+    ) -> Iterator[dict[str, Any]]:
+        """Yield log entries one by one as they come, until the run has ended and none are left.
+
+        Polls as `follow_metrics` does (every `poll` seconds while nothing is new).
+        """
+        interval = follow_interval(self.client, poll)
+        cursor = after
+        ended = False
+        while True:
+            page = self.logs(run_id, structured=structured, after=cursor)
+            entries = [entry for entry in page.get("logs") or [] if isinstance(entry, dict)]
+            previous, cursor = cursor, _logs_cursor(page, cursor)
+            if entries:
+                _check_progress(previous, cursor, "getRunLogs")
+                yield from entries
+                continue
+            if ended:
+                return
+            if self._terminal(run_id):
+                ended = True
+                continue
+            self.client.sleep(interval)
