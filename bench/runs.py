@@ -8,9 +8,10 @@ Sections:
 
 - overhead (twice: `ct runs serve` in its own process, and the service inside `ct local serve`,
   where its Python shares the server's interpreter): the same training (same batches, same
-  learning rates, one validation and one checkpoint at the end) driven twice on one ct_local server: by a managed run (DBOS workflow,
-  segments, per-step metrics and logs in SQLite), and by a hand-written pipelined loop (fwd-bwd and
-  step submitted with one step in flight, as docs/training-loop.md shows). Each is timed from its
+  learning rates, one validation and one checkpoint at the end) driven twice on one ct_local
+  server: by a managed run (DBOS workflow, segments, per-step metrics and logs in SQLite), and by
+  a hand-written pipelined loop (fwd-bwd and step with two steps in flight, polled by two
+  background threads, as docs/training-loop.md shows). Each is timed from its
   job running to its final checkpoint, interleaved over `--rounds` rounds; the ratio of medians is
   reported. Target: the managed run takes at most 5 % more wall time (ratio <= 1.05).
 - restart: a run is SIGKILLed (the whole server, the service inside it) mid-segment; the time from
