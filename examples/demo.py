@@ -8,8 +8,10 @@ loss falling, save a checkpoint, take one more step, load the checkpoint back an
 loss is the one seen at save time; sync the trained weights into the sampler and generate from one
 prompt before training and after the sync; download the job's metrics and plot them as a PNG (both
 kept in --output-dir, by default a new folder under the temp dir); deploy a weights-only checkpoint
-as a model deployment, chat with it and drop it; show `ct capacity` (the capacity plugin); and
-cancel the job.
+as a model deployment, chat with it and drop it; then a managed run (the runs service inside the
+same server): build a dataset from the bundled corpus, start a run that stops early, show its
+metrics and plot, and deploy and chat with the model it registered; show `ct capacity` (the
+capacity plugin); and cancel the job.
 Each step's command line is shown as a heading on stderr and what it printed follows on stdout.
 The server is stopped at the end, also on failure or Ctrl+C; the exit code is non-zero when any
 step fails (including a loss that does not fall, or a reload that does not restore the weights).
@@ -106,6 +108,16 @@ DEPLOYMENT_SHAPE: dict[str, Any] = {
 }
 DEPLOYMENT_WAIT_TIMEOUT_S = 120
 CHAT_MESSAGE = "Hello"
+#: The managed run: the plugin its commands come from, the corpus shipped with the repository, and
+#: a spec whose early stopping triggers on this corpus (validation every 6 steps and at each epoch
+#: boundary; two results in a row without a 0.25 gain start the cooldown), so the run ends
+#: succeeded well below its 8-epoch budget.
+RUNS_PLUGIN = "runs"
+RUNS_CORPUS = Path(__file__).resolve().parent / "data" / "runs-corpus.jsonl"
+RUN_SPEC: dict[str, Any] = {
+    "overrides": {"max_seq_len": 128},
+    "trainer": {"epochs": 8, "batch_tokens": 512, "patience": 2, "min_delta": 0.25, "val_every_steps": 6},
+}
 CHAT_TOKENS = 16
 
 
@@ -217,10 +229,11 @@ def run_demo(workdir: Path, output_dir: Path) -> None:
         train(workdir, connection, job_id)
         png = plot_metrics(output_dir, connection, job_id)
         deploy_checkpoint(workdir, connection, job_id)
+        run_png = managed_run(workdir, output_dir, connection)
         run_step("show GPU capacity (the capacity plugin)", connection, ["capacity"], plugins=CAPACITY_PLUGIN)
         run_step("cancel it", connection, ["cancel", job_id])
         final = run_step("its record after the cancel", connection, ["--compact", "get", "--raw", job_id])
-        _heading(f"done: job {job_id} is {final.get('status')}; its plot is at {png}")
+        _heading(f"done: job {job_id} is {final.get('status')}; its plot is at {png}, the run's at {run_png}")
     finally:
         _heading("stopping the local server")
         stop_server(process)
@@ -334,15 +347,18 @@ def deploy_checkpoint(workdir: Path, connection: list[str], job_id: str) -> None
     checkpoint_id = saved.get("checkpoint_id")
     if not isinstance(checkpoint_id, str) or not checkpoint_id:
         raise DemoError(f"the save printed no checkpoint_id: {saved!r}")
-    spec = {
-        **DEPLOYMENT_SHAPE,
-        "source": {"type": "checkpoint", "job_id": job_id, "checkpoint_id": checkpoint_id},
-    }
+    source = {"type": "checkpoint", "job_id": job_id, "checkpoint_id": checkpoint_id}
+    deploy_and_chat(workdir, connection, source, checkpoint_id)
+
+
+def deploy_and_chat(workdir: Path, connection: list[str], source: dict[str, Any], what: str) -> None:
+    """Serve `source` as a model deployment, chat with it, drop it."""
+    spec = {**DEPLOYMENT_SHAPE, "source": source}
     spec_file = workdir / "deployment.json"
     spec_file.write_text(json.dumps(spec, indent=2), encoding="utf-8")
     compact = [*connection, "--compact"]
     created = run_step(
-        f"deploy {checkpoint_id}",
+        f"deploy {what}",
         compact,
         ["model-deployment", "create", str(spec_file), "--wait", "--timeout", str(DEPLOYMENT_WAIT_TIMEOUT_S)],
         plugins=DEPLOYMENT_PLUGIN,
@@ -362,6 +378,54 @@ def deploy_checkpoint(workdir: Path, connection: list[str], job_id: str) -> None
         )
     if dropped.get("dropped") is not True:
         raise DemoError(f"the deployment was not dropped: {dropped!r}")
+
+
+def managed_run(workdir: Path, output_dir: Path, connection: list[str]) -> str:
+    """A managed run: build a dataset, train until early stopping, plot, deploy the registered model."""
+    compact = [*connection, "--compact"]
+    dataset = run_step(
+        "build a dataset from the bundled corpus (split, fingerprints, leakage gates, a label)",
+        compact,
+        ["datasets", "build", str(RUNS_CORPUS), "--label-field", "topic", "--wait"],
+        plugins=RUNS_PLUGIN,
+    )
+    if dataset.get("status") != "succeeded" or dataset.get("violations"):
+        raise DemoError(f"the dataset build did not succeed cleanly: {dataset!r}")
+    spec_file = workdir / "run.json"
+    spec_file.write_text(
+        json.dumps({"dataset_id": dataset["dataset_id"], **RUN_SPEC}, indent=2), encoding="utf-8"
+    )
+    run = run_step(
+        "start a managed run and wait for it (it stops early)",
+        compact,
+        ["runs", "start", str(spec_file), "--wait"],
+        plugins=RUNS_PLUGIN,
+    )
+    if run.get("status") != "succeeded" or not run.get("early_stop") or run["step"] >= run["total_steps"]:
+        raise DemoError(f"the run did not end succeeded below its budget after an early stop: {run!r}")
+    _heading(
+        f"run {run['run_id']} stopped early at step {run['early_stop']['step']} and cooled down to step "
+        f"{run['step']} of at most {run['total_steps']}; best validation loss {run['best_val_loss']:.4f}"
+    )
+    tail = max(0, int(run["step"]) - 3)
+    run_step(
+        "its last metric points",
+        compact,
+        ["runs", "metrics", run["run_id"], "--after-step", str(tail)],
+        plugins=RUNS_PLUGIN,
+    )
+    png = output_dir / "run.png"
+    run_step(
+        "plot its losses, learning rate and epoch",
+        compact,
+        ["runs", "plot", run["run_id"], "--output", str(png)],
+        plugins=RUNS_PLUGIN,
+    )
+    model_id = run.get("model_id")
+    if not isinstance(model_id, str):
+        raise DemoError(f"the run registered no model: {run!r}")
+    deploy_and_chat(workdir, connection, {"type": "registered_model", "model_id": model_id}, model_id)
+    return str(png)
 
 
 def main(argv: list[str] | None = None) -> int:

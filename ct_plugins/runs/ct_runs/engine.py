@@ -403,6 +403,7 @@ class Engine:
         steps_per_epoch = int(record["steps_per_epoch"])
         checkpoint_every = int(trainer["checkpoint_every_steps"])
         next_cancel_check = 0.0
+        lowest = (state.get("resume") or {}).get("lowest_val")
         reasons: list[str] = []
         val_loss: float | None = None
         cancelled = False
@@ -435,13 +436,18 @@ class Engine:
                 pending.points.append(("val_loss", step, val_loss))
                 for label, value in accuracy.items():
                     pending.points.append((f"val_accuracy/{label}", step, value))
-                early, new_best = schedule.observe(
+                # Patience counts gains of more than min_delta; the best checkpoint is simply the
+                # lowest validation loss so far (a cooldown often brings small, real gains).
+                early, _ = schedule.observe(
                     early,
                     step,
                     val_loss,
                     patience=int(trainer["patience"]),
                     min_delta=float(trainer["min_delta"]),
                 )
+                new_best = math.isfinite(val_loss) and (lowest is None or val_loss < lowest["loss"])
+                if new_best:
+                    lowest = {"loss": val_loss, "step": step}
                 pending.log(
                     "INFO",
                     f"step {step}: validation loss {val_loss:.6f}" + (" (new best)" if new_best else ""),
@@ -488,7 +494,11 @@ class Engine:
         if cancelled:
             reasons = ["final"]
         if step == int(state["committed_step"]) and state.get("resume") is not None and cancelled:
-            # Nothing ran since the last checkpoint: it is the final valid one.
+            # Nothing ran since the last checkpoint: it is the final valid one, and says so.
+            newest = state["resume"]["checkpoint_id"]
+            for checkpoint in state["checkpoints"]:
+                if checkpoint["checkpoint_id"] == newest:
+                    checkpoint["reasons"] = sorted({*checkpoint["reasons"], "final"})
             return self._commit(
                 client, job_id, record, state, pending, None, early, cooldown_start, end, cancelled=True
             )
@@ -503,6 +513,7 @@ class Engine:
             early,
             cooldown_start,
         )
+        entry["lowest_val"] = lowest
         return self._commit(
             client, job_id, record, state, pending, entry, early, cooldown_start, end, cancelled=cancelled
         )
@@ -615,9 +626,18 @@ class Engine:
             state["checkpoints"] = [c for c in checkpoints if c["checkpoint_id"] in keep]
             state["best_checkpoint_id"] = best["checkpoint_id"] if best is not None else None
             state["resume"] = {
-                k: entry[k]
-                for k in ("checkpoint_id", "job_id", "step", "data_position", "schedule", "early_stop")
+                k: entry.get(k)
+                for k in (
+                    "checkpoint_id",
+                    "job_id",
+                    "step",
+                    "data_position",
+                    "schedule",
+                    "early_stop",
+                    "lowest_val",
+                )
             }
+            state["lowest_val"] = entry.get("lowest_val")
             state["committed_step"] = entry["step"]
             state["step"] = entry["step"]
             pending.log(
@@ -760,7 +780,8 @@ def public_run(row: Any) -> dict[str, Any]:
         {k: c.get(k) for k in ("checkpoint_id", "job_id", "step", "reasons", "val_loss", "manifest_sha256")}
         for c in state.get("checkpoints", [])
     ]
-    best_val = early.get("best_val_loss")
+    lowest = state.get("lowest_val") or {}
+    best_val = lowest.get("loss")
     return {
         "run_id": record["run_id"],
         "status": row.status,
@@ -778,7 +799,7 @@ def public_run(row: Any) -> dict[str, Any]:
         "step": state.get("step", 0),
         "epoch": state.get("epoch", 0.0),
         "best_val_loss": best_val if best_val is None or math.isfinite(best_val) else None,
-        "best_step": early.get("best_step"),
+        "best_step": lowest.get("step"),
         "early_stop": stop,
         "checkpoints": checkpoints,
         "best_checkpoint_id": state.get("best_checkpoint_id"),
