@@ -229,7 +229,9 @@ def test_completion_webhook_is_signed_and_sent_once(
     assert {k.lower(): v for k, v in request["headers"].items()}["x-ct-delivery"] == f"{run_id}.completed"
 
 
-def test_the_registered_model_deploys_and_chats(client: CortexTrainingClient, finished_run: dict[str, Any]) -> None:
+def test_the_registered_model_deploys_and_chats(
+    client: CortexTrainingClient, finished_run: dict[str, Any]
+) -> None:
     model = client.runs.get_model(finished_run["run"]["model_id"])
     spec = {
         "source": {"type": "registered_model", "model_id": model["model_id"]},
@@ -331,3 +333,42 @@ def _wait_for(client: CortexTrainingClient, run_id: str, ready: Any, timeout: fl
         assert run["status"] not in ("failed", "succeeded", "cancelled"), run
         assert time.monotonic() < deadline, f"run {run_id} not ready: {run['status']} at step {run['step']}"
         time.sleep(0.1)
+
+
+def test_list_runs_newest_first_and_by_status(
+    client: CortexTrainingClient, finished_run: dict[str, Any]
+) -> None:
+    runs = client.runs.list()
+    ids = [run["run_id"] for run in runs]
+    assert finished_run["run"]["run_id"] in ids
+    created = [run["created_at"] for run in runs]
+    assert created == sorted(created, reverse=True)
+    succeeded = client.runs.list(status="succeeded")
+    assert succeeded and all(run["status"] == "succeeded" for run in succeeded)
+    assert len(client.runs.list(limit=1)) == 1
+    # Another schema of the same server has none of them.
+    with CortexTrainingClient(base_url=client.base_url, database=DATABASE, schema="OTHER") as other:
+        assert other.runs.list() == []
+        with pytest.raises(NotFoundError):
+            other.runs.get(finished_run["run"]["run_id"])
+
+
+def test_routes_check_the_callers_token_and_role(local_server_factory: Any, kit: Any) -> None:
+    from ct_core.errors import AuthenticationError
+
+    server = local_server_factory(tokens={"alice-token": "ALICE", "bob-token": "BOB"}, settings=kit.settings)
+
+    def as_(token: str | None) -> CortexTrainingClient:
+        return CortexTrainingClient(base_url=server.base_url, database=DATABASE, schema=SCHEMA, token=token)
+
+    with as_("alice-token") as alice, as_("bob-token") as bob, as_(None) as nobody:
+        built = alice.datasets.build(b'{"text": "one row"}\n{"text": "another row"}\n', wait=True, timeout=60)
+        assert built["status"] == "succeeded"
+        with pytest.raises(NotFoundError):
+            bob.datasets.get(built["dataset_id"])
+        with pytest.raises(NotFoundError):
+            bob.runs.start(kit.small_spec(built["dataset_id"], epochs=1))
+        with pytest.raises(AuthenticationError):
+            nobody.runs.list()
+        with pytest.raises(AuthenticationError):
+            nobody.datasets.get(built["dataset_id"])
