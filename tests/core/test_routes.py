@@ -39,7 +39,10 @@ def test_paths_are_filled_over_the_bound_location_and_each_segment_is_encoded() 
 def test_the_query_leaves_out_none_and_spells_booleans_as_json() -> None:
     assert query_string({"a": 1, "b": None, "c": True, "d": "x y"}) == "?a=1&c=true&d=x%20y"
     # A list repeats its key, in order; None items are left out.
-    assert query_string({"label_field": ["topic", None, "tone"], "x": 1}) == "?label_field=topic&label_field=tone&x=1"
+    assert (
+        query_string({"label_field": ["topic", None, "tone"], "x": 1})
+        == "?label_field=topic&label_field=tone&x=1"
+    )
     assert query_string({"b": None}) == ""
     assert query_string(None) == ""
 

@@ -16,10 +16,50 @@ import pytest
 #: Words the synthetic corpus draws from; random 14-word rows share no 5-word shingle in practice,
 #: so the leakage gates pass unless a test plants a duplicate.
 WORDS = (
-    "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa "
-    "quebec romeo sierra tango uniform victor whiskey xray yankee zulu red green blue black white amber "
-    "cyan river stone cloud field forest ocean mountain valley desert island"
-).split()
+    "alpha",
+    "bravo",
+    "charlie",
+    "delta",
+    "echo",
+    "foxtrot",
+    "golf",
+    "hotel",
+    "india",
+    "juliet",
+    "kilo",
+    "lima",
+    "mike",
+    "november",
+    "oscar",
+    "papa",
+    "quebec",
+    "romeo",
+    "sierra",
+    "tango",
+    "uniform",
+    "victor",
+    "whiskey",
+    "xray",
+    "yankee",
+    "zulu",
+    "red",
+    "green",
+    "blue",
+    "black",
+    "white",
+    "amber",
+    "cyan",
+    "river",
+    "stone",
+    "cloud",
+    "field",
+    "forest",
+    "ocean",
+    "mountain",
+    "valley",
+    "desert",
+    "island",
+)
 
 #: Settings of every server these tests start: runs train one at a time, lifecycles are fast.
 RUNS_SETTINGS: dict[str, Any] = {"runs_concurrency": 1}
@@ -159,7 +199,17 @@ def postgres_url() -> Iterator[str]:
     )
     options = f"-p {port} -k {sockets} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200"
     subprocess.run(
-        [str(bindir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(root / "server.log"), "-w", "start"],
+        [
+            str(bindir / "pg_ctl"),
+            "-D",
+            str(data),
+            "-o",
+            options,
+            "-l",
+            str(root / "server.log"),
+            "-w",
+            "start",
+        ],
         check=True,
         capture_output=True,
         **run,
@@ -168,6 +218,8 @@ def postgres_url() -> Iterator[str]:
         yield f"postgresql://ct@127.0.0.1:{port}/postgres"
     finally:
         subprocess.run(
-            [str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"], capture_output=True, **run
+            [str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"],
+            capture_output=True,
+            **run,
         )
         shutil.rmtree(root, ignore_errors=True)

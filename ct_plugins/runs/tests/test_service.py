@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from ct_runs import webhooks
+
 from ct_core import CortexTrainingClient
 from ct_core.errors import APIError, FailedPreconditionError, InvalidArgumentError, NotFoundError
-from ct_runs import webhooks
 
 DATABASE, SCHEMA = "RUNS_DB", "PUBLIC"
 

@@ -86,7 +86,9 @@ def cluster(
         for name in ("worker-1", "worker-2")
     }
     front = Process(
-        "front", [*serve, "--front", "--port", "0", "--executor-id", "front", "--state-dir", str(folder / "front")], folder
+        "front",
+        [*serve, "--front", "--port", "0", "--executor-id", "front", "--state-dir", str(folder / "front")],
+        folder,
     )
     processes = [front, *workers.values()]
     try:
@@ -112,15 +114,21 @@ def _client(cluster: dict[str, Any]) -> CortexTrainingClient:
 
 def _workers_of(client: CortexTrainingClient, run_id: str) -> list[tuple[str, str]]:
     logs = client.runs.logs(run_id, structured=True, limit=10_000)["logs"]
-    return [(e["event"], e["worker"]) for e in logs if e.get("event") in ("started", "resumed", "job_started")]
+    return [
+        (e["event"], e["worker"]) for e in logs if e.get("event") in ("started", "resumed", "job_started")
+    ]
 
 
 def test_the_front_needs_the_service_token(cluster: dict[str, Any]) -> None:
     from ct_core.errors import AuthenticationError
 
-    with CortexTrainingClient(base_url=cluster["base_url"], database=DATABASE, schema=SCHEMA, token="wrong") as c:
-        with pytest.raises(AuthenticationError):
-            c.runs.list()
+    with (
+        CortexTrainingClient(
+            base_url=cluster["base_url"], database=DATABASE, schema=SCHEMA, token="wrong"
+        ) as c,
+        pytest.raises(AuthenticationError),
+    ):
+        c.runs.list()
 
 
 def test_two_workers_share_the_queue_and_take_over_a_dead_one(
@@ -164,3 +172,28 @@ def test_two_workers_share_the_queue_and_take_over_a_dead_one(
         assert second["started_at"] >= finished["finished_at"]
         ran_on = {w for _, w in _workers_of(client, other["run_id"])}
         assert ran_on == {survivor}
+
+
+def test_a_standalone_service_on_sqlite(module_local_server_factory: Any, kit: Any, tmp_path: Path) -> None:
+    """`ct runs serve` alone, with its default SQLite under the state dir, in front of a server."""
+    backend = module_local_server_factory(settings={"runs_service": False})
+    connection = [*_ct(), "--base-url", backend.base_url, "--database", DATABASE, "--schema", SCHEMA]
+    state = tmp_path / "service"
+    service = Process(
+        "alone", [*connection, "runs", "serve", "--port", "0", "--state-dir", str(state)], tmp_path
+    )
+    try:
+        info = service.wait_ready()
+        assert (state / "runs.sqlite3").is_file() and (state / "dbos.sqlite3").is_file()
+        with CortexTrainingClient(
+            base_url=info["base_url"], database=DATABASE, schema=SCHEMA, token=TOKEN, poll_interval=0.05
+        ) as client:
+            path = kit.write_corpus(tmp_path / "corpus.jsonl", kit.corpus_lines(40))
+            dataset = client.datasets.build(path, wait=True, timeout=120)
+            run = client.runs.start(kit.small_spec(dataset["dataset_id"], epochs=1), wait=True, timeout=600)
+            assert run["status"] == "succeeded", run.get("error")
+            # The jobs were created on the Cortex Training side, in the connection's schema.
+            with CortexTrainingClient(base_url=backend.base_url, database=DATABASE, schema=SCHEMA) as side:
+                assert set(run["job_ids"]) <= {job["job_id"] for job in side.list_jobs()}
+    finally:
+        service.stop()
