@@ -20,7 +20,7 @@ REF_WHEELS := $(VENV)/reference-wheels
 REF_STAMP := $(REF_DIR)/.ct-installed
 SPEC := openapi/cortex-training.yaml
 
-.PHONY: venv install test test-only lint format regen regen-check spec-check catalog-check demo bench fuzz clean
+.PHONY: venv install test test-only tui-snapshots lint format regen regen-check spec-check catalog-check demo bench fuzz clean
 
 venv: $(STAMP) $(REF_STAMP)
 
@@ -50,6 +50,12 @@ test: venv lint regen-check spec-check
 # Tests only, without lint and regen-check (handy while iterating).
 test-only: venv
 	$(PY) -m pytest -n 2 --dist loadfile
+
+# Rewrite the `ct tui` snapshot SVGs after an intended change; docs/images/tui/ gets copies.
+tui-snapshots: venv
+	$(PY) -m pytest -q tests/tui/test_snapshots.py --snapshot-update
+	mkdir -p docs/images/tui
+	cp tests/tui/__snapshots__/test_snapshots/*.svg docs/images/tui/
 
 lint: venv
 	$(VENV)/bin/ruff check .

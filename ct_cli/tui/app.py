@@ -2,8 +2,13 @@
 
 The app holds the SDK client (already built by the command, so connection errors are printed the
 way every command prints them), the poll interval of the live tail, the error log and the folder
-where saved consoles are downloaded. Screens reach the service only on worker threads and hand
-results back with `post`, which stays quiet once the app is shutting down.
+where downloads (saved consoles, metrics) are staged. Screens reach the service only on worker
+threads and hand results back with `post`, which stays quiet once the app is shutting down.
+
+Screens beyond a job's own come from the `ct_tui_screens` hook (the built-in deployments and
+runs screens register through it too): each entry's key opens it from the job picker. While the
+app runs the client keeps its artifact sessions between downloads; they are closed on the way
+out, waiting at most `CLOSE_SESSIONS_S`.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import shutil
 import tempfile
 import threading
 import time
+import traceback
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -22,15 +28,20 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
 from ct_cli.tui import tail
+from ct_cli.tui.screens import Collected, ScreenEntry, collect_entries
 from ct_cli.tui.screens.jobs import JobPickerScreen
-from ct_cli.tui.screens.logs import LogScreen
 
 #: Where failures' tracebacks go (the screen shows one line and points here).
 ERROR_LOG = "~/.cortex-training-errors.log"
+#: Kept artifact sessions are closed on quit within this many seconds (the rest is abandoned).
+CLOSE_SESSIONS_S = 1.0
+#: The job screen's modules are imported in the background this long after start-up: the picker
+#: does not wait for them, and Enter on a job does not either.
+PRELOAD_AFTER_S = 0.5
 
 
 class CtTui(App[None]):
-    """Job picker, then a job's log screen; with a job id the log screen opens at once."""
+    """Job picker, then a job's screen (logs, resources, training); a job id opens that screen at once."""
 
     TITLE = "ct tui"
     CSS = """
@@ -49,6 +60,7 @@ class CtTui(App[None]):
         *,
         sub_job_id: str | None = None,
         poll_interval: float = tail.DEFAULT_POLL_INTERVAL_S,
+        plugin_manager: Any = None,
     ) -> None:
         super().__init__()
         self.client = client
@@ -58,18 +70,86 @@ class CtTui(App[None]):
         self.error_log_label = ERROR_LOG
         self._stage_root: Path | None = None
         self._error_lock = threading.Lock()
+        # The hook is called here, when `ct tui` starts, and only here.
+        self.screen_entries: Collected = collect_entries(plugin_manager)
+        self._entries = {entry.name: entry for entry in self.screen_entries.entries}
 
     def on_mount(self) -> None:
+        with contextlib.suppress(Exception):  # a client without kept sessions still works
+            self.client.keep_artifact_sessions = True
+        for entry in self.screen_entries.entries:
+            self.bind(entry.key, f"open_screen({entry.name!r})", description=entry.title)
+        for problem in self.screen_entries.problems:
+            self.record_error("a TUI screen was left out", problem)
+        if self.screen_entries.problems:
+            self.notify(
+                f"{len(self.screen_entries.problems)} plugin screen(s) left out; see {self.error_log_label}",
+                severity="warning",
+            )
         self.push_screen(JobPickerScreen())
         if self.start_job_id:
             self.open_job(self.start_job_id)
+        else:
+            self.set_timer(PRELOAD_AFTER_S, self._preload)
 
-    def open_job(self, job_id: str, *, status: Any = None) -> None:
-        self.push_screen(LogScreen(job_id, status=status, sub_job_id=self.sub_job_id))
+    def _preload(self) -> None:
+        def load() -> None:
+            with contextlib.suppress(Exception):
+                import ct_cli.tui.screens.job  # noqa: F401
+
+        threading.Thread(target=load, name="ct-tui-preload", daemon=True).start()
+
+    # --- screens ------------------------------------------------------------------------------
+
+    def open_job(self, job_id: str, *, status: Any = None, job: dict[str, Any] | None = None) -> None:
+        """Open a job's screen; a job from the account-wide list is read in its own location."""
+        client = None
+        if job and job.get("database_name") and job.get("schema_name"):
+            same = (str(job["database_name"]), str(job["schema_name"])) == (
+                str(getattr(self.client, "database", "")),
+                str(getattr(self.client, "schema", "")),
+            )
+            if not same:
+                client = self.client.for_job(job)
+        from ct_cli.tui.screens.job import JobScreen
+
+        self.push_screen(JobScreen(job_id, status=status, sub_job_id=self.sub_job_id, client=client))
+
+    def entry(self, name: str) -> ScreenEntry | None:
+        return self._entries.get(name)
+
+    def action_open_screen(self, name: str) -> None:
+        entry = self._entries.get(name)
+        if entry is None:
+            return
+        try:
+            screen = entry.factory(self.client)
+        except Exception as exc:
+            self.record_error(f"opening the {name} screen failed", traceback.format_exc())
+            self.notify(
+                f"the {entry.title} screen could not be opened: {type(exc).__name__}: {exc}", severity="error"
+            )
+            return
+        if not isinstance(screen, Screen):
+            self.notify(
+                f"the {entry.title} screen's factory did not return a Textual Screen", severity="error"
+            )
+            return
+        if not screen.title:
+            screen.title = entry.title
+        self.push_screen(screen)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # The screens' keys belong to the job picker: elsewhere a letter means something else.
+        if action == "open_screen":
+            return isinstance(self.screen, JobPickerScreen)
+        return True
 
     def back_from(self, screen: Screen[Any]) -> None:
         if self.screen is screen and len(self.screen_stack) > 1:
             self.pop_screen()
+
+    # --- what the screens share ---------------------------------------------------------------
 
     def post(self, callback: Any, *args: Any) -> bool:
         """Run `callback(*args)` on the UI thread from a worker; False once the app has gone."""
@@ -89,13 +169,26 @@ class CtTui(App[None]):
                 handle.write(f"{stamp} {what}:\n{details}\n")
 
     def stage_dir(self, job_id: str) -> Path:
-        """A private folder for downloads of `job_id` (saved consoles), removed when the app ends."""
+        """A private folder for downloads of `job_id` (saved consoles, metrics), removed when the app ends."""
         if self._stage_root is None:
             self._stage_root = Path(tempfile.mkdtemp(prefix="ct-tui-"))
         folder = self._stage_root / job_id.replace("/", "_")
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         return folder
 
+    def close_sessions(self, timeout_s: float = CLOSE_SESSIONS_S) -> bool:
+        """Close the artifact sessions kept while the app ran; True when that finished in time."""
+
+        def close() -> None:
+            with contextlib.suppress(Exception):
+                self.client.keep_artifact_sessions = False
+
+        closer = threading.Thread(target=close, name="ct-tui-close-sessions", daemon=True)
+        closer.start()
+        closer.join(timeout_s)
+        return not closer.is_alive()
+
     def on_unmount(self) -> None:
+        self.close_sessions()
         if self._stage_root is not None:
             shutil.rmtree(self._stage_root, ignore_errors=True)

@@ -275,3 +275,15 @@ def wrap(line: str, width: int) -> list[str]:
         cutter.drop_whitespace = False
         pieces.extend(cutter.wrap(logical) or [""])
     return pieces or [""]
+
+
+#: Characters a saved log's file name never holds: separators, and what no file system accepts.
+_UNSAFE_IN_SAVE_NAME = str.maketrans(
+    {"/": "_", "\\": "_", ":": "-", **{chr(code): "_" for code in range(32)}}
+)
+
+
+def save_name(job_id: str, source: str) -> str:
+    """The file name `s` saves a source's log under: `cortex-training-<job id's first 8>-<source>.log`,
+    with `/` (and `\\`) as `_` and `:` as `-`, so the name is one plain file in the home folder."""
+    return f"cortex-training-{job_id[:8]}-{source}.log".translate(_UNSAFE_IN_SAVE_NAME)

@@ -1,10 +1,13 @@
 """Following one sub-job's live log page by page, and reading its saved console once the job ended.
 
 `follow` is the loop the log screen runs on a worker thread: it asks `client.tail_logs` for pages
-(the newest `FIRST_PAGE_LINES` on a first open, then from the cursor), hands each non-empty page
-over whole, and backs off on empty pages. When the job ends (the SDK's `LogsUnavailableError`, a
-410 answer, or an empty page marked `eof`) it reports that once and returns, so the screen can turn
-to the saved console instead of showing an HTTP error. Nothing here imports Textual.
+(the newest `FIRST_PAGE_LINES` on a first open, else from the cursor the cache saved), hands over
+the first answer (so the screen can say it is live even when nothing is new) and then each
+non-empty page whole, and backs off on empty pages. A page without a cursor keeps the previous one:
+an empty cursor would read the log again from its start. When the job ends (the SDK's
+`LogsUnavailableError`, a 410 answer, or an empty page marked `eof`) it reports that once and
+returns, so the screen can turn to the saved console instead of showing an HTTP error. Nothing
+here imports Textual.
 """
 
 from __future__ import annotations
@@ -25,15 +28,24 @@ BACKOFF = 1.25
 MAX_POLL_INTERVAL_S = 6.0
 #: The "gone" status of a live-log read whose job has ended.
 GONE = 410
+#: The answer to a cursor the service does not accept (the cache's cursor of an older log).
+REFUSED = 400
 
 
 @dataclass
 class Page:
-    """What `follow` yields: lines of the live log, or the news that the job has ended."""
+    """What `follow` yields: lines of the live log, or the news that the job has ended.
+
+    `start` is the cursor the page was read from and `cursor` the one after it (the cache writes a
+    page only on top of the cursor it was read from). `refused` says the service did not accept
+    the saved cursor `start`; the loop then reads the newest lines again from no cursor.
+    """
 
     entries: list[dict[str, Any]] = field(default_factory=list)
     cursor: str | None = None
     ended: str | None = None
+    start: str | None = None
+    refused: str | None = None
 
 
 def follow(
@@ -50,7 +62,9 @@ def follow(
     from ct_core.errors import APIError, LogsUnavailableError
 
     delay = poll_interval
+    answered = False
     while not stop.is_set():
+        start = cursor
         try:
             page = client.tail_logs(
                 job_id,
@@ -59,19 +73,29 @@ def follow(
                 sub_job_id=sub_job_id,
             )
         except LogsUnavailableError as exc:
-            yield Page(cursor=cursor, ended=f"the job has ended ({exc.status}); its live log is gone")
+            yield Page(
+                cursor=cursor, start=start, ended=f"the job has ended ({exc.status}); its live log is gone"
+            )
             return
         except APIError as exc:
+            if exc.status_code == REFUSED and cursor is not None and not answered:
+                # A saved cursor the service no longer accepts: start again from the newest lines.
+                yield Page(start=start, refused=f"{type(exc).__name__}: {exc}")
+                cursor = None
+                continue
             if exc.status_code != GONE:
                 raise
-            yield Page(cursor=cursor, ended="the job has ended; its live log is gone")
+            yield Page(cursor=cursor, start=start, ended="the job has ended; its live log is gone")
             return
         page = page if isinstance(page, dict) else {}
         if page.get("next_cursor"):
             cursor = str(page["next_cursor"])
         entries = [entry for entry in page.get("entries") or [] if isinstance(entry, dict)]
+        first = not answered
+        answered = True
+        if entries or first:
+            yield Page(entries=entries, cursor=cursor, start=start)
         if entries:
-            yield Page(entries=entries, cursor=cursor)
             delay = poll_interval
             stop.wait(poll_interval)
             continue

@@ -97,3 +97,26 @@ def run(scenario: Any) -> None:
 def home(ct_home: Path) -> Path:
     """An isolated HOME: the TUI's error log and saved files land there."""
     return ct_home
+
+
+def server_log_lines(client: Any, job_id: str, sub_job_id: str) -> list[str]:
+    """A sub-job's whole live log as the service holds it now, read from its start page by page."""
+    from ct_cli.tui import format as fmt
+
+    lines: list[str] = []
+    cursor: str | None = None
+    while True:
+        page = client.tail_logs(job_id, cursor=cursor, sub_job_id=sub_job_id)
+        entries = page.get("entries") or []
+        if not entries:
+            return lines
+        lines += [fmt.entry_text(entry) for entry in entries]
+        cursor = page.get("next_cursor") or cursor
+
+
+@pytest.fixture
+def cache_dir(home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The TUI's log cache in a folder of the test's own, named through the environment."""
+    folder = home / "tui-cache"
+    monkeypatch.setenv("CORTEX_TRAINING_TUI_CACHE_DIR", str(folder))
+    return folder
