@@ -12,20 +12,17 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from ct_cli import context, output
-from ct_cli.app import (
-    HELP_FLAGS,
-    VERSION_FLAG,
-    UsageError,
-    build_app,
-    parse_global_args,
-    split_global_args,
-    use_docstring_help,
-)
+from ct_cli.cmdline import HELP_FLAGS, VERSION_FLAG, UsageError, parse_global_args, split_global_args
 from ct_cli.context import ClientFactory
 from ct_core import __version__
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ct_core.plugins import CTPluginManager
 
 #: Program names the console scripts are installed under.
 PROG_NAMES = ("ct", "cortex-training")
@@ -102,11 +99,20 @@ def _validation_details(exc: Any) -> str | None:
     return shown + (f" (and {extra} more)" if extra > 0 else "")
 
 
-def _usage_message(exc: BaseException) -> str:
-    from cyclopts import UnknownCommandError, UnusedCliTokensError
+def _is_command_line_error(exc: BaseException) -> bool:
+    """A wrong command line: ours (`UsageError`) or one cyclopts refused while parsing it."""
+    if isinstance(exc, UsageError):
+        return True
+    # Only an imported cyclopts can have raised its own error; never import it just to ask.
+    cyclopts = sys.modules.get("cyclopts")
+    return cyclopts is not None and isinstance(exc, cyclopts.CycloptsError)
 
+
+def _usage_message(exc: BaseException) -> str:
     if isinstance(exc, UsageError):
         return str(exc)
+    from cyclopts import UnknownCommandError, UnusedCliTokensError
+
     if isinstance(exc, UnusedCliTokensError):
         # cyclopts says "Unused Tokens: ['B']"; say which words the command did not take.
         extra = " ".join(str(token) for token in (exc.unused_tokens or []))
@@ -126,16 +132,53 @@ def _is_usage_error(exc: BaseException) -> bool:
     return isinstance(exc, IncompleteConnectionError)
 
 
+class ConsoleOnDemand:
+    """The rich console cyclopts prints a command's help (or its own errors) to, made on first use.
+
+    cyclopts reaches for its console only to print; running a command never does, so the command
+    runs without importing rich. Every attribute is the real `rich.console.Console`'s, on `file`.
+    """
+
+    def __init__(self, file: TextIO) -> None:
+        self._file = file
+        self._console: Console | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(file=self._file)
+        return getattr(self._console, name)
+
+
+def print_root_help(pm: CTPluginManager, prog: str, stream: TextIO) -> None:
+    """Write `ct --help` to `stream`: drawn directly when it can be (no cyclopts, no rich), else by cyclopts.
+
+    Both give the same page (tests/cli/test_startup_help.py compares them); `ct_cli.roothelp` says
+    when it hands over to cyclopts.
+    """
+    from ct_cli import roothelp
+
+    if roothelp.print_root_help(pm, prog, stream):
+        return
+    from rich.console import Console
+
+    from ct_cli.app import build_app
+
+    build_app(pm, name=prog).meta.help_print([], console=Console(file=stream))
+
+
 def run(
     argv: list[str],
     *,
     client_factory: ClientFactory | None = None,
     stdin: TextIO | None = None,
 ) -> int:
-    """Run one command line with the current output streams; returns the exit code."""
-    from cyclopts import CycloptsError
-    from rich.console import Console
+    """Run one command line with the current output streams; returns the exit code.
 
+    Only what a command line needs is imported: `ct --help` and `ct --version` build no cyclopts
+    app, and a command imports its own module and, when it talks to the service, the client.
+    """
     from ct_core.plugins import get_plugin_manager
 
     output.install_log_handler()
@@ -143,11 +186,10 @@ def run(
     with context.invocation(inv):
         try:
             pm = get_plugin_manager()
-            app = build_app(pm, name=_prog_name())
-            console = Console(file=output.current().stdout)
+            prog = _prog_name()
             global_args, command_args = split_global_args(argv)
             if any(flag in global_args for flag in HELP_FLAGS):
-                app.meta.help_print([], console=console)
+                print_root_help(pm, prog, output.current().stdout)
                 return output.EXIT_OK
             if VERSION_FLAG in global_args:
                 output.emit_text(__version__)
@@ -155,13 +197,16 @@ def run(
             inv.options = parse_global_args(global_args)
             output.set_compact(inv.options.compact)
             if not command_args:
-                app.meta.help_print([], console=Console(file=output.current().stderr))
-                output.error("a command is required", hint=f"run '{app.name[0]} --help' to see the commands")
+                print_root_help(pm, prog, output.current().stderr)
+                output.error("a command is required", hint=f"run '{prog} --help' to see the commands")
                 return output.EXIT_USAGE
+            from ct_cli.app import build_app, use_docstring_help
+
+            app = build_app(pm, name=prog)
             use_docstring_help(app, command_args[0])
             result = app(
                 command_args,
-                console=console,
+                console=cast("Console", ConsoleOnDemand(output.current().stdout)),
                 exit_on_error=False,
                 print_error=False,
                 result_action="return_value",
@@ -170,9 +215,6 @@ def run(
         except KeyboardInterrupt:
             output.error("interrupted")
             return output.EXIT_INTERRUPTED
-        except (CycloptsError, UsageError) as exc:
-            output.error(_usage_message(exc), hint="run with --help to see the usage", exc=exc)
-            return output.EXIT_USAGE
         except SystemExit as exc:
             code = exc.code
             if code == output.EXIT_INTERRUPTED:
@@ -180,6 +222,9 @@ def run(
                 output.error("interrupted")
             return code if isinstance(code, int) else (output.EXIT_OK if code is None else output.EXIT_ERROR)
         except Exception as exc:
+            if _is_command_line_error(exc):
+                output.error(_usage_message(exc), hint="run with --help to see the usage", exc=exc)
+                return output.EXIT_USAGE
             message, hint = describe_error(exc)
             output.error(message, hint=hint, exc=exc)
             return output.EXIT_USAGE if _is_usage_error(exc) else output.EXIT_ERROR

@@ -72,6 +72,11 @@ CHECKPOINT_RETRY_MAX_WAIT = 5.0
 CHECKPOINT_RETRYABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 #: Statuses an object store answers for a presigned link past its expiry (the export is asked again).
 CHECKPOINT_LINK_EXPIRED_STATUSES = frozenset({401, 403})
+#: Files of one checkpoint fetched at once (fewer when the checkpoint has fewer files to fetch): each
+#: on its own connection, with its own partial file, Range resume and checks. A handful of streams
+#: fills a link that one stream cannot (per-connection limits of object stores, round trips), while
+#: the disk sees few enough concurrent writers to keep each file's blocks together.
+CHECKPOINT_DOWNLOAD_WORKERS = 4
 
 # --- Service codes the retry rules and error messages read ----------------------------------------
 #: 404 with this service code is final unless this client created the job in the last

@@ -546,8 +546,9 @@ def clock(at: float | None) -> str:
 # --- downloads ----------------------------------------------------------------------------------
 
 #: ``on_data(sub_job_id, data, complete)``: rows of one sub-job; `complete` is False for the preview.
-ResourcesCallback = Callable[[str, Resources, bool], None]
-TrainingCallback = Callable[[str, Training], None]
+#: What a callback returns is ignored (a screen's hand-over to the UI thread says whether it could).
+ResourcesCallback = Callable[[str, Resources, bool], object]
+TrainingCallback = Callable[[str, Training], object]
 
 
 def download_resources(

@@ -174,10 +174,9 @@ class ResultChunks:
 
     def add_events(self, events: Any) -> int:
         """Take the `result_chunk` events of one page; returns how many were new."""
-        from ct_core import wire
-
-        if not isinstance(events, list):
+        if not isinstance(events, list) or not events:
             return 0
+        from ct_core import wire
         added = 0
         for event in events:
             if not isinstance(event, dict) or event.get("type") != "result_chunk":

@@ -60,6 +60,7 @@ class Downloads:
         on_bytes: BytesCallback | None = None,
         on_file: FileCallback | None = None,
         durable: bool = False,
+        workers: int | None = None,
     ) -> dict[str, Any]:
         """Download a checkpoint's files into ``output_dir``.
 
@@ -68,6 +69,8 @@ class Downloads:
         only file names matching one of its globs. Returns ``{job_id, checkpoint_id, output_dir,
         files: [{filename, size_bytes, saved_path, resumed, already_present}]}``. ``durable=True``
         fsyncs each file before its rename, so a power cut right after the call loses nothing.
+        Up to ``workers`` files (default 4) are fetched at once; the callbacks are still called one
+        at a time, ``on_file`` in the order the files finish.
         """
         return download_checkpoint(
             self._client,
@@ -78,6 +81,7 @@ class Downloads:
             on_bytes=on_bytes,
             on_file=on_file,
             durable=durable,
+            workers=workers,
         )
 
     # --- download sessions ----------------------------------------------------------------------

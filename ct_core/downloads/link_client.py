@@ -11,14 +11,18 @@ it instead. Everything a caller relies on stays as it is elsewhere in the SDK:
 - proxies: the standard environment variables (``HTTPS_PROXY``, ``NO_PROXY``...), as httpx honours;
 - redirects: followed (a few hops), since object stores may answer a link with one;
 - no retries inside urllib3: the caller decides, because a retry must continue from the bytes that
-  are already on disk.
+  are already on disk;
+- one client serves several files at once: its pools keep as many connections per host as the
+  caller says it will use, and a read blocked in one thread can be ended from another (`abort`).
 
 Presigned links carry their credentials in the query, so no auth header is ever sent.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import io
 import os
 import ssl
 import threading
@@ -52,28 +56,130 @@ class LinkTimeouts:
 
 
 class LinkResponse:
-    """An open response: status, headers and the body as blocks."""
+    """An open response: status, headers and the body, read one socket read at a time."""
 
     def __init__(self, raw: urllib3.BaseHTTPResponse) -> None:
         self._raw = raw
         self.status_code: int = raw.status
         self.headers: Mapping[str, str] = raw.headers
+        self._direct, self._left = _direct_body(raw)
+        self._buffered = True
 
-    def iter_blocks(self) -> Iterator[bytes]:
-        """The body as it arrives, one socket read per block (up to BLOCK_BYTES, whatever is there).
+    def readinto1(self, buffer: memoryview) -> int:
+        """Up to ``len(buffer)`` bytes of the body into ``buffer``, from at most one socket read;
+        0 once the body is complete. A connection lost midway raises LinkTransportError.
 
-        Nothing waits for a block to fill: bytes reach the caller, and the file, as soon as the
-        network delivers them. A connection lost midway raises LinkTransportError.
+        Nothing waits for the buffer to fill: bytes reach the caller, and the file, as soon as the
+        network delivers them. Where urllib3 leaves the body as it is on the wire (a known length,
+        not chunked), the bytes go from the socket straight into ``buffer``: no new object per
+        read, which on a server that sends 64 KiB at a time costs more than the copy itself (every
+        read of a 1 MiB block would map fresh memory for it).
         """
-        read = self._raw.read1  # type: ignore[attr-defined]
+        if self._direct is None:
+            return self._readinto1_through_urllib3(buffer)
+        if not self._left:
+            return 0
+        wanted = buffer[: self._left] if self._left < len(buffer) else buffer
         try:
-            while block := read(BLOCK_BYTES, decode_content=False):
-                yield block
+            if self._buffered:
+                # What arrived with the headers waits in the reader's own small buffer. read1
+                # hands over exactly that without touching the socket, where readinto1 would
+                # also wait for one more socket read (and hold these bytes back on a stalled
+                # link). Once it is empty, every readinto1 reads the socket into ``buffer``.
+                self._buffered = False
+                block = self._direct.read1(len(wanted))
+                got = len(block)
+                wanted[:got] = block
+            else:
+                got = self._direct.readinto1(wanted)
+        except (OSError, ValueError) as error:
+            # ValueError: the socket was closed under the read (an abort from another thread).
+            raise LinkTransportError(f"{type(error).__name__}: {error}", retryable=True) from error
+        if not got:
+            raise LinkTransportError(
+                f"the connection closed or fell silent with {self._left} bytes of the body to come",
+                retryable=True,
+            )
+        self._left -= got
+        return got
+
+    def _readinto1_through_urllib3(self, buffer: memoryview) -> int:
+        try:
+            block = self._raw.read1(len(buffer), decode_content=False)  # type: ignore[attr-defined]
         except Exception as error:
             translated = _translate(error)
             if translated is None:
                 raise
             raise translated from error
+        buffer[: len(block)] = block
+        return len(block)
+
+    def iter_blocks(self) -> Iterator[bytes]:
+        """The body as it arrives, one socket read per block (up to BLOCK_BYTES, whatever is there)."""
+        buffer = memoryview(bytearray(BLOCK_BYTES))
+        while got := self.readinto1(buffer):
+            yield bytes(buffer[:got])
+
+    def abort(self) -> None:
+        """End the transfer from another thread: a read blocked on the socket returns at once.
+
+        Used when another file of the same download failed and this one must stop too; calling it
+        on a response that already finished, or twice, does nothing.
+        """
+        with contextlib.suppress(Exception):
+            self._raw.shutdown()
+
+
+def _direct_body(raw: Any) -> tuple[io.BufferedReader | None, int]:
+    """The socket reader under urllib3's response and the body's length, when the body can be read
+    from it as it is on the wire; (None, 0) otherwise, and the body is read through urllib3.
+
+    urllib3 keeps http.client's response as ``_fp``, and that one reads from a buffered socket
+    reader whose ``readinto1`` fills a caller's buffer from one socket read. That is only the body
+    as sent when http.client has no framing to undo (no chunked encoding, a Content-Length) and
+    nothing of the body was read yet; urllib3 is asked not to decode anything anyway.
+    """
+    import http.client  # already loaded with urllib3; not at module import (CLI start-up)
+
+    inner = getattr(raw, "_fp", None)
+    if not isinstance(inner, http.client.HTTPResponse) or getattr(raw, "_fp_bytes_read", None) != 0:
+        return None, 0
+    length = getattr(inner, "length", None)
+    reader = getattr(inner, "fp", None)
+    if (
+        getattr(inner, "chunked", True)
+        or not isinstance(length, int)
+        or not isinstance(reader, io.BufferedReader)
+    ):
+        return None, 0
+    return reader, length
+
+
+def _kernel_read_timeout(seconds: float) -> list[tuple[int, int, int | bytes]]:
+    """Socket options that have the kernel time out a silent read (Linux), or [] to leave the
+    timeout to Python.
+
+    A socket with a Python timeout is non-blocking underneath: every read that finds nothing
+    waiting costs a failed recv, a poll and a second recv, and on a server that sends 64 KiB at a
+    time that is most reads. ``SO_RCVTIMEO`` keeps the same limit per read with one blocking recv;
+    a read that hits it fails like a dropped connection (retried, continuing from the bytes kept).
+    The options keep urllib3's defaults (``TCP_NODELAY``).
+    """
+    import socket
+    import struct
+    import sys
+
+    from urllib3.connection import HTTPConnection
+
+    if not sys.platform.startswith("linux") or seconds <= 0:
+        return []
+    whole = int(seconds)
+    timeval = struct.pack("@ll", whole, int((seconds - whole) * 1_000_000))
+    return [
+        *HTTPConnection.default_socket_options,
+        (socket.SOL_SOCKET, socket.SO_RCVTIMEO, timeval),
+        (socket.SOL_SOCKET, socket.SO_SNDTIMEO, timeval),
+    ]
 
 
 @functools.lru_cache(maxsize=8)
@@ -114,17 +220,25 @@ def _translate(error: Exception) -> LinkTransportError | None:
 class LinkClient:
     """Fetches presigned links; one per download, closed when it ends."""
 
-    def __init__(self, verify: bool | str = True, timeouts: LinkTimeouts | None = None) -> None:
+    def __init__(
+        self, verify: bool | str = True, timeouts: LinkTimeouts | None = None, *, connections: int = 1
+    ) -> None:
+        """``connections``: how many GETs may run at once (per host); a pool keeps that many open, so
+        concurrent files neither wait for one another nor open and drop a connection per file."""
         # urllib3 is imported here, not with the module: only a download needs it (CLI start-up).
         import urllib3
 
         self._urllib3 = urllib3
         self._verify = verify
         times = timeouts or LinkTimeouts()
-        self._timeout = urllib3.Timeout(connect=times.connect, read=times.read)
+        self._socket_options = _kernel_read_timeout(times.read)
+        # With the read timeout kept by the kernel, the socket itself blocks (read=None).
+        read = None if self._socket_options else times.read
+        self._timeout = urllib3.Timeout(connect=times.connect, read=read)
         self._retries = urllib3.Retry(
             total=None, connect=0, read=0, status=0, other=0, redirect=MAX_REDIRECTS, raise_on_redirect=True
         )
+        self._connections = max(1, connections)
         self._managers: dict[str | None, urllib3.PoolManager] = {}
         self._lock = threading.Lock()
 
@@ -140,7 +254,10 @@ class LinkClient:
                 options: dict[str, Any] = {
                     "retries": self._retries,
                     "ssl_context": _ssl_context(self._verify),
+                    "maxsize": self._connections,
                 }
+                if self._socket_options:
+                    options["socket_options"] = self._socket_options
                 pools = self._urllib3
                 manager = pools.ProxyManager(proxy, **options) if proxy else pools.PoolManager(**options)
                 self._managers[proxy] = manager

@@ -1,18 +1,23 @@
-"""The connections under every REST call: one httpcore connection pool per SDK client.
+"""The connections under every REST call: one connection pool per SDK client, two roads behind it.
 
 `Transport` (ct_core.http.transport) decides what to send and what an answer means; this module only
-moves bytes. It is built from httpcore's public API (`httpcore.ConnectionPool`, `httpcore.Proxy`,
-`httpcore.Request`), which is what httpx itself runs on. Talking to the pool directly, rather than
-through `httpx.Client`, is the fast path of a training loop: profiling showed most of a small
-request's client-side cost in httpx's URL parsing, header merging and model objects, and a loop
-makes thousands of step and poll requests. Every client takes this same road, whether it signs
-with a token, a Snowflake session or nothing.
+moves bytes. `Pool` is the one interface (`send`, `stream`, `url`, `close`); behind it a client takes
+one of two roads, chosen once when the client is made:
 
-What it keeps from httpx: the SSL context httpx would build for the same `verify` value, proxies
-from the standard environment variables (`HTTPS_PROXY`, `NO_PROXY`, ...), and httpx's exception
-names in error messages. What it owns: translating httpcore failures into ct's exceptions, once,
-here (`CTTimeoutError` carries `never_sent` for a connect or pool timeout, a failed certificate
-check becomes `TLSVerificationError`).
+- no proxy named by the environment (the usual case, and every training loop against its service):
+  `ct_core.http.direct`, keep-alive HTTP/1.1 connections over the standard library (`socket`,
+  `ssl`, and `http.client`'s answer parser). A small request costs about what a bare `http.client`
+  loop costs; profiling had shown most of a step or poll's client-side time in h11 and httpcore's
+  per-request machinery;
+- a proxy from the standard environment variables (`HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY`, minus
+  `NO_PROXY`): httpcore's public API (`httpcore.ConnectionPool`, `httpcore.Proxy`,
+  `httpcore.Request`), which speaks to proxies (CONNECT tunnels included) as httpx does.
+
+Every client takes this same interface, whether it signs with a token, a Snowflake session or
+nothing. Both roads use the SSL context httpx would build for the same `verify` value and httpx's
+exception names in error messages (ConnectTimeout, ReadTimeout, ...), and both translate transport
+failures into ct's exceptions, there and only there (`CTTimeoutError` carries `never_sent` for a
+connect or pool timeout, a failed certificate check becomes `TLSVerificationError`).
 """
 
 from __future__ import annotations
@@ -23,7 +28,6 @@ import ssl
 import urllib.request
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import cast
 from urllib.parse import urlsplit
 
@@ -31,20 +35,7 @@ import httpcore
 import httpx
 
 from ct_core.errors import CTConnectionError, CTTimeoutError, TLSVerificationError
-
-#: A request body: bytes, or an iterable of byte slices (a chunk frame built from views).
-Body = bytes | Iterable[bytes | memoryview]
-Headers = list[tuple[bytes, bytes]]
-Timeouts = dict[str, float | None]
-
-
-@dataclass(frozen=True)
-class RawResponse:
-    """A finished answer: status, headers as sent, and the whole body."""
-
-    status: int
-    headers: Headers
-    content: bytes
+from ct_core.http.direct import Body, DirectPool, Headers, RawResponse, Timeouts
 
 
 def ssl_context(verify: bool | str | ssl.SSLContext) -> ssl.SSLContext:
@@ -111,14 +102,34 @@ class Pool:
         self.port = parts.port
         self.host_header = parts.netloc
         self.base_path = parts.raw_path.rstrip(b"/")
-        self._pool = httpcore.ConnectionPool(
-            ssl_context=ssl_context(verify) if parts.scheme == "https" else None,
-            proxy=_proxy_for(base_url),
-            max_connections=max_connections,
-            max_keepalive_connections=max_connections,
-        )
+        proxy = _proxy_for(base_url)
+        context = ssl_context(verify) if parts.scheme == "https" else None
+        self._direct: DirectPool | None = None
+        self._pool: httpcore.ConnectionPool | None = None
+        if proxy is None and parts.scheme in ("http", "https"):
+            self._direct = DirectPool(
+                https=parts.scheme == "https",
+                host=self.host.decode("ascii"),
+                port=parts.port or (443 if parts.scheme == "https" else 80),
+                host_header=self.host_header,
+                base_path=self.base_path.decode("ascii"),
+                context=context,
+                max_connections=max_connections,
+            )
+        else:
+            self._pool = httpcore.ConnectionPool(
+                ssl_context=context,
+                proxy=proxy,
+                max_connections=max_connections,
+                max_keepalive_connections=max_connections,
+            )
         # A loop asks for the same few targets over and over; their URL objects are immutable.
         self._url = functools.lru_cache(maxsize=1024)(self._build_url)
+
+    @property
+    def uses_standard_library(self) -> bool:
+        """True on the direct road (no proxy): `ct_core.http.direct`; False through httpcore."""
+        return self._direct is not None
 
     def _build_url(self, target: str) -> httpcore.URL:
         return httpcore.URL(
@@ -145,6 +156,9 @@ class Pool:
         self, method: str, target: str, headers: Headers, body: Body | None, timeouts: Timeouts
     ) -> RawResponse:
         """Send one request and read the whole answer. Raises `CTConnectionError` and subclasses."""
+        if self._direct is not None:
+            return self._direct.send(method, target, headers, body, timeouts)
+        assert self._pool is not None
         request = self._request(method, target, headers, body, timeouts)
         try:
             response = self._pool.handle_request(request)
@@ -161,6 +175,11 @@ class Pool:
         self, method: str, target: str, headers: Headers, body: Body | None, timeouts: Timeouts
     ) -> Iterator[tuple[int, Headers, Iterator[bytes]]]:
         """Send one request and yield (status, headers, body blocks); the connection is released after."""
+        if self._direct is not None:
+            with self._direct.stream(method, target, headers, body, timeouts) as answer:
+                yield answer
+            return
+        assert self._pool is not None
         request = self._request(method, target, headers, body, timeouts)
         url = self.url(target)
         try:
@@ -180,7 +199,10 @@ class Pool:
             response.close()
 
     def close(self) -> None:
-        self._pool.close()
+        if self._direct is not None:
+            self._direct.close()
+        if self._pool is not None:
+            self._pool.close()
 
 
 _TRANSPORT_ERRORS = (

@@ -52,6 +52,11 @@ USER_AGENT = f"ct/{__version__}"
 JSON_CONTENT_TYPE = "application/json"
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 _JSON_CONTENT_TYPE_HEADER = (b"Content-Type", JSON_CONTENT_TYPE.encode("ascii"))
+#: Built once: `json.dumps` with options builds a new encoder on every call.
+_JSON_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+_JSON_DECODER = json.JSONDecoder()
+#: The first byte of a JSON object or array in UTF-8 with no byte-order mark: the fast decode applies.
+_JSON_OPENERS = frozenset(b"{[")
 
 
 class AuthProvider(Protocol):
@@ -81,7 +86,15 @@ class Response:
 
     def json(self) -> Any:
         """The body as JSON; None for an empty body."""
-        return json.loads(self.content) if self.content.strip() else None
+        content = self.content
+        if content and content[0] in _JSON_OPENERS:
+            # Plain UTF-8 (what a service sends): skip `json.loads`'s encoding detection.
+            text = content.decode("utf-8", "surrogatepass")
+            value, end = _JSON_DECODER.raw_decode(text)
+            if end != len(text) and text[end:].strip(" \t\n\r"):
+                raise json.JSONDecodeError("Extra data", text, end)
+            return value
+        return json.loads(content) if content.strip() else None
 
 
 @dataclass
@@ -309,7 +322,7 @@ class Transport:
         target = self.routes.target(operation, params or {}, query)
         extra: Headers = _encode_headers(headers) if headers else []
         if json_body is not None:
-            content = json.dumps(json_body, separators=(",", ":"), allow_nan=False).encode("utf-8")
+            content = _JSON_ENCODER.encode(json_body).encode("utf-8")
             content_type = JSON_CONTENT_TYPE
         if content_type == JSON_CONTENT_TYPE:
             extra.append(_JSON_CONTENT_TYPE_HEADER)

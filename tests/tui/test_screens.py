@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
 from typing import Any
 
-from textual.widgets import Input, OptionList
+import pytest
+from textual.widgets import Input, Log, OptionList
 
 from ct_cli.tui.app import CtTui
 from ct_cli.tui.screens.jobs import JobPickerScreen
@@ -206,5 +208,86 @@ def test_log_screen_switches_sources_and_says_when_the_job_ends(
             console = shown[shown.index(marker) + 1 :]
             assert any("job status initializing -> running" in line for line in console), shown
             assert "— live —" not in console
+
+    run(scenario())
+
+
+def test_log_screen_reads_the_job_with_the_client_it_was_given(
+    client: Any, running_job: str, local_server: Any, home: Path
+) -> None:
+    """A job of another location (found by the account-wide search) is read with its own client: the
+    app's client here names a database where the job is not, so only the given one can read it."""
+    from ct_core import CortexTrainingClient
+
+    async def scenario() -> None:
+        with CortexTrainingClient(
+            base_url=local_server.base_url, database="CT_TUI_ELSEWHERE", schema="PUBLIC"
+        ) as elsewhere:
+            app = CtTui(elsewhere, poll_interval=0.2)
+            async with app.run_test(size=SIZE) as pilot:
+                screen = LogScreen(running_job, client=client)
+                await app.push_screen(screen)
+                assert screen.job_client is client
+                await wait_until(pilot, lambda: "— live —" in screen.shown_lines(), "the live log")
+                assert "opt=AdamW/lr=0.001" in str(screen.query_one("#summary").render())
+                assert not any(line.startswith("[error]") for line in screen.shown_lines())
+
+    run(scenario())
+
+
+def test_pages_are_wrapped_on_the_tail_thread_and_wrapped_again_on_resize(
+    client: Any, running_job: str, local_server: Any, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page of lines is cut to the pane's width on the worker that read it, not on the UI thread;
+    a resize cuts every line again, and a line cut for another width is cut again when drawn."""
+    from ct_cli.tui import format as fmt
+    from ct_cli.tui.screens.logs import Line
+
+    real_wrap = fmt.wrap
+    on_ui_thread: dict[str, bool] = {}
+
+    def recording_wrap(line: str, width: int) -> list[str]:
+        on_ui_thread[line] = (
+            on_ui_thread.get(line, False) or threading.current_thread() is threading.main_thread()
+        )
+        return real_wrap(line, width)
+
+    monkeypatch.setattr(fmt, "wrap", recording_wrap)
+
+    def rows_match(screen: LogScreen) -> bool:
+        width = screen.query_one("#log", Log).scrollable_content_region.width
+        expected = [piece for line in screen.shown_lines() for piece in real_wrap(line, width)]
+        return screen.visible_text() == expected
+
+    async def scenario() -> None:
+        app = CtTui(client, running_job, poll_interval=0.2)
+        async with app.run_test(size=(100, 40)) as pilot:
+            screen = app.screen
+            assert isinstance(screen, LogScreen)
+            await wait_until(pilot, lambda: "— live —" in screen.shown_lines(), "the live marker")
+            request_id = await asyncio.to_thread(fwd_bwd, local_server.base_url, running_job)
+            await wait_until(
+                pilot, lambda: any(request_id in line for line in screen.log_lines()), "the request"
+            )
+            page = [line for line in screen.log_lines() if request_id in line]
+            assert page and all(on_ui_thread[line] is False for line in page), on_ui_thread
+            assert rows_match(screen)
+
+            rows_before = len(screen.visible_text())
+            await pilot.resize_terminal(80, 40)
+            await wait_until(
+                pilot,
+                lambda: rows_match(screen) and len(screen.visible_text()) > rows_before,
+                "the lines cut again to the narrower pane",
+            )
+
+            # Lines a worker cut for a width the pane no longer has are cut again when drawn.
+            text = "a line cut ahead for a pane of twelve columns, " * 3
+            stale = Line(text, {"msg": text})
+            stale.wrapped(12)
+            screen._received(screen.source or "", [stale], screen._stop)
+            width = screen.query_one("#log", Log).scrollable_content_region.width
+            assert stale.width == width and list(stale.pieces) == real_wrap(text, width)
+            assert rows_match(screen)
 
     run(scenario())

@@ -1,7 +1,10 @@
-"""The real `ct tui` in a real terminal (tmux): pick the job, follow its log, see another client's work, quit.
+"""The real `ct tui` in a real terminal (tmux), against a real ct_local: the picker shows the job,
+Enter opens its logs, a `ct fwd-bwd` from another process appears on screen, the job trains (the
+fwd-bwd and a `ct step`), the Training tab (`3`) and the Resources tab (`2`) show its rows, and `q`
+exits 0.
 
 tmux runs on a socket of its own (`-L`), so the test never touches a tmux server of the user.
-Every step waits for text to appear on the captured screen, with generous limits.
+Every step waits for text to appear on the captured screen, with generous limits; nothing is timed.
 """
 
 from __future__ import annotations
@@ -12,17 +15,39 @@ import shlex
 import shutil
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from ct_testing.plugin import CT_SCRIPT, run_ct
 
-from tests.tui.conftest import BATCH, DATABASE, make_running_job
+from tests.tui.conftest import BATCH, DATABASE, SCHEMA, make_running_job
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+#: Generous: the first request of a job loads the tiny model, and other tests may share the CPUs.
 LIMIT_S = 90.0
+#: How often the server stages each sub-job's metrics files (the default is a few seconds).
+UPLOAD_INTERVAL_S = 0.5
+#: How often a condition is looked at again while waiting for it (a poll, not a synchronisation).
+POLL_S = 0.1
+
+
+@pytest.fixture(scope="module")
+def local_server(module_local_server_factory: Any) -> Any:
+    """A server of this module's own that stages metrics files every half second, as the demo's does."""
+    return module_local_server_factory(settings={"artifact_upload_interval_s": UPLOAD_INTERVAL_S})
+
+
+def _wait(condition: Callable[[], Any], what: str, limit_s: float = LIMIT_S) -> Any:
+    deadline = time.monotonic() + limit_s
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out waiting for {what}")
+        time.sleep(POLL_S)
 
 
 class Terminal:
@@ -40,15 +65,17 @@ class Terminal:
     def keys(self, *keys: str) -> None:
         self.tmux("send-keys", "-t", self.session, *keys)
 
-    def wait_for(self, text: str, limit_s: float = LIMIT_S) -> str:
+    def wait_for(self, *texts: str, limit_s: float = LIMIT_S) -> str:
+        """The screen once every one of `texts` is on it at the same time."""
         deadline = time.monotonic() + limit_s
         while True:
             shown = self.screen()
-            if text in shown:
+            if all(text in shown for text in texts):
                 return shown
             if time.monotonic() > deadline:
-                pytest.fail(f"{text!r} never appeared on the screen:\n{shown}")
-            time.sleep(0.1)
+                missing = [text for text in texts if text not in shown]
+                pytest.fail(f"{missing!r} never appeared on the screen:\n{shown}")
+            time.sleep(POLL_S)
 
 
 @pytest.fixture
@@ -58,40 +85,94 @@ def terminal(tmp_path: Path) -> Iterator[Terminal]:
     term.tmux("kill-server")
 
 
+def _staged_rows(client: Any, download: str, job_id: str, sub: str, folder: Path) -> list[dict[str, Any]]:
+    """The rows of `sub` that the server has staged so far for one metrics download (none: [])."""
+    from ct_core.errors import NoChunksError
+
+    try:
+        entries = getattr(client, download)(job_id, folder, sub_job_ids=[sub], resume=True)
+    except NoChunksError:
+        return []
+    rows: list[dict[str, Any]] = []
+    for entry in entries:
+        text = Path(entry["saved_path"]).read_text(encoding="utf-8")
+        rows += [json.loads(line) for line in text.splitlines() if line.strip()]
+    return rows
+
+
 def test_ct_tui_in_a_real_terminal(
     terminal: Terminal, local_server: Any, ct_home: Path, tmp_path: Path
 ) -> None:
+    from ct_cli.tui import metrics
+    from ct_core import CortexTrainingClient
+
     job_id = make_running_job(local_server.base_url)
+    sub = f"{job_id}:training:0"
     exit_file = tmp_path / "exit-code"
     command = " ".join(
         shlex.quote(part)
         for part in [CT_SCRIPT, "--base-url", local_server.base_url, "--database", DATABASE, "tui"]
     )
-    shell = f"{command}; echo $? > {shlex.quote(str(exit_file))}; sleep 60"
+    # The shell stays after `ct tui` ends so the pane (and the exit code written beside it) stays.
+    shell = f"{command}; echo $? > {shlex.quote(str(exit_file))}; sleep 600"
     environment = {"CT_PLUGINS": "", "HOME": str(ct_home), "XDG_CACHE_HOME": str(ct_home / ".cache")}
     exports = " ".join(f"{name}={shlex.quote(value)}" for name, value in environment.items())
     launch = f"env -u COLUMNS -u LINES {exports} {shell}"
     terminal.tmux("new-session", "-d", "-s", terminal.session, "-x", "160", "-y", "45", launch)
 
-    terminal.wait_for(job_id)
-    terminal.wait_for("last refreshed")
-    assert terminal.screen().index(job_id) < terminal.screen().index("training, sampling")
-    terminal.keys("Enter")  # the newest job is the first row, where the cursor starts
-    terminal.wait_for("— live —")
-    terminal.wait_for(f"tailing {job_id}:training:0")
+    # The picker shows the job: newest first, its sub-job types on its row.
+    shown = terminal.wait_for(job_id, "last refreshed")
+    row = next(line for line in shown.splitlines() if job_id in line)
+    assert "running" in row and row.index(job_id) < row.index("training, sampling"), row
 
-    result = run_ct(
-        "--base-url", local_server.base_url, "--database", DATABASE, "--job", job_id, "fwd-bwd", "-",
-        input=json.dumps(BATCH),
-    )  # fmt: skip
-    assert result.returncode == 0, result
-    request_id = str(result.json["request_id"])
+    # Enter opens its logs (the newest job is the first row, where the cursor starts).
+    terminal.keys("Enter")
+    terminal.wait_for(f"tailing {sub}", "— live —", "training #0", "sampling #0", "opt=AdamW/lr=0.001")
+
+    # A `ct fwd-bwd` from another process shows up in the live log.
+    globals_ = ["--base-url", local_server.base_url, "--database", DATABASE, "--job", job_id]
+    fwd_bwd = run_ct(*globals_, "fwd-bwd", "-", input=json.dumps(BATCH))
+    assert fwd_bwd.returncode == 0, fwd_bwd
+    request_id = str(fwd_bwd.json["request_id"])
+    loss = float(fwd_bwd.json["result"]["avg_loss"])
     terminal.wait_for(request_id)
 
+    # The job trains one step; wait until the server has staged its training and host rows, so the
+    # tabs' first download finds them.
+    step = run_ct(*globals_, "step", "--lr", "0.001")
+    assert step.returncode == 0, step
+    with CortexTrainingClient(base_url=local_server.base_url, database=DATABASE, schema=SCHEMA) as sdk:
+        _wait(
+            lambda: any(
+                row.get("op") == "step"
+                for row in _staged_rows(sdk, "download_training_metrics", job_id, sub, tmp_path / "training")
+            ),
+            "the step's training row to be staged",
+        )
+        _wait(
+            lambda: any(
+                row.get("kind") == "system"
+                for row in _staged_rows(sdk, "download_metrics", job_id, sub, tmp_path / "resources")
+            ),
+            "the host rows to be staged",
+        )
+
+    # 3: the Training tab shows the step, its loss (the fwd-bwd's) and learning rate, as charts and rows.
+    terminal.keys("3")
+    terminal.wait_for(
+        "1 step(s)",
+        f"loss (mean of the step's calls)  last {metrics.metric_text(loss)}",
+        "learning rate  last 0.001",
+        "grad_norm",
+    )
+
+    # 2: the Resources tab shows the server's own host rows for the training sub-job.
+    terminal.keys("2")
+    terminal.wait_for("host CPU utilisation", "worker 0", "CPUs", sub)
+
+    # 1 goes back to the log, which is still live; q quits with exit code 0.
+    terminal.keys("1")
+    terminal.wait_for(request_id)
     terminal.keys("q")
-    deadline = time.monotonic() + LIMIT_S
-    while not exit_file.exists() or not exit_file.read_text().strip():
-        if time.monotonic() > deadline:
-            pytest.fail(f"ct tui did not exit on q:\n{terminal.screen()}")
-        time.sleep(0.1)
-    assert exit_file.read_text().strip() == "0"
+    code = _wait(lambda: exit_file.exists() and exit_file.read_text().strip(), "ct tui to exit on q")
+    assert code == "0", terminal.screen()

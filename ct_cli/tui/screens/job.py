@@ -27,21 +27,6 @@ from ct_cli.tui.screens.training import TrainingPane
 TABS = (("logs", "Logs"), ("resources", "Resources"), ("training", "Training"))
 
 
-class _JobApp:
-    """The app as the log screen sees it, with the SDK client bound to this job's location.
-
-    A job found by the account-wide search may live in another database and schema than the
-    app's client; everything else (posting, the error log, the stage folder) is the app's.
-    """
-
-    def __init__(self, app: Any, client: Any) -> None:
-        self._app = app
-        self.client = client
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._app, name)
-
-
 class JobScreen(LogScreen):
     """One job: its logs, Resources and Training, as tabs. Strictly read-only."""
 
@@ -63,19 +48,10 @@ class JobScreen(LogScreen):
         sub_job_id: str | None = None,
         client: Any = None,
     ) -> None:
-        super().__init__(job_id, status=status, sub_job_id=sub_job_id)
-        self._job_client = client
+        # `client`: the job's own location (a job found by the account-wide search); the log
+        # screen's `job_client` is what the tail and the metrics tabs read with.
+        super().__init__(job_id, status=status, sub_job_id=sub_job_id, client=client)
         self.tab = "logs"
-
-    @property
-    def tui(self) -> Any:  # the app, with this job's client where it has one of its own
-        if self._job_client is not None:
-            return _JobApp(self.app, self._job_client)
-        return self.app
-
-    @property
-    def job_client(self) -> Any:
-        return self._job_client if self._job_client is not None else self.app.client  # type: ignore[attr-defined]
 
     # --- building the tabs --------------------------------------------------------------------
 

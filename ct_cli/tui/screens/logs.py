@@ -3,9 +3,13 @@
 Reading happens on worker threads (the job record, the local log cache, the tail, the saved
 console); the screen keeps the lines it was given in a bounded buffer and draws from it, so the
 level and text filters, and a new pane width, apply to everything received without asking the
-service again. A sub-job's cached lines are shown first and the tail resumes from the cursor the
-cache saved, so reopening a job reads only what is new. When the job ends the screen says so and
-shows the sub-job's saved console, never an HTTP error.
+service again. The workers also cut each line to the pane's width before handing it over, so a page
+of 2,000 lines costs the UI thread only the drawing; a line cut for a width the pane no longer has
+(it was resized meanwhile) is cut again when drawn, and a resize cuts the whole buffer again.
+
+A sub-job's cached lines are shown first and the tail resumes from the cursor the cache saved, so
+reopening a job reads only what is new. When the job ends the screen says so and shows the
+sub-job's saved console, never an HTTP error.
 
 Once the first lines are drawn (or `WARM_AFTER_S` after the screen opens) the screen prepares a
 download session for the job on a worker thread, so the first metrics download starts sooner; a
@@ -58,12 +62,35 @@ LOG_MIN_WIDTH = 20
 WARM_AFTER_S = 1.5
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class Line:
-    """One buffered line: its text, and the entry it came from (None for the screen's own notes)."""
+    """One buffered line: its text, the entry it came from (None for the screen's own notes), and
+    the pieces it was last cut into with the width they were cut for (`width` None: never cut).
+
+    A worker cuts a line before handing it to the UI thread; after that only the UI thread touches
+    it. Keeping the pieces means a filter or level change redraws without cutting anything again.
+    """
 
     text: str
     entry: dict[str, Any] | None = None
+    pieces: tuple[str, ...] = ()
+    width: int | None = None
+
+    def wrapped(self, width: int) -> tuple[str, ...]:
+        """The line cut to `width` columns, cut again only when the width changed."""
+        if self.width != width:
+            self.pieces = tuple(fmt.wrap(self.text, width))
+            self.width = width
+        return self.pieces
+
+
+def prewrap(lines: list[Line], width: int) -> list[Line]:
+    """Cut `lines` to `width` columns ahead, on the worker thread that made them; while the pane's
+    width is not known yet (0 or less) they are left for the UI thread to cut."""
+    if width > 0:
+        for line in lines:
+            line.wrapped(width)
+    return lines
 
 
 class LogScreen(Screen[None]):
@@ -84,9 +111,12 @@ class LogScreen(Screen[None]):
         Binding("q", "app.quit", "Quit"),
     ]
 
-    def __init__(self, job_id: str, *, status: Any = None, sub_job_id: str | None = None) -> None:
+    def __init__(
+        self, job_id: str, *, status: Any = None, sub_job_id: str | None = None, client: Any = None
+    ) -> None:
         super().__init__()
         self.job_id = job_id
+        self._client = client
         self.status: Any = status
         self.reason: str | None = None
         self.only_sub_job = sub_job_id
@@ -98,7 +128,10 @@ class LogScreen(Screen[None]):
         self.updated: str | None = None
         self.buffer: deque[Line] = deque(maxlen=BUFFER_LINES)
         self._stop = threading.Event()
+        #: The width the whole buffer was last cut for (a resize compares against it), and the
+        #: width lines were last drawn at, which the workers cut their lines for (0: not known yet).
         self._drawn_width = -1
+        self._wrap_width = 0
         self.panel_width = PANEL_DEFAULT
         self.cache: log_cache.LogCache | None = None
         self._cache_broken = False
@@ -107,6 +140,12 @@ class LogScreen(Screen[None]):
     @property
     def tui(self) -> CtTui:
         return self.app  # type: ignore[return-value]
+
+    @property
+    def job_client(self) -> Any:
+        """The SDK client the job is read with: the one given (a job the account-wide search found in
+        another database and schema), else the app's."""
+        return self._client if self._client is not None else self.tui.client
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -134,7 +173,7 @@ class LogScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="job")
     def _load_job(self) -> None:
         try:
-            job = self.tui.client.get_job(self.job_id) or {}
+            job = self.job_client.get_job(self.job_id) or {}
         except Exception as exc:
             self.tui.post(self._job_failed, f"{type(exc).__name__}: {exc}")
             return
@@ -246,7 +285,7 @@ class LogScreen(Screen[None]):
             )
         if replay.entries:
             lines = [Line(fmt.entry_text(entry), entry) for entry in replay.entries]
-            self.tui.post(self._replayed, sub_job_id, lines, stop)
+            self.tui.post(self._replayed, sub_job_id, prewrap(lines, self._wrap_width), stop)
         return replay.cursor
 
     def _store(self, sub_job_id: str, page: tail.Page) -> None:
@@ -284,8 +323,7 @@ class LogScreen(Screen[None]):
 
     @work(thread=True, group="warm")
     def _warm(self) -> None:
-        client = self.tui.client
-        warm = getattr(client, "warm_artifact_session", None)
+        warm = getattr(self.job_client, "warm_artifact_session", None)
         if not callable(warm):
             return
         try:
@@ -304,7 +342,7 @@ class LogScreen(Screen[None]):
         try:
             cursor = self._replay(sub_job_id, stop)
             for page in tail.follow(
-                self.tui.client,
+                self.job_client,
                 self.job_id,
                 sub_job_id,
                 stop=stop,
@@ -332,6 +370,7 @@ class LogScreen(Screen[None]):
                     lines.insert(0, Line("— live —"))
                 if not lines:
                     continue
+                prewrap(lines, self._wrap_width)
                 if not self.tui.post(self._received, sub_job_id, lines, stop):
                     return
         except Exception as exc:
@@ -363,7 +402,7 @@ class LogScreen(Screen[None]):
     @work(thread=True, group="status")
     def _refresh_status(self) -> None:
         try:
-            job = self.tui.client.get_job(self.job_id) or {}
+            job = self.job_client.get_job(self.job_id) or {}
         except Exception:
             return
         self.tui.post(self._status_known, job.get("status"), job.get("reason"))
@@ -386,7 +425,7 @@ class LogScreen(Screen[None]):
         while not stop.is_set():
             try:
                 console = tail.saved_console(
-                    self.tui.client, self.job_id, sub_job_id, Path(stage), keep=BUFFER_LINES
+                    self.job_client, self.job_id, sub_job_id, Path(stage), keep=BUFFER_LINES
                 )
             except Exception as exc:
                 self.tui.record_error(f"saved console of {sub_job_id} failed", traceback.format_exc())
@@ -395,12 +434,13 @@ class LogScreen(Screen[None]):
                 return
             if console.lines != shown:
                 shown = console.lines
-                self.tui.post(self._show_console, sub_job_id, console.lines, stop)
+                lines = [Line(text, {"_raw": text}) for text in console.lines]
+                self.tui.post(self._show_console, sub_job_id, prewrap(lines, self._wrap_width), stop)
             settling = console.chunk_count > chunks and time.monotonic() < settle_until
             chunks = console.chunk_count
             stop.wait(CONSOLE_RETRY_S if settling else CONSOLE_REFRESH_S)
 
-    def _show_console(self, sub_job_id: str, lines: list[str], stop: threading.Event) -> None:
+    def _show_console(self, sub_job_id: str, lines: list[Line], stop: threading.Event) -> None:
         """Replace the pane's lines with the saved console (the screen's own notes stay on top)."""
         if stop.is_set() or sub_job_id != self.source:
             return
@@ -413,7 +453,7 @@ class LogScreen(Screen[None]):
         self.buffer.extend(notes)
         if lines:
             self.buffer.append(Line(marker))
-            self.buffer.extend(Line(text, {"_raw": text}) for text in lines)
+            self.buffer.extend(lines)
         elif received:
             self.buffer.extend(received)  # nothing saved yet: keep what the live tail showed
         else:
@@ -438,7 +478,9 @@ class LogScreen(Screen[None]):
     def _append(self, lines: list[Line]) -> None:
         self.buffer.extend(lines)
         width = self._width()
-        wrapped = [piece for line in lines if self._visible(line) for piece in fmt.wrap(line.text, width)]
+        self._wrap_width = width
+        # Lines a worker cut for this width are drawn as they are; any other width cuts them here.
+        wrapped = [piece for line in lines if self._visible(line) for piece in line.wrapped(width)]
         if wrapped:
             self.query_one("#log", Log).write_lines(wrapped, scroll_end=not self.paused)
 
@@ -446,11 +488,9 @@ class LogScreen(Screen[None]):
         """Draw the whole buffer again (after a filter, level or width change)."""
         log = self.query_one("#log", Log)
         width = self._width()
-        self._drawn_width = width
+        self._drawn_width = self._wrap_width = width
         log.clear()
-        wrapped = [
-            piece for line in self.buffer if self._visible(line) for piece in fmt.wrap(line.text, width)
-        ]
+        wrapped = [piece for line in self.buffer if self._visible(line) for piece in line.wrapped(width)]
         log.write_lines(wrapped, scroll_end=not self.paused)
 
     def on_resize(self) -> None:

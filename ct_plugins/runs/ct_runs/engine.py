@@ -204,10 +204,6 @@ class Engine:
             run_id, state, status="running", log_entries=entries, only_if_status=("queued",)
         )
 
-    def status(self, run_id: str) -> str:
-        row = self.store.run_row(run_id)
-        return "missing" if row is None else str(row.status)
-
     # --- jobs -----------------------------------------------------------------------------------
 
     def _create_job(

@@ -203,10 +203,6 @@ class Store:
         with self.tx() as c:
             return c.execute(datasets.select().where(datasets.c.dataset_id == dataset_id)).first()
 
-    def dataset(self, dataset_id: str) -> dict[str, Any] | None:
-        row = self.dataset_row(dataset_id)
-        return None if row is None else {**json.loads(row.summary), "owner": row.owner}
-
     def finish_dataset(
         self,
         dataset_id: str,
