@@ -157,7 +157,10 @@ def start_server(state_dir: Path) -> tuple[subprocess.Popen[bytes], str]:
     ]
     _heading("starting the local server: " + shlex.join(command))
     log = (state_dir.parent / "server.log").open("wb")
-    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+    # The server loads the runs plugin (its service answers the managed-run steps) whatever
+    # CT_PLUGINS narrows the commands to.
+    env = {**os.environ, "CT_PLUGINS": RUNS_PLUGIN}
+    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
     deadline = time.monotonic() + SERVER_START_TIMEOUT_S
     while not ready.exists():
         if process.poll() is not None:

@@ -20,12 +20,14 @@ The same path serves a job that failed or was preempted under the run.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import hashlib
 import json
 import logging
 import math
+import threading
 import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
@@ -55,6 +57,22 @@ PIPELINE_DEPTH = 2
 CANCEL_CHECK_S = 0.5
 #: How long a job the run leaves behind may idle before the service reclaims it.
 JOB_IDLE_TIMEOUT_S = 900
+
+
+_TORCH_IMPORT = threading.Lock()
+
+
+def _import_torch_once() -> None:
+    """Import torch (when installed) before a segment sends anything.
+
+    Results are decoded into torch tensors where torch is importable, on DBOS's worker threads.
+    Two threads importing torch at the same moment can see it half initialized, and the local
+    server imports it on its own threads once a job runs; importing it here, before the
+    segment's first request, keeps the two apart. Not at service start: most servers never
+    train a run, and torch takes seconds to import.
+    """
+    with _TORCH_IMPORT, contextlib.suppress(ImportError):
+        import torch  # noqa: F401
 
 
 class RunFailed(Exception):
@@ -251,6 +269,7 @@ class Engine:
 
     def run_segment(self, run_id: str) -> dict[str, Any]:
         """Train from the committed checkpoint to the next checkpoint; returns {"done": bool}."""
+        _import_torch_once()
         row, record, state = self._load(run_id)
         if row.status in TERMINAL:
             return {"done": True}

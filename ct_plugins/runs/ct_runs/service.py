@@ -21,7 +21,6 @@ workflows back to the queue through DBOS's public API (``list_workflows`` by exe
 
 from __future__ import annotations
 
-import contextlib
 import hmac
 import json
 import logging
@@ -62,6 +61,8 @@ APPLICATION_VERSION = "ct-runs-1"
 MAX_DATASET_BYTES = 512 * 1024 * 1024
 MAX_SPEC_BYTES = 1024 * 1024
 LIST_LIMIT_MAX = 1000
+#: How long a stopping process waits for DBOS to shut down before it lets go (see stop()).
+DBOS_STOP_WAIT_S = 0.3
 LOG_LIMIT_MAX = 10_000
 
 Authenticate = Callable[[Request], str]
@@ -128,10 +129,6 @@ class RunsService:
 
         from ct_runs import workflows
 
-        # Heavy imports happen here, in one thread, before workflows run on DBOS's threads: two
-        # threads importing torch at once can see it half initialized.
-        with contextlib.suppress(ImportError):
-            import torch  # noqa: F401
         self.store = Store(self.database_url)
         self.engine = Engine(self.store, self.client_for, executor_id=self.executor_id)
         logging.getLogger("httpx").setLevel(logging.WARNING)  # its INFO lines carry webhook URLs
@@ -179,10 +176,14 @@ class RunsService:
         elif self.started:
             from dbos import DBOS
 
-            from ct_runs import workflows
-
-            DBOS.destroy(workflow_completion_timeout_sec=0)
-            workflows.install(None)
+            # DBOS takes about a second to wind its threads down. A process that stops need not
+            # wait for that: whatever a workflow was doing is recovered from the system database
+            # at the next start, as after a crash. So wait a moment, then let the process go.
+            closer = threading.Thread(
+                target=DBOS.destroy, kwargs={"workflow_completion_timeout_sec": 0}, daemon=True
+            )
+            closer.start()
+            closer.join(timeout=DBOS_STOP_WAIT_S)
         self.started = False
         if self.store is not None:
             self.store.close()
