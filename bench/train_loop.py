@@ -286,7 +286,8 @@ def bench_loop(steps: int) -> dict[str, float]:
     from ct_core import SubJobConfig
     from ct_core.data.payloads import build_forward_backward_payload
 
-    delay = {"path": "/cortex-training/", "action": "delay", "delay_s": LATENCY_S}
+    # count None: every matching request is delayed (a rule applies once by default).
+    delay = {"path": "/cortex-training/", "action": "delay", "delay_s": LATENCY_S, "count": None}
     state = Path(tempfile.mkdtemp(prefix="ct-bench-")) / "state"
     server = LocalServer(state_dir=state, settings={**FAST_SETTINGS, "faults": [delay]}).start()
     try:

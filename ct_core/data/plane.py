@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 import math
-import uuid
+import os
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -67,6 +67,15 @@ _FWD_BWD = "fwd-bwd"
 #: The header naming a call that must run at most once with an id the client made (a uuid4); the
 #: local server uses it as the request id, so a call whose answer was lost can be looked up.
 CLIENT_REQUEST_ID_HEADER = "x-ct-request-id"
+
+
+def _client_request_id() -> str:
+    """A fresh random (version 4) UUID, spelled as `str(uuid.uuid4())` would, at a fraction of its cost."""
+    raw = bytearray(os.urandom(16))
+    raw[6] = (raw[6] & 0x0F) | 0x40  # version 4
+    raw[8] = (raw[8] & 0x3F) | 0x80  # the RFC 4122 variant
+    text = raw.hex()
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
 
 
 def normalize_checkpoint_type(value: Any) -> str:
@@ -153,7 +162,7 @@ class DataPlane:
         It is repeated only when the failure proves nothing ran; a failure that leaves that open
         becomes `RequestOutcomeUnknown`, naming the id to look the call up by.
         """
-        client_request_id = str(uuid.uuid4())
+        client_request_id = _client_request_id()
         try:
             return self._json(
                 operation_id, job_id, body=body, headers={CLIENT_REQUEST_ID_HEADER: client_request_id}

@@ -177,6 +177,7 @@ class ResultChunks:
         if not isinstance(events, list) or not events:
             return 0
         from ct_core import wire
+
         added = 0
         for event in events:
             if not isinstance(event, dict) or event.get("type") != "result_chunk":

@@ -13,7 +13,8 @@ an answer read as it arrives). That call is the only place that
 - runs the retry policy of `ct_core.http.retry`, with the caller's rule for which failures may be
   retried (`predicate`), and renews an expired Snowflake session once.
 
-The bytes travel over `ct_core.http.pool` (httpcore's public API, one pool per client).
+The bytes travel over `ct_core.http.pool`, one pool per client: standard-library connections
+(`ct_core.http.direct`), or httpcore's when the environment names a proxy.
 """
 
 from __future__ import annotations
