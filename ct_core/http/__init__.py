@@ -6,5 +6,7 @@
 - `routes`: URLs of operations, from `ct_api.routes` (generated from openapi/ by `make regen`);
 - `retry`: the retry policy (which failures get another attempt, the waits, the loop), also used
   by the download paths;
-- `pool`: the connections (httpcore's public API), and transport failures as ct exceptions.
+- `pool`: the connections, and transport failures as ct exceptions: `direct` (keep-alive HTTP/1.1
+  on sockets, answers parsed by the standard library's `http.client`) unless the environment names
+  a proxy, then httpcore's public API.
 """
