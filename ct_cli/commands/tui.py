@@ -42,10 +42,12 @@ def tui(
 ) -> int:
     """Browse jobs and follow their logs in the terminal; strictly read-only.
 
-    Without JOB_ID it opens the job picker (newest first; / filters, r refreshes, Enter opens a
-    job). A job's screen follows the live log of each sub-job and, once the job has ended, shows
-    its saved console. Keys: b or Esc back, / filter, L minimum level, p pause, q quit. Needs the
-    optional dependency: pip install 'ct[tui]'.
+    Without JOB_ID it opens the job picker (newest first; / filters, @DATABASE or DATABASE.SCHEMA
+    searches the whole account, r refreshes, Enter opens a job, d model deployments, R runs). A
+    job's screen has three tabs: 1 its logs (the live tail of each sub-job, the saved console once
+    the job has ended), 2 Resources (GPU and host use), 3 Training (loss, learning rate and
+    grad-norm over steps). Log keys: b or Esc back, / filter, L minimum level, p pause, s save,
+    y copy, r refresh, q quit. Needs the optional dependency: pip install 'ct[tui]'.
     """
     if not _textual_installed():
         output.error(MISSING_TEXTUAL)
