@@ -4,12 +4,16 @@ The service's own API goes through httpx, but its HTTP/1.1 stack reads a respons
 and copies every block through h11's buffer in Python: on a fast link that, not the network, sets
 the pace of a checkpoint download (under half of what a plain socket read manages on loopback).
 urllib3 reads straight from the socket in blocks of the size asked for, so bodies are fetched with
-it instead. Everything a caller relies on stays as it is elsewhere in the SDK:
+it instead; once what came with the headers is handed over, a body as sent (a Content-Length, not
+chunked) is read from the connection's socket into the caller's own buffer (`LinkResponse.readinto1`).
+Everything a caller relies on stays as it is elsewhere in the SDK:
 
 - TLS: the same SSL context httpx would build for the same ``verify`` value (certifi, or the
   given CA bundle, or none), so a certificate the API accepts is accepted here too;
 - proxies: the standard environment variables (``HTTPS_PROXY``, ``NO_PROXY``...), as httpx honours;
 - redirects: followed (a few hops), since object stores may answer a link with one;
+- timeouts: the same connect and per-read limits (on Linux the read limit is kept by the kernel,
+  see `_kernel_read_timeout`);
 - no retries inside urllib3: the caller decides, because a retry must continue from the bytes that
   are already on disk;
 - one client serves several files at once: its pools keep as many connections per host as the
@@ -22,12 +26,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import io
 import os
 import ssl
 import threading
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -62,56 +65,61 @@ class LinkResponse:
         self._raw = raw
         self.status_code: int = raw.status
         self.headers: Mapping[str, str] = raw.headers
-        self._direct, self._left = _direct_body(raw)
-        self._buffered = True
+        # Once http.client's buffer is empty: the connection's socket and the body bytes still to
+        # come, when the rest of the body is read from the socket directly (see readinto1).
+        self._may_switch = True
+        self._recv_into: Callable[[memoryview], int] | None = None
+        self._left = 0
 
     def readinto1(self, buffer: memoryview) -> int:
         """Up to ``len(buffer)`` bytes of the body into ``buffer``, from at most one socket read;
         0 once the body is complete. A connection lost midway raises LinkTransportError.
 
         Nothing waits for the buffer to fill: bytes reach the caller, and the file, as soon as the
-        network delivers them. Where urllib3 leaves the body as it is on the wire (a known length,
-        not chunked), the bytes go from the socket straight into ``buffer``: no new object per
-        read, which on a server that sends 64 KiB at a time costs more than the copy itself (every
-        read of a 1 MiB block would map fresh memory for it).
+        network delivers them. The first reads go through urllib3, and the first one hands over
+        what arrived with the headers without waiting for more. Once http.client's buffer is
+        known to be empty, where the body is as it is on the wire (a Content-Length, no chunked
+        framing; nothing is decoded anyway), the socket is read straight into ``buffer``: no new
+        object per read, which on a server that sends 64 KiB at a time costs more than the copy
+        itself (every read of a 1 MiB block would map fresh memory for it).
         """
-        if self._direct is None:
-            return self._readinto1_through_urllib3(buffer)
-        if not self._left:
+        recv = self._recv_into
+        if recv is None:
+            return self._through_urllib3(buffer)
+        left = self._left
+        if not left:
             return 0
-        wanted = buffer[: self._left] if self._left < len(buffer) else buffer
+        wanted = buffer[:left] if left < len(buffer) else buffer
         try:
-            if self._buffered:
-                # What arrived with the headers waits in the reader's own small buffer. read1
-                # hands over exactly that without touching the socket, where readinto1 would
-                # also wait for one more socket read (and hold these bytes back on a stalled
-                # link). Once it is empty, every readinto1 reads the socket into ``buffer``.
-                self._buffered = False
-                block = self._direct.read1(len(wanted))
-                got = len(block)
-                wanted[:got] = block
-            else:
-                got = self._direct.readinto1(wanted)
+            got = recv(wanted)
         except (OSError, ValueError) as error:
             # ValueError: the socket was closed under the read (an abort from another thread).
             raise LinkTransportError(f"{type(error).__name__}: {error}", retryable=True) from error
         if not got:
             raise LinkTransportError(
-                f"the connection closed or fell silent with {self._left} bytes of the body to come",
+                f"the connection closed or fell silent with {left} bytes of the body to come",
                 retryable=True,
             )
-        self._left -= got
+        self._left = left - got
         return got
 
-    def _readinto1_through_urllib3(self, buffer: memoryview) -> int:
+    def _through_urllib3(self, buffer: memoryview) -> int:
+        raw = self._raw
         try:
-            block = self._raw.read1(len(buffer), decode_content=False)  # type: ignore[attr-defined]
+            # read1 of a buffered reader returns what it holds without touching the socket, and
+            # reads the socket once only when it holds nothing.
+            block = raw.read1(len(buffer), decode_content=False)  # type: ignore[attr-defined]
         except Exception as error:
             translated = _translate(error)
             if translated is None:
                 raise
             raise translated from error
         buffer[: len(block)] = block
+        if self._may_switch and len(block) < len(buffer):
+            # A read1 that returned less than asked emptied the buffer: it handed over all it held,
+            # or held nothing and read the socket into the answer itself.
+            self._may_switch = False
+            self._recv_into, self._left = _socket_reader(raw)
         return len(block)
 
     def iter_blocks(self) -> Iterator[bytes]:
@@ -130,29 +138,21 @@ class LinkResponse:
             self._raw.shutdown()
 
 
-def _direct_body(raw: Any) -> tuple[io.BufferedReader | None, int]:
-    """The socket reader under urllib3's response and the body's length, when the body can be read
-    from it as it is on the wire; (None, 0) otherwise, and the body is read through urllib3.
+def _socket_reader(raw: Any) -> tuple[Callable[[memoryview], int] | None, int]:
+    """The connection socket's ``recv_into`` and the body bytes still to come, when the rest of the
+    body can be read from the socket as it is; (None, 0) to go on reading through urllib3.
 
-    urllib3 keeps http.client's response as ``_fp``, and that one reads from a buffered socket
-    reader whose ``readinto1`` fills a caller's buffer from one socket read. That is only the body
-    as sent when http.client has no framing to undo (no chunked encoding, a Content-Length) and
-    nothing of the body was read yet; urllib3 is asked not to decode anything anyway.
+    Called once a read left http.client's buffer empty. The body must have a known length and no
+    chunked framing, and the socket must be a real one: inside a TLS proxy tunnel it is an object
+    of urllib3's, read through urllib3.
     """
-    import http.client  # already loaded with urllib3; not at module import (CLI start-up)
+    import socket
 
-    inner = getattr(raw, "_fp", None)
-    if not isinstance(inner, http.client.HTTPResponse) or getattr(raw, "_fp_bytes_read", None) != 0:
+    left = raw.length_remaining
+    sock = getattr(raw.connection, "sock", None)
+    if raw.chunked or not isinstance(left, int) or left <= 0 or not isinstance(sock, socket.socket):
         return None, 0
-    length = getattr(inner, "length", None)
-    reader = getattr(inner, "fp", None)
-    if (
-        getattr(inner, "chunked", True)
-        or not isinstance(length, int)
-        or not isinstance(reader, io.BufferedReader)
-    ):
-        return None, 0
-    return reader, length
+    return sock.recv_into, left
 
 
 def _kernel_read_timeout(seconds: float) -> list[tuple[int, int, int | bytes]]:
