@@ -196,6 +196,16 @@ async def export_checkpoint(request: Request) -> Response:
     return JSONResponse({"checkpoint_id": cp.checkpoint_id, "files": files, "expires_at": rfc3339(expires)})
 
 
+class LargeReadFileResponse(FileResponse):
+    """A file answer read and sent 1 MiB at a time (Starlette's default is 64 KiB).
+
+    Checkpoint files run to gigabytes; at 64 KiB the server spends its CPU on per-chunk overhead
+    and becomes the bottleneck of a download over loopback (bench/downloads.py).
+    """
+
+    chunk_size = 1024 * 1024
+
+
 async def checkpoint_file(request: Request) -> Response:
     """Serve one exported file; the signed query stands in for a presigned URL (no auth header).
 
@@ -217,7 +227,7 @@ async def checkpoint_file(request: Request) -> Response:
     if folder is None or target is None or not target.is_file() or not target.is_relative_to(folder):
         raise errors.ServiceError(404, "The file no longer exists", 404)
     etag = file_etag(params["job_id"], params["checkpoint_id"], params["rel"], target)
-    return FileResponse(target, headers={"etag": etag})
+    return LargeReadFileResponse(target, headers={"etag": etag})
 
 
 async def delete_checkpoint(request: Request) -> Response:
