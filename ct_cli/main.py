@@ -181,9 +181,8 @@ def run(
     """
     from ct_core.plugins import get_plugin_manager
 
-    output.install_log_handler()
     inv = context.Invocation(client_factory=client_factory, stdin=stdin or sys.stdin)
-    with context.invocation(inv):
+    with output.log_handler(), context.invocation(inv):
         try:
             pm = get_plugin_manager()
             prog = _prog_name()

@@ -206,20 +206,42 @@ class _WarningHandler(logging.Handler):
 
 #: The SDK's loggers; download notices go to "cortex_training", the logger name reference users configure.
 _SDK_LOGGERS = ("ct_core", "ct_cli", "cortex_training")
-_handler: _WarningHandler | None = None
+_handler_depth = 0
 
 
-def install_log_handler() -> None:
-    """Show warnings the SDK logs (plugin load failures, stalled uploads) as `warning:` lines."""
-    global _handler
-    if _handler is not None:
+@contextmanager
+def log_handler() -> Iterator[None]:
+    """Show warnings the SDK logs (plugin load failures, stalled uploads) as `warning:` lines.
+
+    For the duration of one command line: the loggers get their handler, propagation and level back
+    afterwards, so running `main()` in-process (tests, embedding) leaves logging as it found it. A
+    nested run keeps the outer one's handler.
+    """
+    global _handler_depth
+    if _handler_depth:
+        _handler_depth += 1
+        try:
+            yield
+        finally:
+            _handler_depth -= 1
         return
-    _handler = _WarningHandler(level=logging.WARNING)
+    handler = _WarningHandler(level=logging.WARNING)
+    saved = []
     for name in _SDK_LOGGERS:
         log = logging.getLogger(name)
-        log.addHandler(_handler)
+        saved.append((log, log.propagate, log.level))
+        log.addHandler(handler)
         # The handler already writes to stderr; passing the record up would print it twice
         # through Python's last-resort handler.
         log.propagate = False
         if log.level == logging.NOTSET:
             log.setLevel(logging.WARNING)
+    _handler_depth = 1
+    try:
+        yield
+    finally:
+        _handler_depth = 0
+        for log, propagate, level in saved:
+            log.removeHandler(handler)
+            log.propagate = propagate
+            log.setLevel(level)
