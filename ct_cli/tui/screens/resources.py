@@ -9,9 +9,7 @@ service again. While the tab is on screen the rows are downloaded again every `R
 
 from __future__ import annotations
 
-import time
-import traceback
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import work
@@ -20,6 +18,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from ct_cli.tui import charts, draw, metrics
+from ct_cli.tui.screens.tab import DownloadingTab
 
 if TYPE_CHECKING:
     from ct_cli.tui.screens.job import JobScreen
@@ -35,7 +34,7 @@ GPU_STYLE = "green"
 CPU_STYLE = "cyan"
 
 
-class ResourcesPane(VerticalScroll):
+class ResourcesPane(DownloadingTab, VerticalScroll):
     """GPU and system rows per sub-job: charts, per-GPU and per-worker lines, the view keys."""
 
     DEFAULT_CSS = """
@@ -45,42 +44,25 @@ class ResourcesPane(VerticalScroll):
 
     def __init__(self, owner: JobScreen) -> None:
         super().__init__(id="resources")
-        self.owner = owner
+        self.init_tab(owner)
+        self.refresh_s = REFRESH_S
         self.view = metrics.DEFAULT_VIEW
         self.data: dict[str, metrics.Resources] = {}
         #: False while a sub-job's rows are only the preview's.
         self.complete: dict[str, bool] = {}
         #: (sub_job_id, "preview" | "full", seconds the rows span) in the order they arrived.
         self.arrivals: list[tuple[str, str, float]] = []
-        self.notes: list[str] = []
-        self.error: str | None = None
-        self.loading = False
-        self.downloads = 0
-        self.updated: str | None = None
-        self._draw_pending = False
 
     def compose(self) -> ComposeResult:
         yield Static(id="resources-body")
 
     def on_mount(self) -> None:
-        self.set_interval(REFRESH_S, self._tick)
+        self.set_interval(self.refresh_s, self.tick)
         self.redraw()
 
     # --- loading ------------------------------------------------------------------------------
 
-    def activate(self) -> None:
-        """The tab was shown: download now unless a download is running or one ran recently."""
-        if not self.loading and self.downloads == 0:
-            self.load()
-        self.redraw()
-
-    def _tick(self) -> None:
-        if self.display and self.app.screen is self.owner and not self.loading:
-            self.load()
-
-    def load(self) -> None:
-        self.loading = True
-        self.redraw()
+    def start_download(self) -> None:
         self._download(self.owner.first_source(), self.owner.scoped_sub_jobs())
 
     @work(thread=True, exclusive=True, group="resources")
@@ -96,14 +78,9 @@ class ResourcesPane(VerticalScroll):
                 on_data=lambda sub, data, complete: tui.post(self._received, sub, data, complete),
             )
         except Exception as exc:
-            tui.record_error(f"download_metrics {self.owner.job_id} failed", traceback.format_exc())
-            note = (
-                f"[error] download_metrics failed: {type(exc).__name__}: {exc}  "
-                f"(full traceback: {tui.error_log_label})"
-            )
-            tui.post(self._finished, None, note)
+            self.post_failure(tui, "download_metrics", exc)
             return
-        tui.post(self._finished, entries, None)
+        tui.post(self.finished, entries, None)
 
     def _received(self, sub_job_id: str, data: metrics.Resources, complete: bool) -> None:
         if not complete and self.complete.get(sub_job_id):
@@ -113,17 +90,6 @@ class ResourcesPane(VerticalScroll):
         span = (data.newest or 0.0) - (data.oldest or 0.0)
         self.arrivals.append((sub_job_id, "full" if complete else "preview", span))
         self.redraw()
-
-    def _finished(self, entries: list[dict[str, Any]] | None, error: str | None) -> None:
-        self.loading = False
-        self.downloads += 1
-        self.error = error
-        if entries is not None:
-            self.notes = metrics.notes_of(entries)
-            self.updated = time.strftime("%H:%M:%S")
-        self.redraw()
-
-    # --- views --------------------------------------------------------------------------------
 
     def cycle_view(self, step: int) -> None:
         self.view = metrics.next_view(self.view, step)

@@ -9,8 +9,6 @@ again every `REFRESH_S` seconds.
 
 from __future__ import annotations
 
-import time
-import traceback
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
@@ -20,6 +18,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
 from ct_cli.tui import charts, draw, metrics
+from ct_cli.tui.screens.tab import DownloadingTab
 
 if TYPE_CHECKING:
     from ct_cli.tui.screens.job import JobScreen
@@ -41,7 +40,7 @@ CHARTS = (
 )
 
 
-class TrainingPane(Vertical):
+class TrainingPane(DownloadingTab, Vertical):
     """Charts and the per-step / per-call table of one training sub-job."""
 
     DEFAULT_CSS = """
@@ -53,15 +52,10 @@ class TrainingPane(Vertical):
 
     def __init__(self, owner: JobScreen) -> None:
         super().__init__(id="training")
-        self.owner = owner
+        self.init_tab(owner)
+        self.refresh_s = REFRESH_S
         self.data: dict[str, metrics.Training] = {}
         self.per_call = False
-        self.notes: list[str] = []
-        self.error: str | None = None
-        self.loading = False
-        self.downloads = 0
-        self.updated: str | None = None
-        self._draw_pending = False
         self._table_key: tuple[Any, ...] | None = None
 
     def compose(self) -> ComposeResult:
@@ -70,23 +64,12 @@ class TrainingPane(Vertical):
         yield DataTable(id="training-table", zebra_stripes=True, cursor_type="row")
 
     def on_mount(self) -> None:
-        self.set_interval(REFRESH_S, self._tick)
+        self.set_interval(self.refresh_s, self.tick)
         self.redraw()
 
     # --- loading ------------------------------------------------------------------------------
 
-    def activate(self) -> None:
-        if not self.loading and self.downloads == 0:
-            self.load()
-        self.redraw()
-
-    def _tick(self) -> None:
-        if self.display and self.app.screen is self.owner and not self.loading:
-            self.load()
-
-    def load(self) -> None:
-        self.loading = True
-        self.redraw()
+    def start_download(self) -> None:
         self._download(self.owner.training_source(), self.owner.scoped_sub_jobs())
 
     @work(thread=True, exclusive=True, group="training")
@@ -102,26 +85,12 @@ class TrainingPane(Vertical):
                 on_data=lambda sub, data: tui.post(self._received, sub, data),
             )
         except Exception as exc:
-            tui.record_error(f"download_training_metrics {self.owner.job_id} failed", traceback.format_exc())
-            note = (
-                f"[error] download_training_metrics failed: {type(exc).__name__}: {exc}  "
-                f"(full traceback: {tui.error_log_label})"
-            )
-            tui.post(self._finished, None, note)
+            self.post_failure(tui, "download_training_metrics", exc)
             return
-        tui.post(self._finished, entries, None)
+        tui.post(self.finished, entries, None)
 
     def _received(self, sub_job_id: str, data: metrics.Training) -> None:
         self.data[sub_job_id] = data
-        self.redraw()
-
-    def _finished(self, entries: list[dict[str, Any]] | None, error: str | None) -> None:
-        self.loading = False
-        self.downloads += 1
-        self.error = error
-        if entries is not None:
-            self.notes = metrics.notes_of(entries)
-            self.updated = time.strftime("%H:%M:%S")
         self.redraw()
 
     def toggle_calls(self) -> None:
