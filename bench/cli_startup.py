@@ -6,8 +6,10 @@ One run measures, in alternation (so load on the machine hits every command alik
 - `ct --help` and `ct list --help`;
 - `ct get JOB` and `ct list`, real commands against a local server this script starts
   (`python -m ct_local serve`, its own state folder, one job created first);
-- the third-party floor of such a command: one interpreter importing only the libraries a request
-  from `ct` cannot do without today (cyclopts, pluggy, httpx, httpcore, requests), nothing of ct;
+- the floor of such a command: one interpreter importing only what a request from `ct` cannot do
+  without (cyclopts and pluggy, and the standard library's http.client, ssl and json), nothing of
+  ct. httpx, httpcore and requests are not part of it: a command whose requests succeed over plain
+  HTTP never imports them (tests/cli/test_startup_imports.py pins that);
 - `cortex-training --help` and `cortex-training list --help` of the reference 0.0.3, which imports
   torch on every start.
 
@@ -48,9 +50,9 @@ REFERENCE_REQUIREMENTS = ("torch==2.13.0", "cortex-training==0.0.3")
 HELP_TARGET_RATIO = 0.07
 #: `ct get JOB` and `ct list` against the local server: at most this many seconds (median wall).
 COMMAND_TARGET_S = 0.200
-#: What a request from `ct` imports before any ct code runs: the command-line parser, the plugin
-#: manager, and the HTTP stack the SDK's transport, route table and error classes are built on.
-THIRD_PARTY_FLOOR = "import cyclopts, pluggy, httpx, httpcore, requests"
+#: What a request from `ct` imports besides ct itself: the command-line parser, the plugin manager,
+#: and the standard library's HTTP client, TLS and JSON modules its connections are built on.
+THIRD_PARTY_FLOOR = "import cyclopts, pluggy, http.client, ssl, json"
 #: Environment variables that would point ct at a developer's own connection or settings.
 _ISOLATED_PREFIXES = ("CORTEX_TRAINING_", "SNOWFLAKE_", "CT_")
 _JOB_BODY = {
@@ -195,7 +197,7 @@ def main() -> int:
                 "ct list --help": ([ct, "list", "--help"], env),
                 "ct get JOB": ([ct, *connection, "get", job_id], env),
                 "ct list": ([ct, *connection, "list"], env),
-                "third-party imports of a request": ([sys.executable, "-c", THIRD_PARTY_FLOOR], env),
+                "imports a request cannot avoid": ([sys.executable, "-c", THIRD_PARTY_FLOOR], env),
                 "cortex-training 0.0.3 --help": ([*reference, "--help"], ref_env),
                 "cortex-training 0.0.3 list --help": ([*reference, "list", "--help"], ref_env),
             }
@@ -232,8 +234,8 @@ def main() -> int:
     print()
     for text, met, target in verdicts:
         print(f"{text}: {'meets' if met else 'misses'} the {target}")
-    floor_ms = by_name["third-party imports of a request"]["median_s"] * 1000
-    print(f"(of which the third-party imports alone take {floor_ms:.0f} ms: {THIRD_PARTY_FLOOR})")
+    floor_ms = by_name["imports a request cannot avoid"]["median_s"] * 1000
+    print(f"(of which the imports a request cannot avoid take {floor_ms:.0f} ms: {THIRD_PARTY_FLOOR})")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         targets = {"help_ratio": HELP_TARGET_RATIO, "command_s": COMMAND_TARGET_S}

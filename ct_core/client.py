@@ -25,6 +25,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from ct_core import errors
 from ct_core.config.typed import Hardware, SubJobConfig, hardware_wire
 from ct_core.config.validation import build_create_body, validate_create_body
 from ct_core.connect.resolve import normalize_host, rest_host
@@ -53,7 +54,7 @@ from ct_core.data.generate import Generation
 from ct_core.data.plane import DataPlane
 from ct_core.data.results import RequestRegistry
 from ct_core.downloads import Downloads
-from ct_core.errors import APIError, JobTerminalError, JobWaitTimeout
+from ct_core.errors import JobTerminalError, JobWaitTimeout
 from ct_core.http import retry as _retry
 from ct_core.http.transport import (
     AuthProvider,
@@ -88,7 +89,7 @@ class Credential:
 
 def _account_list_predicate(error: BaseException) -> bool:
     # The account list answers 404 when the route is missing or disabled: that never heals.
-    if isinstance(error, APIError) and error.status_code == 404:
+    if isinstance(error, errors.APIError) and error.status_code == 404:
         return False
     return _retry.is_transient(error)
 
@@ -552,7 +553,7 @@ class CortexTrainingClient:
                 max_retries=max_retries,
                 timeout=timeout,
             )
-        except APIError as error:
+        except errors.APIError as error:
             raise _control_plane.classify_account_list_error(error) from None
         answer = answer if isinstance(answer, dict) else {}
         return {

@@ -56,6 +56,8 @@ ARTIFACT_RETRIES = 4
 ARTIFACT_RETRY_FIRST_WAIT = 0.25
 ARTIFACT_RETRY_MAX_WAIT = 8.0
 ARTIFACT_RETRY_JITTER_SHARE = 0.5
+#: Each artifact LIST or GET attempt is limited to this many seconds by default (then retried).
+DEFAULT_TRANSFER_TIMEOUT_S = 300.0
 #: 408 is retried here though not on the general path: a LIST or GET of an artifact only reads, so a
 #: request the server stopped waiting for is always safe to send again, while the general path keeps to
 #: the statuses the service names as passing. 409 and 429 are a busy store, as on the general path.

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 from pathlib import Path
 
 #: Attempts at a temporary name nobody else holds (random names, so a clash is already unlikely).
@@ -48,7 +47,8 @@ def temp_path_for(path: str | os.PathLike[str]) -> Path:
     name is already hidden), so a leftover of a killed process still sorts with its destination."""
     target = Path(path)
     stem = target.name if target.name.startswith(".") else f".{target.name}"
-    return target.with_name(f"{stem}.{secrets.token_hex(6)}{_TEMP_SUFFIX}")
+    # os.urandom, as the secrets module uses, without importing it (hmac, hashlib, random).
+    return target.with_name(f"{stem}.{os.urandom(6).hex()}{_TEMP_SUFFIX}")
 
 
 def _create_temp(target: Path, create_mode: int) -> tuple[int, Path]:

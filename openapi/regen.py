@@ -34,6 +34,8 @@ GENERATOR_VERSION = "0.29.1"
 OPENAPI_DIR = Path(__file__).resolve().parent
 DEFAULT_SPEC = OPENAPI_DIR / "cortex-training.yaml"
 DEFAULT_CONFIG = OPENAPI_DIR / "config.yaml"
+#: Templates that replace the generator's own of the same name (only the package's __init__.py).
+TEMPLATES_DIR = OPENAPI_DIR / "templates"
 
 # Files the interpreter or tools leave behind that are not part of the generated output.
 IGNORED_NAMES = frozenset({"__pycache__", ".ruff_cache", ".mypy_cache", ".pytest_cache"})
@@ -87,6 +89,8 @@ def generate(output: Path, *, spec: Path = DEFAULT_SPEC, config: Path = DEFAULT_
         "none",
         "--output-path",
         str(output),
+        "--custom-template-path",
+        str(TEMPLATES_DIR),
         "--fail-on-warning",
     ]
     done = subprocess.run(command, env=_tool_environment(), capture_output=True, text=True, check=False)

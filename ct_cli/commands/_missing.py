@@ -18,11 +18,11 @@ NOT_FOUND = 404
 
 def _exists(client: Any, job_id: str) -> bool | None:
     """Whether `job_id` can be read (None when reading it failed for another reason)."""
-    from ct_core.errors import APIError
+    from ct_core import errors  # its APIError loads only if one is raised
 
     try:
         client.get_job(job_id)
-    except APIError as exc:
+    except errors.APIError as exc:
         return False if exc.status_code == NOT_FOUND else None
     return True
 
@@ -66,11 +66,11 @@ def name_what_is_missing(
     client: Any, job_id: str, *, checkpoint_id: str, source_job_id: str | None = None
 ) -> Iterator[None]:
     """Give a 404 raised inside the block the hint of `missing_hint` (other errors pass unchanged)."""
-    from ct_core.errors import APIError
+    from ct_core import errors  # its APIError loads only if one is raised
 
     try:
         yield
-    except APIError as exc:
+    except errors.APIError as exc:
         if exc.status_code == NOT_FOUND:
             hint = missing_hint(client, job_id, checkpoint_id=checkpoint_id, source_job_id=source_job_id)
             if hint is not None:

@@ -10,11 +10,11 @@ from ct_cli import context, output
 
 
 def _experiment_name(client: Any, job_id: str) -> str | None:
-    from ct_core.errors import APIError
+    from ct_core import errors  # its APIError loads only if one is raised
 
     try:
         run = client.get_experiment_run(job_id)
-    except APIError as exc:
+    except errors.APIError as exc:
         # The body is still useful without it; the new job then starts a new experiment.
         output.warn(f"could not read the experiment of job {job_id}: {exc}")
         return None

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -246,6 +245,8 @@ def forget_login() -> list[Path]:
 def _read_toml(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
+    import tomllib  # only when there is a file to read
+
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as error:

@@ -10,18 +10,14 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ct_core import errors
 from ct_core.constants import (
     ACCOUNT_LIST_MAX_PAGE_SIZE,
     ACCOUNT_LIST_MIN_PAGE_SIZE,
     DEFAULT_IDLE_TIMEOUT_SECONDS,
     DEFAULT_PENDING_TIMEOUT_SECONDS,
 )
-from ct_core.errors import (
-    AccountJobListUnavailable,
-    APIError,
-    InvalidPageToken,
-    response_json,
-)
+from ct_core.errors import response_json
 
 # --------------------------------------------------------------------------------------------------
 # Capacity
@@ -172,7 +168,7 @@ def account_list_params(
     return {key: value for key, value in params.items() if value is not None and value != ""}
 
 
-def classify_account_list_error(error: APIError) -> APIError:
+def classify_account_list_error(error: errors.APIError) -> errors.APIError:
     """Turn the account list's refusals into AccountJobListUnavailable / InvalidPageToken; else unchanged."""
     response = error.response
     body = response_json(response) if response is not None else None
@@ -192,9 +188,9 @@ def classify_account_list_error(error: APIError) -> APIError:
         "server_message": error.server_message,
     }
     if reason is not None:
-        return AccountJobListUnavailable(str(error), reason=reason, **kwargs)
+        return errors.AccountJobListUnavailable(str(error), reason=reason, **kwargs)
     if error.status_code == 400 and "page_token" in (error.server_message or str(body or "")):
-        return InvalidPageToken(str(error), **kwargs)
+        return errors.InvalidPageToken(str(error), **kwargs)
     return error
 
 

@@ -24,14 +24,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ct_core.errors import (
-    APIError,
-    ChunkGroupConflictError,
-    ChunkGroupError,
-    ChunkGroupRestartError,
-    iter_error_objects,
-    response_json,
-)
+from ct_core import errors
+from ct_core.errors import iter_error_objects, response_json
 from ct_core.http import retry as _retry
 
 logger = logging.getLogger("ct_core.upload")
@@ -55,7 +49,7 @@ def chunk_group_detail(error: BaseException) -> dict[str, Any] | None:
     The body is searched the way every error body is (nested objects, JSON inside strings), since a
     gateway may wrap the service's answer.
     """
-    if not isinstance(error, APIError) or error.response is None:
+    if not isinstance(error, errors.APIError) or error.response is None:
         return None
     body = response_json(error.response)
     for obj in iter_error_objects(body):
@@ -67,12 +61,14 @@ def chunk_group_detail(error: BaseException) -> dict[str, Any] | None:
     return None
 
 
-def chunk_group_error(error: APIError, detail: dict[str, Any], *, replayed: bool) -> ChunkGroupError:
+def chunk_group_error(
+    error: errors.APIError, detail: dict[str, Any], *, replayed: bool
+) -> errors.ChunkGroupError:
     """The ct exception for a chunk-group answer that will not be replayed (again)."""
     code = str(detail.get("code"))
     message = detail.get("message") if isinstance(detail.get("message"), str) else None
-    cls: type[ChunkGroupError] = (
-        ChunkGroupRestartError if code == RESTART_REQUIRED else ChunkGroupConflictError
+    cls: type[errors.ChunkGroupError] = (
+        errors.ChunkGroupRestartError if code == RESTART_REQUIRED else errors.ChunkGroupConflictError
     )
     text = message or code
     if code == RESTART_REQUIRED and replayed:
@@ -196,7 +192,7 @@ def upload_chunks(
     while True:
         try:
             return _send_all(bodies, send, operation=operation)
-        except APIError as error:
+        except errors.APIError as error:
             detail = chunk_group_detail(error)
             if detail is None:
                 raise

@@ -19,12 +19,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from ct_core import errors
 from ct_core.control.polling import TERMINAL_JOB_STATES, normalize_job_status
-from ct_core.errors import (
-    APIError,
-    LogsUnavailableError,
-    UnknownSubJobError,
-)
+from ct_core.errors import LogsUnavailableError, UnknownSubJobError
 
 #: Tail-logs answers that may mean "this job's pods are gone".
 ENDED_JOB_STATUSES = frozenset({404, 409, 410})
@@ -40,7 +37,7 @@ class EndOfJobCheck:
         self._checked = False
 
     def __call__(self, error: BaseException) -> bool:
-        if not isinstance(error, APIError) or error.status_code not in ENDED_JOB_STATUSES:
+        if not isinstance(error, errors.APIError) or error.status_code not in ENDED_JOB_STATUSES:
             return False
         if self._checked:
             # The job was still starting when we looked; let the general rule decide (410 is final).

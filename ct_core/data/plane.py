@@ -27,6 +27,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ct_core import errors
 from ct_core.constants import JOB_NOT_FOUND_CODE, PERMANENT_CONFLICT_CODES
 from ct_core.data import operations as ops
 from ct_core.data.chunk_groups import (
@@ -42,13 +43,7 @@ from ct_core.data.results import (
     decode_event_results,
     poll_until_done,
 )
-from ct_core.errors import (
-    APIError,
-    CTConnectionError,
-    TLSVerificationError,
-    outcome_is_unknown,
-    outcome_unknown,
-)
+from ct_core.errors import CTConnectionError, TLSVerificationError
 from ct_core.http import retry as _retry
 from ct_core.ids import checkpoint_id_from_save_result
 
@@ -141,7 +136,7 @@ class DataPlane:
         def predicate(error: BaseException) -> bool:
             if isinstance(error, CTConnectionError):
                 return error.never_sent and not isinstance(error, TLSVerificationError)
-            if not isinstance(error, APIError) or error.status_code not in _NOTHING_RAN_STATUSES:
+            if not isinstance(error, errors.APIError) or error.status_code not in _NOTHING_RAN_STATUSES:
                 return False
             if error.status_code == 409 and error.code in PERMANENT_CONFLICT_CODES:
                 return False
@@ -167,10 +162,10 @@ class DataPlane:
             return self._json(
                 operation_id, job_id, body=body, headers={CLIENT_REQUEST_ID_HEADER: client_request_id}
             )
-        except (CTConnectionError, APIError) as error:
-            if not outcome_is_unknown(error):
+        except (CTConnectionError, errors.APIError) as error:
+            if not errors.outcome_is_unknown(error):
                 raise
-            raise outcome_unknown(
+            raise errors.outcome_unknown(
                 error, operation=what, job_id=job_id, client_request_id=client_request_id
             ) from error
 

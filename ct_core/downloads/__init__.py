@@ -14,26 +14,16 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ct_core.constants import DEFAULT_TRANSFER_TIMEOUT_S
+from ct_core.errors import CheckpointDownloadError, ChunkDamaged
+
+# The modules doing the work load with the first download: a client that never downloads (a command
+# line reading one job) does not import the link client, the chunk rebuilder or their dependencies.
 if TYPE_CHECKING:
     from ct_core.client import CortexTrainingClient
-
-from ct_core.downloads import logs as _logs
-from ct_core.downloads.checkpoint import (
-    BytesCallback,
-    CheckpointDownloadError,
-    FileCallback,
-    download_checkpoint,
-)
-from ct_core.downloads.chunks import (
-    DEFAULT_TRANSFER_TIMEOUT_S,
-    GPU_METRICS,
-    STDOUT,
-    TRAINING_METRICS,
-    ChunkCallback,
-    ChunkDamaged,
-    PreviewCallback,
-    ProgressCallback,
-)
+    from ct_core.downloads.checkpoint import BytesCallback, FileCallback
+    from ct_core.downloads.chunks import ChunkCallback, PreviewCallback, ProgressCallback
+    from ct_core.downloads.logs import SharedDownloadState
 
 __all__ = ["CheckpointDownloadError", "ChunkDamaged", "Downloads"]
 
@@ -45,10 +35,18 @@ class Downloads:
     ``get_experiment_run``, ``request``), so they hold the client itself rather than a context.
     """
 
-    def __init__(self, client: CortexTrainingClient, state: _logs.SharedDownloadState | None = None) -> None:
+    def __init__(self, client: CortexTrainingClient, state: SharedDownloadState | None = None) -> None:
         self._client = client
-        #: Root memory and kept Connector sessions, shared with the client's for_job twins.
-        self.state = state if state is not None else _logs.SharedDownloadState()
+        self._state = state
+
+    @property
+    def state(self) -> SharedDownloadState:
+        """Root memory and kept Connector sessions, shared with the client's for_job twins."""
+        if self._state is None:
+            from ct_core.downloads.logs import SharedDownloadState
+
+            self._state = SharedDownloadState()
+        return self._state
 
     def download_checkpoint(
         self,
@@ -72,6 +70,8 @@ class Downloads:
         Up to ``workers`` files (default 4) are fetched at once; the callbacks are still called one
         at a time, ``on_file`` in the order the files finish.
         """
+        from ct_core.downloads.checkpoint import download_checkpoint
+
         return download_checkpoint(
             self._client,
             job_id,
@@ -92,21 +92,24 @@ class Downloads:
 
         Shared with the clients for_job makes; turning it off closes the kept sessions.
         """
-        return _logs.shared_state(self._client).sessions.keep
+        return self.state.sessions.keep
 
     @keep_artifact_sessions.setter
     def keep_artifact_sessions(self, value: bool) -> None:
-        pool = _logs.shared_state(self._client).sessions
+        pool = self.state.sessions
         pool.keep = bool(value)
         if not value:
             pool.close_all()
 
     def warm_artifact_session(self, job_id: str) -> None:
         """Resolve the job's run and, while sessions are kept and none is kept yet, log one in."""
-        _logs.warm_artifact_session(self._client, job_id)
+        from ct_core.downloads import logs
+
+        logs.warm_artifact_session(self._client, job_id)
 
     def close_sessions(self) -> None:
-        _logs.shared_state(self._client).sessions.close_all()
+        if self._state is not None:  # no download ran, no session was opened
+            self._state.sessions.close_all()
 
     # --- execution logs ---------------------------------------------------------------------------
 
@@ -125,7 +128,9 @@ class Downloads:
         Files are staged in an owner-only hidden folder and moved into place; with ``resume`` a file
         whose listed size and checksum did not change is kept (``unchanged: True``).
         """
-        return _logs.download_execution_logs(
+        from ct_core.downloads import logs
+
+        return logs.download_execution_logs(
             self._client,
             job_id,
             output_dir,
@@ -137,7 +142,9 @@ class Downloads:
 
     def fetch_execution_logs(self, job_id: str) -> list[dict[str, Any]]:
         """Every execution-log file with its text in memory; prefer the download for big jobs."""
-        return _logs.fetch_execution_logs(self._client, job_id)
+        from ct_core.downloads import logs
+
+        return logs.fetch_execution_logs(self._client, job_id)
 
     # --- chunked streams: stdout, GPU/system metrics, training metrics ---------------------------
 
@@ -167,11 +174,13 @@ class Downloads:
         first, and its last ``preview_seconds`` of console reach ``on_preview`` before the rest of
         its history (see download_metrics for the callback's arguments).
         """
-        return _logs.download_chunked(
+        from ct_core.downloads import chunks, logs
+
+        return logs.download_chunked(
             self._client,
             job_id,
             output_dir,
-            STDOUT,
+            chunks.STDOUT,
             stale_after_seconds=stale_after_seconds,
             resume=resume,
             max_workers=max_workers,
@@ -212,11 +221,13 @@ class Downloads:
         last_artifact_uri)`` gets a file of their rows in time order, removed once it returns. No
         chunk is fetched twice; there is no preview when those chunks are most of what is new.
         """
-        return _logs.download_chunked(
+        from ct_core.downloads import chunks, logs
+
+        return logs.download_chunked(
             self._client,
             job_id,
             output_dir,
-            GPU_METRICS,
+            chunks.GPU_METRICS,
             stale_after_seconds=stale_after_seconds,
             resume=resume,
             max_workers=max_workers,
@@ -252,11 +263,13 @@ class Downloads:
         """Rebuild the training-metrics rows of training sub-jobs into ``<sub_job_id>/training.jsonl``.
 
         Takes download_metrics' options, preview included."""
-        return _logs.download_chunked(
+        from ct_core.downloads import chunks, logs
+
+        return logs.download_chunked(
             self._client,
             job_id,
             output_dir,
-            TRAINING_METRICS,
+            chunks.TRAINING_METRICS,
             stale_after_seconds=stale_after_seconds,
             resume=resume,
             max_workers=max_workers,

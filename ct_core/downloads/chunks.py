@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from ct_core import fs
+from ct_core.constants import DEFAULT_TRANSFER_TIMEOUT_S
 from ct_core.downloads.artifacts import ArtifactEntry, ArtifactMissing, ArtifactStore
 from ct_core.errors import APIError, ChunkDamaged, DownloadCancelled, DownloadInProgress, NoChunksError
 from ct_core.http.retry import ARTIFACT_TRANSFERS, RetryPolicy, artifact_retryable, run_with_retries
@@ -51,8 +52,6 @@ logger = logging.getLogger("cortex_training")
 #: Concurrent GETs by default, and how many fetched chunks may wait per worker (bounded memory).
 DEFAULT_MAX_WORKERS = 16
 LOOKAHEAD_PER_WORKER = 4
-#: Each LIST or GET attempt is limited to this many seconds by default.
-DEFAULT_TRANSFER_TIMEOUT_S = 300.0
 #: Manifests are checkpointed every 64 chunks or 5 s, but never before a tenth more chunks were added.
 CHECKPOINT_EVERY_CHUNKS = 64
 CHECKPOINT_EVERY_S = 5.0

@@ -39,6 +39,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
+from ct_core import errors
 from ct_core.constants import (
     ARTIFACT_RETRIES,
     ARTIFACT_RETRY_FIRST_WAIT,
@@ -57,7 +58,7 @@ from ct_core.constants import (
     RETRY_MAX_WAIT,
     RETRYABLE_STATUSES,
 )
-from ct_core.errors import APIError, ArtifactUnavailable, CTConnectionError, TLSVerificationError
+from ct_core.errors import ArtifactUnavailable, CTConnectionError, TLSVerificationError
 
 logger = logging.getLogger("ct_core.retry")
 
@@ -117,7 +118,11 @@ CHECKPOINT_LINKS = RetryPolicy(
 
 
 def _retry_after_seconds(error: BaseException | None) -> float | None:
-    if not isinstance(error, APIError) or error.status_code not in (429, 503) or error.response is None:
+    if (
+        not isinstance(error, errors.APIError)
+        or error.status_code not in (429, 503)
+        or error.response is None
+    ):
         return None
     raw = error.response.headers.get("retry-after", "").strip()
     try:
@@ -161,7 +166,7 @@ def is_transient(error: BaseException) -> bool:
         return False
     if isinstance(error, CTConnectionError):
         return True
-    if not isinstance(error, APIError) or error.status_code not in RETRYABLE_STATUSES:
+    if not isinstance(error, errors.APIError) or error.status_code not in RETRYABLE_STATUSES:
         return False
     # A 409 that names a lasting conflict (unsupported hardware, a chunk-group error) never heals.
     return not (error.status_code == 409 and error.code in PERMANENT_CONFLICT_CODES)
@@ -169,7 +174,7 @@ def is_transient(error: BaseException) -> bool:
 
 def conflict_is_final(error: BaseException) -> bool:
     """For calls whose 409 means "not in this state" (cancelling a failed job): fail at once."""
-    return isinstance(error, APIError) and error.status_code == 409
+    return isinstance(error, errors.APIError) and error.status_code == 409
 
 
 def never_reached_server(error: BaseException) -> bool:
@@ -191,7 +196,7 @@ def artifact_retryable(error: BaseException) -> bool:
     finish in time (certificate failures included), and ARTIFACT_RETRYABLE_STATUSES or any 5xx."""
     if isinstance(error, ArtifactUnavailable):
         return True
-    if isinstance(error, APIError):
+    if isinstance(error, errors.APIError):
         return error.status_code in ARTIFACT_RETRYABLE_STATUSES or (error.status_code or 0) >= 500
     if isinstance(error, CTConnectionError | TimeoutError | ConnectionError):
         return True
@@ -217,7 +222,11 @@ def general(
     def predicate(error: BaseException) -> bool:
         if final is not None and final(error):
             return False
-        if isinstance(error, APIError) and error.status_code == 404 and error.code == JOB_NOT_FOUND_CODE:
+        if (
+            isinstance(error, errors.APIError)
+            and error.status_code == 404
+            and error.code == JOB_NOT_FOUND_CODE
+        ):
             return job_id is not None and recent_jobs is not None and job_id in recent_jobs
         return is_transient(error)
 

@@ -29,9 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
-import httpx
-
-from ct_core import __version__
+from ct_core import __version__, errors
 from ct_core.constants import (
     CAPACITY_CONNECT_TIMEOUT,
     CAPACITY_READ_TIMEOUT,
@@ -41,7 +39,7 @@ from ct_core.constants import (
     REQUEST_ID_HEADER,
     TOKEN_TYPE_HEADER,
 )
-from ct_core.errors import APIError, api_error_from_response, authorization_secrets, remember_secrets
+from ct_core.errors import authorization_secrets, remember_secrets
 from ct_core.http import retry as _retry
 from ct_core.http.pool import Body, Headers, Pool, Timeouts, header_value
 from ct_core.http.routes import Routes
@@ -66,7 +64,7 @@ class AuthProvider(Protocol):
     def authorization(self) -> str:
         """The value of the Authorization header for the next request, from the live credential."""
 
-    def refresh_after(self, error: APIError, signed_with: str | None = None) -> bool:
+    def refresh_after(self, error: errors.APIError, signed_with: str | None = None) -> bool:
         """Renew the credential when `error` says it expired; True when the request may be replayed.
 
         `signed_with` is the Authorization value the failed request carried: when the credential has
@@ -125,20 +123,9 @@ class StreamedResponse:
 
     def iter_sse(self) -> Iterator[Any]:
         """The body as server-sent events (httpx-sse's `ServerSentEvent`: `.event`, `.data`, `.id`)."""
-        import httpx_sse
+        from ct_core.http.sse import iter_sse
 
-        answer = httpx.Response(self.status_code, headers=self.headers, stream=_BlockStream(self.blocks))
-        return httpx_sse.EventSource(answer).iter_sse()
-
-
-class _BlockStream(httpx.SyncByteStream):
-    """Body blocks already being read, as the byte stream an `httpx.Response` wraps."""
-
-    def __init__(self, blocks: Iterator[bytes]) -> None:
-        self._blocks = blocks
-
-    def __iter__(self) -> Iterator[bytes]:
-        return self._blocks
+        return iter_sse(self.status_code, self.headers, self.blocks)
 
 
 def validate_request_timeout(value: Any) -> TimeoutPair:
@@ -303,9 +290,12 @@ class Transport:
                 logger.debug("snowflake request_id=%s  %s %s  status=%d", request_id, method, target, status)
         if 200 <= status < 300:
             return
+        # Only a refused request builds httpx objects: they are what an APIError carries.
+        import httpx
+
         request = httpx.Request(method, self._shared.pool.url(target), headers=sent)
         response = httpx.Response(status, headers=headers, content=content, request=request)
-        raise api_error_from_response(response, direct_pat=self._shared.direct_pat)
+        raise errors.api_error_from_response(response, direct_pat=self._shared.direct_pat)
 
     def _prepare(
         self,
@@ -384,7 +374,7 @@ class Transport:
             sent, signature = self._headers(extra)
             try:
                 return once(sent)
-            except APIError as error:
+            except errors.APIError as error:
                 # An expired profile session is renewed and the request replayed, once.
                 auth = shared.auth
                 if auth is not None and not replayed_auth and auth.refresh_after(error, signature):

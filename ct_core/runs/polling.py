@@ -16,8 +16,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ct_core import errors
 from ct_core.control.polling import PollSchedule
-from ct_core.errors import APIError, RunWaitTimeout, ValidationError
+from ct_core.errors import RunWaitTimeout, ValidationError
 from ct_core.http import retry as _retry
 
 #: The refusal codes of the runs service's error body (`{"message", "code", "field"?}`).
@@ -42,7 +43,7 @@ DATASET_BUILDING = "building"
 
 
 def _refusal_is_final(error: BaseException) -> bool:
-    return isinstance(error, APIError) and error.code in RUNS_ERROR_CODES - _TRANSIENT_CODES
+    return isinstance(error, errors.APIError) and error.code in RUNS_ERROR_CODES - _TRANSIENT_CODES
 
 
 #: The retry rule of every runs-service call that is safe to repeat.
@@ -52,7 +53,9 @@ RUNS_RULE: _retry.Predicate = _retry.general(final=_refusal_is_final)
 def answer_object(answer: Any, operation: str) -> dict[str, Any]:
     """The JSON object an operation answered; anything else is a broken answer, said as such."""
     if not isinstance(answer, dict):
-        raise APIError(f"{operation}: the runs service answered {type(answer).__name__}, not a JSON object")
+        raise errors.APIError(
+            f"{operation}: the runs service answered {type(answer).__name__}, not a JSON object"
+        )
     return answer
 
 

@@ -16,7 +16,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ct_core.errors import APIError, ValidationError
+from ct_core import errors
+from ct_core.errors import ValidationError
 from ct_core.runs.polling import (
     RUNS_RULE,
     TERMINAL_RUN_STATUSES,
@@ -101,7 +102,7 @@ def _logs_cursor(page: Mapping[str, Any], previous: int) -> int:
 def _check_progress(previous: int, cursor: int, operation: str) -> None:
     # A page with news but a cursor that did not move would be read again forever.
     if cursor <= previous:
-        raise APIError(
+        raise errors.APIError(
             f"{operation}: the runs service answered new entries without moving its cursor past {previous}"
         )
 

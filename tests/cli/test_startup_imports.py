@@ -132,14 +132,59 @@ def test_command_help_still_goes_to_the_invocations_stdout(ct_home: Path, tmp_pa
     assert "--status" in report["out"] and "Global options (before the command)" in report["out"]
 
 
+#: Not imported by a command whose requests all succeed over plain HTTP: the standard library
+#: speaks to the service; httpx builds only the `response` of an APIError, requests only its base
+#: class (with `ct_core.errors.api`), httpcore only a proxied connection, and the modules that
+#: download only a download.
+NOT_FOR_A_REQUEST = (
+    *NEVER,
+    "httpx",
+    "httpcore",
+    "h11",
+    "requests",
+    "urllib3",
+    "certifi",
+    "ct_api.client",
+    "ct_core.errors.api",
+    "ct_core.downloads.checkpoint",
+    "ct_core.downloads.link_client",
+    "ct_core.downloads.logs",
+    "ct_core.downloads.chunks",
+)
+
+
 def test_get_and_list_import_only_what_a_request_needs(
     ct_home: Path, tmp_path: Path, server_args: list[str], submitted_job: str
 ) -> None:
     done, report = start([*server_args, "get", submitted_job, "--raw"], tmp_path)
     assert report["code"] == 0, done.stderr
     assert json.loads(done.stdout)["job_id"] == submitted_job
-    assert loaded(report["modules"], NEVER) == []
+    assert loaded(report["modules"], NOT_FOR_A_REQUEST) == []
+    body, report = start([*server_args, "get", submitted_job], tmp_path)
+    assert report["code"] == 0, body.stderr
+    assert "sub_job_configs" in json.loads(body.stdout)
+    assert loaded(report["modules"], NOT_FOR_A_REQUEST) == []
     listing, report = start([*server_args, "list"], tmp_path)
     assert report["code"] == 0, listing.stderr
     assert submitted_job in {job["job_id"] for job in json.loads(listing.stdout)["jobs"]}
-    assert loaded(report["modules"], NEVER) == []
+    assert loaded(report["modules"], NOT_FOR_A_REQUEST) == []
+
+
+def test_a_refused_request_still_raises_an_api_error_that_is_a_requests_http_error(
+    ct_home: Path, tmp_path: Path, server_args: list[str]
+) -> None:
+    # The lazy imports load on the error path: the CLI reports the 404 as usual.
+    environment = {**os.environ, "COLUMNS": "100"}
+    environment.pop(plugins.ALLOW_ENV_VAR, None)
+    done = subprocess.run(
+        [sys.executable, "-m", "ct_cli", *server_args, "get", "no-such-job"],
+        capture_output=True,
+        text=True,
+        env=environment,
+        cwd=tmp_path,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode != 0
+    assert "404" in done.stderr and "no-such-job" in done.stderr
+    assert "Traceback" not in done.stderr
