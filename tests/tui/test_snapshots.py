@@ -342,7 +342,7 @@ def test_job_resources(snap_compare: Any, fixed_clock: None) -> None:
     async def ready(pilot: Any) -> None:
         screen = await _job_screen_ready(pilot)
         await pilot.press("2")
-        await wait_until(pilot, lambda: screen.resources.downloads and not screen.resources.loading, "rows")
+        await wait_until(pilot, lambda: screen.resources.downloads and not screen.resources.fetching, "rows")
 
     assert snap_compare(_app(JOB), terminal_size=SIZE, run_before=ready)
 
@@ -351,7 +351,7 @@ def test_job_resources_all(snap_compare: Any, fixed_clock: None) -> None:
     async def ready(pilot: Any) -> None:
         screen = await _job_screen_ready(pilot)
         await pilot.press("2")
-        await wait_until(pilot, lambda: screen.resources.downloads and not screen.resources.loading, "rows")
+        await wait_until(pilot, lambda: screen.resources.downloads and not screen.resources.fetching, "rows")
         await pilot.press("V")
 
     assert snap_compare(_app(JOB), terminal_size=SIZE, run_before=ready)
@@ -361,7 +361,7 @@ def test_job_training(snap_compare: Any, fixed_clock: None) -> None:
     async def ready(pilot: Any) -> None:
         screen = await _job_screen_ready(pilot)
         await pilot.press("3")
-        await wait_until(pilot, lambda: screen.training.downloads and not screen.training.loading, "rows")
+        await wait_until(pilot, lambda: screen.training.downloads and not screen.training.fetching, "rows")
         await _table_laid_out(pilot, screen)
 
     assert snap_compare(_app(JOB), terminal_size=SIZE, run_before=ready)
@@ -371,7 +371,7 @@ def test_job_training_per_call(snap_compare: Any, fixed_clock: None) -> None:
     async def ready(pilot: Any) -> None:
         screen = await _job_screen_ready(pilot)
         await pilot.press("3")
-        await wait_until(pilot, lambda: screen.training.downloads and not screen.training.loading, "rows")
+        await wait_until(pilot, lambda: screen.training.downloads and not screen.training.fetching, "rows")
         await pilot.press("t")
         await wait_until(pilot, lambda: screen.training.per_call, "the calls")
         await _table_laid_out(pilot, screen)

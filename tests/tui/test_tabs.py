@@ -167,7 +167,7 @@ def test_resources_tab_draws_the_newest_minutes_first_then_the_history_in_every_
             pane = screen.resources
             assert pane.display and not screen.query_one("#log").parent.display  # type: ignore[union-attr]
             await wait_until(pilot, lambda: (sub, "full") in [a[:2] for a in pane.arrivals], "the history")
-            await wait_until(pilot, lambda: not pane.loading, "the end of the download")
+            await wait_until(pilot, lambda: not pane.fetching, "the end of the download")
 
             # The newest minutes came first, through the preview, and never more than half an hour.
             first = next(arrival for arrival in pane.arrivals if arrival[0] == sub)

@@ -8,23 +8,19 @@ deployment's details. Keys: `r` refresh, `b` / `Esc` back to the picker, `q` qui
 
 from __future__ import annotations
 
-import time
-from typing import Any, ClassVar
+from typing import Any
 
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from ct_cli.tui import draw, records
-from ct_cli.tui import format as fmt
+from ct_cli.tui.screens.listing import ListingScreen
 
 REFRESH_S = 20.0
 
 
-class DeploymentsScreen(Screen[None]):
+class DeploymentsScreen(ListingScreen):
     """Model deployments: `deployment │ status │ reason │ model │ gpus │ created │ base_url`."""
 
     TITLE = "Model deployments"
@@ -33,21 +29,8 @@ class DeploymentsScreen(Screen[None]):
     DeploymentsScreen #deployment-note { height: auto; padding: 0 1; }
     DeploymentsScreen #deployment-detail { height: auto; padding: 0 1; border-top: solid $panel; }
     """
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("b", "back", "Back"),
-        Binding("escape", "back", "Back", show=False),
-        Binding("r", "refresh", "Refresh"),
-        Binding("q", "app.quit", "Quit"),
-    ]
-
-    def __init__(self, client: Any) -> None:
-        super().__init__()
-        self.client = client
-        self.records: list[dict[str, Any]] = []
-        self.error: str | None = None
-        self.loaded = False
-        self.refreshing = False
-        self.last_refreshed: str | None = None
+    refresh_s = REFRESH_S
+    keys_hint = "r refresh · b back"
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -59,45 +42,16 @@ class DeploymentsScreen(Screen[None]):
     def on_mount(self) -> None:
         table = self.query_one("#deployments", DataTable)
         table.add_columns(*records.DEPLOYMENT_COLUMNS)
-        self.set_interval(REFRESH_S, self._tick)
-        self.action_refresh()
+        self.start_refreshing()
 
-    def _tick(self) -> None:
-        if self.app.screen is self and not self.refreshing:
-            self.action_refresh()
-
-    def _update_subtitle(self) -> None:
-        state = "refreshing…" if self.refreshing else f"last refreshed {self.last_refreshed or '—'}"
-        self.sub_title = f"read-only (r refresh · b back){fmt.SEPARATOR}{state}"
-
-    def action_refresh(self) -> None:
-        self.refreshing = True
-        self._update_subtitle()
-        self._fetch()
-
-    @work(thread=True, exclusive=True, group="deployments")
-    def _fetch(self) -> None:
-        post = self.app.post  # type: ignore[attr-defined]
+    def read(self) -> tuple[list[dict[str, Any]] | None, str | None]:
         try:
             found = self.client.list_model_deployments()
         except ImportError as exc:
-            post(self._show, None, f"model deployments are not available: {exc}")
-            return
+            return None, f"model deployments are not available: {exc}"
         except Exception as exc:  # shown as one line; the screen stays usable
-            post(self._show, None, f"list_model_deployments failed: {type(exc).__name__}: {exc}")
-            return
-        post(self._show, list(found or []), None)
-
-    def _show(self, found: list[dict[str, Any]] | None, error: str | None) -> None:
-        self.refreshing = False
-        self.loaded = True
-        self.error = error
-        if found is not None:
-            # Newest first, like the job picker.
-            self.records = sorted(found, key=lambda r: str(r.get("created_at") or ""), reverse=True)
-            self.last_refreshed = time.strftime("%H:%M:%S")
-        self._update_subtitle()
-        self._render_rows()
+            return None, f"list_model_deployments failed: {type(exc).__name__}: {exc}"
+        return list(found or []), None
 
     def _render_rows(self) -> None:
         table = self.query_one("#deployments", DataTable)
@@ -148,7 +102,3 @@ class DeploymentsScreen(Screen[None]):
             detail.update("")
             return
         detail.update(draw.join([draw.plain(line) for line in records.deployment_details(record)]))
-
-    def action_back(self) -> None:
-        if self.app.screen is self and len(self.app.screen_stack) > 1:
-            self.app.pop_screen()

@@ -109,7 +109,7 @@ class JobScreen(LogScreen):
         pane = (
             self.resources if self.tab == "resources" else self.training if self.tab == "training" else None
         )
-        if pane is not None and not pane.loading:
+        if pane is not None and not pane.fetching:
             pane.load()
 
     # --- what the panes need from the job -----------------------------------------------------

@@ -123,7 +123,7 @@ class ResourcesPane(DownloadingTab, VerticalScroll):
             text.append(f" {name} ", style="reverse bold" if name == self.view else "")
         text.append("   v/V change view", style=draw.MUTED_STYLE)
         state = []
-        if self.loading:
+        if self.fetching:
             state.append("downloading…")
         if any(not done for done in self.complete.values()):
             state.append("newest minutes first; the rest of the history is on its way")
@@ -141,7 +141,7 @@ class ResourcesPane(DownloadingTab, VerticalScroll):
         ordered = [sub for sub, _ in self.owner.sources if sub in self.data]
         ordered += sorted(sub for sub in self.data if sub not in ordered)
         if not ordered and not self.error:
-            waiting = self.loading or self.downloads == 0
+            waiting = self.fetching or self.downloads == 0
             lines.append(
                 draw.plain(
                     "downloading GPU and system metrics…"

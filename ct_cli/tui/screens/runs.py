@@ -13,20 +13,17 @@ When this ct has no runs SDK, or the service answers that it has no runs routes,
 
 from __future__ import annotations
 
-import time
-from typing import Any, ClassVar
+from typing import Any
 
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.screen import Screen
 from textual.widgets import Footer, Header, Log, OptionList, Static
 from textual.widgets.option_list import Option
 
 from ct_cli.tui import charts, draw, records
-from ct_cli.tui import format as fmt
+from ct_cli.tui.screens.listing import ListingScreen
 
 LIST_S = 10.0
 DETAIL_S = 5.0
@@ -86,7 +83,7 @@ def _read_new(api: Any, run_id: str, after_step: int, after: int) -> tuple[dict[
     return {**series, "cursor": cursor}, {"logs": entries, "cursor": seq}
 
 
-class RunsScreen(Screen[None]):
+class RunsScreen(ListingScreen):
     """Runs: `status │ run_id │ tier │ step │ best val_loss`, and the highlighted run's details."""
 
     TITLE = "Runs"
@@ -97,21 +94,11 @@ class RunsScreen(Screen[None]):
     RunsScreen #run-chart { height: auto; }
     RunsScreen #run-logs { height: 1fr; }
     """
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("b", "back", "Back"),
-        Binding("escape", "back", "Back", show=False),
-        Binding("r", "refresh", "Refresh"),
-        Binding("q", "app.quit", "Quit"),
-    ]
+    refresh_s = LIST_S
+    keys_hint = "↑/↓ select · r refresh · b back"
 
     def __init__(self, client: Any) -> None:
-        super().__init__()
-        self.client = client
-        self.runs: list[dict[str, Any]] = []
-        self.error: str | None = None
-        self.loaded = False
-        self.refreshing = False
-        self.last_refreshed: str | None = None
+        super().__init__(client)
         self.selected: str | None = None
         self.run: dict[str, Any] | None = None
         self.series: dict[str, list[tuple[float, float]]] = {}
@@ -133,52 +120,20 @@ class RunsScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.set_interval(LIST_S, self._tick_list)
         self.set_interval(DETAIL_S, self._tick_detail)
-        self.action_refresh()
-
-    @property
-    def post(self) -> Any:
-        return self.app.post  # type: ignore[attr-defined]
+        self.start_refreshing()
 
     # --- the list ------------------------------------------------------------------------------
 
-    def _tick_list(self) -> None:
-        if self.app.screen is self and not self.refreshing:
-            self.action_refresh()
-
-    def _update_subtitle(self) -> None:
-        state = "refreshing…" if self.refreshing else f"last refreshed {self.last_refreshed or '—'}"
-        self.sub_title = f"read-only (↑/↓ select · r refresh · b back){fmt.SEPARATOR}{state}"
-
-    def action_refresh(self) -> None:
-        self.refreshing = True
-        self._update_subtitle()
-        self._fetch()
-
-    @work(thread=True, exclusive=True, group="runs")
-    def _fetch(self) -> None:
+    def read(self) -> tuple[list[dict[str, Any]] | None, str | None]:
         api, why = runs_api(self.client)
         if api is None:
-            self.post(self._show, None, why)
-            return
+            return None, why
         try:
             answer = api.list()
         except Exception as exc:
-            reason = unavailable_reason(exc) or f"runs.list failed: {type(exc).__name__}: {exc}"
-            self.post(self._show, None, reason)
-            return
-        self.post(self._show, records.runs_of(answer), None)
-
-    def _show(self, runs: list[dict[str, Any]] | None, error: str | None) -> None:
-        self.refreshing = False
-        self.loaded = True
-        self.error = error
-        if runs is not None:
-            self.runs = sorted(runs, key=lambda r: str(r.get("created_at") or ""), reverse=True)
-            self.last_refreshed = time.strftime("%H:%M:%S")
-        self._update_subtitle()
-        self._render_rows()
+            return None, unavailable_reason(exc) or f"runs.list failed: {type(exc).__name__}: {exc}"
+        return records.runs_of(answer), None
 
     def _render_rows(self) -> None:
         rows = self.query_one("#runs", OptionList)
@@ -193,14 +148,14 @@ class RunsScreen(Screen[None]):
                 )
             )
             return
-        if not self.runs:
+        if not self.records:
             rows.add_option(Option(Text("(no runs)", style="dim"), disabled=True))
             return
-        for run in self.runs:
+        for run in self.records:
             status, rest = records.run_row(run)
             prompt = Text.assemble((status, records.run_status_style(run.get("status"))), rest)
             rows.add_option(Option(prompt, id=ROW_PREFIX + str(run.get("run_id"))))
-        ids = [str(run.get("run_id")) for run in self.runs]
+        ids = [str(run.get("run_id")) for run in self.records]
         rows.highlighted = ids.index(keep) if keep in ids else 0
         self._select(ids[rows.highlighted or 0])
 
@@ -225,7 +180,7 @@ class RunsScreen(Screen[None]):
         if run_id == self.selected:
             return
         self.selected = run_id
-        self.run = next((r for r in self.runs if str(r.get("run_id")) == run_id), None)
+        self.run = next((r for r in self.records if str(r.get("run_id")) == run_id), None)
         self.series = {}
         self.metrics_cursor = -1
         self.logs = []
@@ -327,7 +282,3 @@ class RunsScreen(Screen[None]):
 
     def log_text(self) -> list[str]:
         return list(self.logs)
-
-    def action_back(self) -> None:
-        if self.app.screen is self and len(self.app.screen_stack) > 1:
-            self.app.pop_screen()

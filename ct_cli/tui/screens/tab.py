@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 
 class DownloadingTab:
-    """Mixed into a tab widget: its loading state and the download-refresh cycle."""
+    """Mixed into a tab widget: its download state and the download-refresh cycle."""
 
     owner: JobScreen
     refresh_s: float
@@ -28,7 +28,8 @@ class DownloadingTab:
         self.owner = owner
         self.notes: list[str] = []
         self.error: str | None = None
-        self.loading = False
+        # True while a download runs (not `loading`: that is Textual's, and shows its indicator).
+        self.fetching = False
         self.downloads = 0
         self.updated: str | None = None
         self._draw_pending = False
@@ -41,16 +42,16 @@ class DownloadingTab:
 
     def activate(self) -> None:
         """The tab was shown: download now unless a download is running or one ran recently."""
-        if not self.loading and self.downloads == 0:
+        if not self.fetching and self.downloads == 0:
             self.load()
         self.redraw()
 
     def tick(self) -> None:
-        if self.display and self.app.screen is self.owner and not self.loading:  # type: ignore[attr-defined]
+        if self.display and self.app.screen is self.owner and not self.fetching:  # type: ignore[attr-defined]
             self.load()
 
     def load(self) -> None:
-        self.loading = True
+        self.fetching = True
         self.redraw()
         self.start_download()
 
@@ -64,7 +65,8 @@ class DownloadingTab:
         tui.post(self.finished, None, note)
 
     def finished(self, entries: list[dict[str, Any]] | None, error: str | None) -> None:
-        self.loading = False
+        # True while a download runs (not `loading`: that is Textual's, and shows its indicator).
+        self.fetching = False
         self.downloads += 1
         self.error = error
         if entries is not None:

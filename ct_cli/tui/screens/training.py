@@ -121,7 +121,7 @@ class TrainingPane(DownloadingTab, Vertical):
                 text.append(f"  ·  {data.ignored} ignored", style=draw.MUTED_STYLE)
         table = "per call" if self.per_call else "per step"
         text.append(f"  ·  table: {table} (t switches)", style=draw.MUTED_STYLE)
-        if self.loading:
+        if self.fetching:
             text.append("  ·  downloading…", style=draw.MUTED_STYLE)
         if self.updated:
             text.append(f"  ·  updated {self.updated}", style=draw.MUTED_STYLE)
@@ -129,7 +129,7 @@ class TrainingPane(DownloadingTab, Vertical):
         if self.error:
             lines.append(draw.plain(self.error, "bold"))
         elif sub is None:
-            waiting = self.loading or self.downloads == 0
+            waiting = self.fetching or self.downloads == 0
             lines.append(
                 draw.plain(
                     "downloading training metrics…"
