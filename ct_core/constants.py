@@ -62,10 +62,12 @@ DEFAULT_TRANSFER_TIMEOUT_S = 300.0
 #: request the server stopped waiting for is always safe to send again, while the general path keeps to
 #: the statuses the service names as passing. 409 and 429 are a busy store, as on the general path.
 ARTIFACT_RETRYABLE_STATUSES = frozenset({408, 409, 429})
-#: Checkpoint files over presigned links: 5 retries per file, 0.2 s doubling up to 5 s, no jitter (one
-#: file at a time, so there is nobody to spread out from). Every retry continues the partial file with
-#: a Range request. A body that ended short of the announced size is retried at once, without a wait,
-#: and counts against the same 5. A link refused as expired is not a retry: it is re-exported once.
+#: Checkpoint files over presigned links: 5 retries per file, 0.2 s doubling up to 5 s, no jitter. Each
+#: file of a download retries on its own, and the files fetched at once are a handful of connections
+#: of one client (CHECKPOINT_DOWNLOAD_WORKERS at most), too few for retries in step to load a store the
+#: way many clients' would. Every retry continues the partial file with a Range request. A body that
+#: ended short of the announced size is retried at once, without a wait, and counts against the same 5.
+#: A link refused as expired is not a retry: it is re-exported once for the whole download.
 CHECKPOINT_RETRIES = 5
 CHECKPOINT_RETRY_FIRST_WAIT = 0.2
 CHECKPOINT_RETRY_MAX_WAIT = 5.0
@@ -74,11 +76,17 @@ CHECKPOINT_RETRY_MAX_WAIT = 5.0
 CHECKPOINT_RETRYABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 #: Statuses an object store answers for a presigned link past its expiry (the export is asked again).
 CHECKPOINT_LINK_EXPIRED_STATUSES = frozenset({401, 403})
-#: Files of one checkpoint fetched at once (fewer when the checkpoint has fewer files to fetch): each
-#: on its own connection, with its own partial file, Range resume and checks. A handful of streams
-#: fills a link that one stream cannot (per-connection limits of object stores, round trips), while
-#: the disk sees few enough concurrent writers to keep each file's blocks together.
+#: Files of one checkpoint fetched at once from another host (fewer when the checkpoint has fewer
+#: files to fetch): each on its own connection, with its own partial file, Range resume and checks. A
+#: handful of streams fills a link that one stream cannot (per-connection limits of object stores,
+#: round trips), while the disk sees few enough concurrent writers to keep each file's blocks together.
 CHECKPOINT_DOWNLOAD_WORKERS = 4
+#: Links to this machine itself (loopback) get one worker per this many cores, at least one: the server
+#: shares the client's cores, and one stream at full speed keeps about two of them busy (near 2 GiB/s,
+#: `ct local serve` spends some 0.6 CPU seconds per GiB reading and sending, the client some 0.5
+#: receiving and writing), so further streams only split the same CPUs: on 2 cores four streams from
+#: `ct local serve` were about 15 % slower than one (bench/downloads.py, docs/checkpoint-download.md).
+CHECKPOINT_LOOPBACK_CORES_PER_WORKER = 2
 
 # --- Service codes the retry rules and error messages read ----------------------------------------
 #: 404 with this service code is final unless this client created the job in the last

@@ -67,8 +67,9 @@ class Downloads:
         only file names matching one of its globs. Returns ``{job_id, checkpoint_id, output_dir,
         files: [{filename, size_bytes, saved_path, resumed, already_present}]}``. ``durable=True``
         fsyncs each file before its rename, so a power cut right after the call loses nothing.
-        Up to ``workers`` files (default 4) are fetched at once; the callbacks are still called one
-        at a time, ``on_file`` in the order the files finish.
+        Up to ``workers`` files are fetched at once (default: 4, or for a server on this machine one
+        per two CPU cores; see ``default_workers``); the callbacks are still called one at a time,
+        ``on_file`` in the order the files finish.
         """
         from ct_core.downloads.checkpoint import download_checkpoint
 

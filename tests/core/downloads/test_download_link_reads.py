@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import http.server
 import os
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -19,7 +20,13 @@ from typing import Any
 import pytest
 
 from ct_core.downloads.checkpoint import CheckpointDownloader
-from ct_core.downloads.link_client import BLOCK_BYTES, LinkClient, LinkTimeouts, LinkTransportError
+from ct_core.downloads.link_client import (
+    BLOCK_BYTES,
+    LOOPBACK_READ_AT_LEAST,
+    LinkClient,
+    LinkTimeouts,
+    LinkTransportError,
+)
 
 DEADLINE_S = 30.0
 
@@ -206,6 +213,125 @@ def test_a_link_that_falls_silent_midway_times_out_as_retryable(serve: Any) -> N
     assert outcome, "the read never timed out"
     assert isinstance(outcome[0], LinkTransportError) and outcome[0].retryable is True
     assert reads == [500]
+
+
+def _paced(data: bytes, piece: int = 64 * 1024) -> Callable[[Any], None]:
+    """A Content-Length answer written ``piece`` bytes at a time (a server that sends 64 KiB writes)."""
+
+    def handle(handler: Any) -> None:
+        handler.send_response(200)
+        handler.send_header("Content-Length", str(len(data)))
+        handler.end_headers()
+        for start in range(0, len(data), piece):
+            handler.wfile.write(data[start : start + piece])
+        handler.wfile.flush()
+
+    return handle
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads wait for bytes on Linux only")
+def test_loopback_reads_wait_for_a_mebibyte_until_the_tail_then_take_what_comes(serve: Any) -> None:
+    data = os.urandom(6 * 1024 * 1024 + 12345)
+    tiny = b"0123456789"
+    bodies = {"/blob": data, "/tiny": tiny}
+    url = serve(lambda handler: _paced(bodies[handler.path])(handler))
+    # A read timeout far past the deadline: a read left waiting for bytes that never come hangs
+    # the test (it fails on the deadline) instead of returning them late.
+    client = LinkClient(timeouts=LinkTimeouts(connect=5.0, read=DEADLINE_S * 10))
+    buffer = memoryview(bytearray(BLOCK_BYTES))
+    reads: list[tuple[int, int]] = []
+
+    def read() -> tuple[bytes, bytes]:
+        parts = bytearray()
+        with client.get(url) as response:
+            while got := response.readinto1(buffer):
+                reads.append((len(data) - len(parts), got))
+                parts += buffer[:got]
+        # The next answer on the same client is read as soon as it is there, whatever the
+        # connection it comes on waited for before.
+        with client.get(url.replace("/blob", "/tiny")) as response:
+            small = bytes(buffer[: response.readinto1(buffer)])
+        return bytes(parts), small
+
+    outcome = _in_thread(read)
+    client.close()
+    assert outcome and not isinstance(outcome[0], BaseException), outcome
+    body, small = outcome[0]
+    assert body == data and small == tiny
+    # After the first read (what came with the headers), every read while at least 2 MiB were to
+    # come took 1 MiB or more; the last ones took what was left.
+    waited = [got for left, got in reads[1:] if left >= 2 * LOOPBACK_READ_AT_LEAST]
+    assert waited and min(waited) >= LOOPBACK_READ_AT_LEAST
+    assert all(got <= BLOCK_BYTES for _, got in reads)
+
+
+def _then_silent(data: bytes, sent: int, went_quiet: threading.Event, stop: threading.Event) -> Any:
+    """Announce all of ``data``, send its first ``sent`` bytes, then nothing until the test ends."""
+
+    def handle(handler: Any) -> None:
+        handler.send_response(200)
+        handler.send_header("Content-Length", str(len(data)))
+        handler.end_headers()
+        handler.wfile.write(data[:sent])
+        handler.wfile.flush()
+        went_quiet.set()
+        stop.wait(DEADLINE_S * 4)
+
+    return handle
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads wait for bytes on Linux only")
+def test_a_large_loopback_body_falling_silent_still_times_out_as_retryable(serve: Any) -> None:
+    # Reads of this body wait for a mebibyte at a time; a link that goes quiet with less than that
+    # queued must still end in the read timeout, not hang.
+    data = os.urandom(8 * 1024 * 1024)
+    sent = 2 * 1024 * 1024 + 300_000
+    url = serve(_then_silent(data, sent, threading.Event(), serve.stop))
+    client = LinkClient(timeouts=LinkTimeouts(connect=5.0, read=0.3))
+    buffer = memoryview(bytearray(BLOCK_BYTES))
+    reads: list[int] = []
+
+    def read() -> None:
+        with client.get(url) as response:
+            while True:
+                reads.append(response.readinto1(buffer))
+
+    outcome = _in_thread(read)
+    client.close()
+    assert outcome, "the read never timed out"
+    assert isinstance(outcome[0], LinkTransportError) and outcome[0].retryable is True
+    assert sum(reads) == sent
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads wait for bytes on Linux only")
+def test_a_loopback_read_waiting_for_bytes_ends_at_once_on_abort(serve: Any) -> None:
+    data = os.urandom(8 * 1024 * 1024)
+    went_quiet = threading.Event()
+    url = serve(_then_silent(data, 1_500_000, went_quiet, serve.stop))
+    # A read timeout far past the deadline: only the abort can end the read in time.
+    client = LinkClient(timeouts=LinkTimeouts(connect=5.0, read=DEADLINE_S * 10))
+    buffer = memoryview(bytearray(BLOCK_BYTES))
+    opened: list[Any] = []
+    is_open = threading.Event()
+    reads: list[int] = []
+
+    def read() -> None:
+        with client.get(url) as response:
+            opened.append(response)
+            is_open.set()
+            while True:
+                reads.append(response.readinto1(buffer))
+
+    thread_outcome: list[Any] = []
+    reader = threading.Thread(target=lambda: thread_outcome.extend(_in_thread(read)), daemon=True)
+    reader.start()
+    assert is_open.wait(DEADLINE_S) and went_quiet.wait(DEADLINE_S)
+    opened[0].abort()
+    reader.join(DEADLINE_S * 2)
+    client.close()
+    assert thread_outcome, "the read kept waiting after the abort"
+    assert isinstance(thread_outcome[0], LinkTransportError)
+    assert sum(reads) <= 1_500_000
 
 
 def test_a_link_that_never_answers_times_out_as_retryable(serve: Any) -> None:

@@ -3,8 +3,10 @@
 The link server of conftest.py is wrapped per test (its ``handle`` is replaced on the instance) to
 see what concurrent downloads do on the wire: how many GETs are open at once, a barrier that only
 opens when several files are being fetched together, one file that breaks while the others are
-healthy. Against ct_local, a five-file checkpoint is downloaded, interrupted and resumed through
-the SDK. Nothing is timed: waits have generous deadlines and fail only on a hang.
+healthy. These tests ask for four workers, as links to another host get by default (this server is
+on loopback, whose default follows the machine's cores; `default_workers` has tests of its own).
+Against ct_local, a five-file checkpoint is downloaded, interrupted and resumed through the SDK.
+Nothing is timed: waits have generous deadlines and fail only on a hang.
 """
 
 from __future__ import annotations
@@ -12,14 +14,20 @@ from __future__ import annotations
 import os
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ct_core import CortexTrainingClient
-from ct_core.downloads.checkpoint import RECORDS_DIR, CheckpointDownloader, CheckpointDownloadError
+from ct_core.constants import CHECKPOINT_DOWNLOAD_WORKERS
+from ct_core.downloads.checkpoint import (
+    RECORDS_DIR,
+    CheckpointDownloader,
+    CheckpointDownloadError,
+    default_workers,
+)
 from ct_core.downloads.link_client import LinkClient, LinkTimeouts
 from ct_core.errors import ValidationError
 
@@ -101,7 +109,11 @@ def test_five_files_are_fetched_four_at_once_and_land_whole(link_server: Any, tm
         files.append((name, done, count))
         in_callback.release()
 
-    downloader = CheckpointDownloader(link_server.export, tmp_path, on_bytes=on_bytes, on_file=on_file)
+    # Four, as links to another host get by default (this server is on loopback, whose default
+    # follows the machine's cores: see the tests of default_workers below).
+    downloader = CheckpointDownloader(
+        link_server.export, tmp_path, on_bytes=on_bytes, on_file=on_file, workers=4
+    )
     try:
         result = downloader.run()
     finally:
@@ -144,6 +156,65 @@ def test_one_worker_fetches_one_file_at_a_time(link_server: Any, tmp_path: Path)
     assert all((tmp_path / name).read_bytes() == data for name, data in blobs.items())
 
 
+def _peak_open_gets(link_server: Any, parties: int) -> dict[str, int]:
+    """Count the GETs open at once; the first ``parties`` wait for one another (a barrier)."""
+    lock = threading.Lock()
+    barrier = threading.Barrier(parties, timeout=DEADLINE_S)
+    state = {"open": 0, "peak": 0, "seen": 0}
+    original = link_server.handle
+
+    def handle(handler: Any) -> None:
+        with lock:
+            state["open"] += 1
+            state["peak"] = max(state["peak"], state["open"])
+            state["seen"] += 1
+            first = state["seen"] <= parties
+        try:
+            if first:
+                barrier.wait()
+            original(handler)
+        finally:
+            with lock:
+                state["open"] -= 1
+
+    link_server.handle = handle
+    return state
+
+
+def test_the_default_over_loopback_is_the_one_default_workers_gives(link_server: Any, tmp_path: Path) -> None:
+    blobs = _shards(link_server, 50_000)
+    export = link_server.export()
+    expected = min(default_workers([entry["url"] for entry in export["files"]]), len(SHARDS))
+    state = _peak_open_gets(link_server, expected)
+    downloader = CheckpointDownloader(link_server.export, tmp_path)
+    try:
+        downloader.run()
+    finally:
+        downloader.close()
+    assert state["peak"] == expected
+    assert all((tmp_path / name).read_bytes() == data for name, data in blobs.items())
+
+
+LOOPBACK_HOSTS = ["127.0.0.1", "127.8.9.10", "localhost", "LOCALHOST.", "[::1]", "a.localhost"]
+
+
+@pytest.mark.parametrize("host", LOOPBACK_HOSTS)
+@pytest.mark.parametrize(("cores", "workers"), [(1, 1), (2, 1), (3, 1), (4, 2), (6, 3), (8, 4), (64, 4)])
+def test_loopback_links_get_one_worker_per_two_cores(host: str, cores: int, workers: int) -> None:
+    urls = [f"http://{host}:8080/a?sig=1", f"https://{host}/b"]
+    assert default_workers(urls, cpu_count=cores) == workers
+
+
+@pytest.mark.parametrize("cores", [1, 2, 64])
+def test_links_to_another_host_get_the_fixed_default(cores: int) -> None:
+    remote = "https://bucket.s3.us-west-2.amazonaws.com/ckpt/model.safetensors?X-Amz-Signature=x"
+    assert default_workers([remote], cpu_count=cores) == CHECKPOINT_DOWNLOAD_WORKERS
+    # One link elsewhere is enough: the files are not all on this machine.
+    assert default_workers(["http://127.0.0.1:1/a", remote], cpu_count=cores) == CHECKPOINT_DOWNLOAD_WORKERS
+    assert default_workers(["http://10.0.0.7/a", "http://[2001:db8::1]/b"], cpu_count=cores) == 4
+    assert default_workers([], cpu_count=cores) == CHECKPOINT_DOWNLOAD_WORKERS
+
+
 @pytest.mark.parametrize("workers", [0, -1, True, 1.5, "4"])
 def test_workers_must_be_a_positive_whole_number(tmp_path: Path, workers: Any) -> None:
     with pytest.raises(ValidationError, match="workers must be a whole number"):
@@ -177,7 +248,7 @@ def test_one_file_failing_midway_leaves_the_others_finished_then_resumes(
         return False
 
     _wrap(link_server, before)
-    downloader = CheckpointDownloader(link_server.export, tmp_path, sleep=_no_sleep)
+    downloader = CheckpointDownloader(link_server.export, tmp_path, sleep=_no_sleep, workers=4)
     with pytest.raises(CheckpointDownloadError, match="kept failing") as failure:
         downloader.run()
     downloader.close()
@@ -217,7 +288,7 @@ def test_several_failed_files_are_named_together(link_server: Any, tmp_path: Pat
         return True
 
     _wrap(link_server, before)
-    downloader = CheckpointDownloader(link_server.export, tmp_path, sleep=_no_sleep)
+    downloader = CheckpointDownloader(link_server.export, tmp_path, sleep=_no_sleep, workers=4)
     with pytest.raises(CheckpointDownloadError, match="2 of 5 files failed") as failure:
         downloader.run()
     downloader.close()
@@ -257,7 +328,7 @@ def test_a_stalled_file_is_abandoned_when_another_stops_it(link_server: Any, tmp
 
     # A read timeout far past the deadline: the download can only return in time by aborting.
     links = LinkClient(timeouts=LinkTimeouts(connect=5.0, read=DEADLINE_S * 10), connections=4)
-    downloader = CheckpointDownloader(link_server.export, tmp_path, on_bytes=on_bytes, links=links)
+    downloader = CheckpointDownloader(link_server.export, tmp_path, on_bytes=on_bytes, links=links, workers=4)
     outcome: list[BaseException] = []
 
     def run() -> None:
@@ -292,7 +363,7 @@ def test_links_expired_for_several_files_are_exported_again_once(link_server: An
         return True
 
     _wrap(link_server, before)
-    downloader = CheckpointDownloader(link_server.export, tmp_path, sleep=_no_sleep)
+    downloader = CheckpointDownloader(link_server.export, tmp_path, sleep=_no_sleep, workers=4)
     try:
         downloader.run()
     finally:
@@ -333,7 +404,7 @@ def test_two_names_reaching_one_file_through_a_symlink_are_refused(link_server: 
 
 
 @pytest.fixture
-def five(local_server: Any) -> dict[str, Any]:
+def five(local_server: Any) -> Iterator[dict[str, Any]]:
     """A job of ct_local with checkpoint cp_five: five random shards of about 1 MiB."""
     schema = "S_" + uuid.uuid4().hex[:10].upper()
     with CortexTrainingClient(base_url=local_server.base_url, database=DATABASE, schema=schema) as sdk:

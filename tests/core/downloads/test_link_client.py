@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from ct_core.downloads.checkpoint import CheckpointDownloader, CheckpointDownloadError
-from ct_core.downloads.link_client import LinkClient, LinkTransportError
+from ct_core.downloads.link_client import BLOCK_BYTES, LinkClient, LinkTransportError
 
 
 def _answer(url: str, size: int, name: str = "w.bin") -> dict[str, Any]:
@@ -122,12 +122,12 @@ def test_connection_refused_is_a_retryable_transport_error(closed_port: int) -> 
 
 
 def test_blocks_reach_the_caller_before_the_body_ends(misbehaving_server, act) -> None:
-    # A 3 MiB body is handed over in several reads, each at most the block size.
-    data = os.urandom(3 * 1024 * 1024)
+    # A body of three blocks is handed over in several reads, each at most the block size.
+    data = os.urandom(3 * BLOCK_BYTES)
     misbehaving_server.script(act(200, data))
     client = LinkClient()
     with client.get(misbehaving_server.base_url + "/x") as response:
         blocks = list(response.iter_blocks())
     client.close()
     assert b"".join(blocks) == data
-    assert len(blocks) >= 3 and max(len(block) for block in blocks) <= 1024 * 1024
+    assert len(blocks) >= 3 and max(len(block) for block in blocks) <= BLOCK_BYTES
