@@ -4,9 +4,8 @@ Part of the package `ct_core.errors` (its docstring describes the whole tree); i
 The errors of the service's answers (`APIError` and its subclasses) are in `ct_core.errors.api`:
 they derive from `requests.HTTPError`, and importing requests is a fifth of a command's start-up.
 
-Credentials are removed by value, not only by pattern: `remember_secrets` notes a credential this
-process signs with (every failed request's own is noted on the way), and from then on the text of
-every `CTError` (its `str`, its `args`, so its traceback too) shows `<redacted>` in its place.
+The credential redaction every `CTError` applies to its own text (`remember_secrets`,
+`redact_known`) lives here too; the package docstring says how it works.
 """
 
 from __future__ import annotations

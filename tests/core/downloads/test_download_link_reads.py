@@ -192,13 +192,9 @@ def _in_thread(work: Callable[[], Any]) -> list[Any]:
     return outcome
 
 
-def test_a_link_that_falls_silent_midway_times_out_as_retryable(serve: Any) -> None:
-    def stall(handler: Any) -> None:
-        handler.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n" + b"a" * 500)
-        handler.wfile.flush()
-        serve.stop.wait(DEADLINE_S * 4)
-
-    url = serve(stall)
+def _reads_until_the_timeout(url: str) -> list[int]:
+    """Read `url` block by block under a 0.3 s read timeout; the sizes read before it fired, once
+    it has fired as a retryable LinkTransportError."""
     client = LinkClient(timeouts=LinkTimeouts(connect=5.0, read=0.3))
     buffer = memoryview(bytearray(BLOCK_BYTES))
     reads: list[int] = []
@@ -212,7 +208,17 @@ def test_a_link_that_falls_silent_midway_times_out_as_retryable(serve: Any) -> N
     client.close()
     assert outcome, "the read never timed out"
     assert isinstance(outcome[0], LinkTransportError) and outcome[0].retryable is True
-    assert reads == [500]
+    return reads
+
+
+def test_a_link_that_falls_silent_midway_times_out_as_retryable(serve: Any) -> None:
+    def stall(handler: Any) -> None:
+        handler.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n" + b"a" * 500)
+        handler.wfile.flush()
+        serve.stop.wait(DEADLINE_S * 4)
+
+    url = serve(stall)
+    assert _reads_until_the_timeout(url) == [500]
 
 
 def _paced(data: bytes, piece: int = 64 * 1024) -> Callable[[Any], None]:
@@ -287,20 +293,7 @@ def test_a_large_loopback_body_falling_silent_still_times_out_as_retryable(serve
     data = os.urandom(8 * 1024 * 1024)
     sent = 2 * 1024 * 1024 + 300_000
     url = serve(_then_silent(data, sent, threading.Event(), serve.stop))
-    client = LinkClient(timeouts=LinkTimeouts(connect=5.0, read=0.3))
-    buffer = memoryview(bytearray(BLOCK_BYTES))
-    reads: list[int] = []
-
-    def read() -> None:
-        with client.get(url) as response:
-            while True:
-                reads.append(response.readinto1(buffer))
-
-    outcome = _in_thread(read)
-    client.close()
-    assert outcome, "the read never timed out"
-    assert isinstance(outcome[0], LinkTransportError) and outcome[0].retryable is True
-    assert sum(reads) == sent
+    assert sum(_reads_until_the_timeout(url)) == sent
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads wait for bytes on Linux only")
