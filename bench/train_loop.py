@@ -189,6 +189,17 @@ def _alternated(calls: dict[str, Callable[[], None]], repeat: int) -> dict[str, 
     return {name: statistics.median(values) for name, values in samples.items()}
 
 
+#: (section, result key, what it is measured against, target, True when the ratio must stay at or
+#: below the target). The pair's target is issue 18's; the others are the first round's.
+VERDICTS = (
+    ("pairs", "ours_vs_bare", "the bare http.client step+poll pair", 1.6, True),
+    ("pairs", "ours_vs_reference", "the reference's pair", 0.5, True),
+    ("threads", "ours_vs_reference", "the reference's calls/s from 8 threads", 1.5, False),
+    ("upload", "ours_vs_reference", "the reference's 256 MiB upload speed", 4.0, False),
+    ("loop", "speedup", "the sequential loop's steps/s", 1.6, False),
+)
+
+
 # --- sections ------------------------------------------------------------------------------------
 
 
@@ -356,6 +367,14 @@ def main(argv: list[str] | None = None) -> int:
         numbers = ", ".join(f"{key}={value:.3f}" for key, value in results[name].items())
         sys.stdout.write(f"{name}: {numbers}\n")
         sys.stdout.flush()
+    sys.stdout.write("\n")
+    for section, key, anchor, limit, at_most in VERDICTS:
+        if section in results:
+            ratio = results[section][key]
+            met = ratio <= limit if at_most else ratio >= limit
+            bound = f"{'<=' if at_most else '>='} {limit}x"
+            verdict = "meets" if met else "misses"
+            sys.stdout.write(f"{section}: {ratio:.2f}x {anchor}: {verdict} the target {bound}\n")
     if args.json:
         # The machine's state travels with the numbers: on a shared, loaded box they swing a lot.
         results["machine"] = {"cpus": float(os.cpu_count() or 0), "load_1min": os.getloadavg()[0]}
