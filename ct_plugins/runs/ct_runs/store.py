@@ -163,13 +163,27 @@ def make_engine(url: str) -> Engine:
     return sa.create_engine(url, pool_pre_ping=True)
 
 
+# Any fixed 64-bit number; every worker of this service takes the same one.
+SCHEMA_LOCK_KEY = 0x63745F72756E73  # "ct_runs"
+
+
+def create_tables(engine: Engine) -> None:
+    """Create the tables that are missing. Workers that start at once on an empty Postgres would
+    each see no table and race on the CREATE; a transaction-scoped advisory lock lets one create
+    them while the others wait and then find them. SQLite serialises writers by itself."""
+    with engine.begin() as conn:
+        if conn.dialect.name == "postgresql":
+            conn.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": SCHEMA_LOCK_KEY})
+        metadata.create_all(conn)
+
+
 class Store:
     """Reads and writes of the service's tables; each method is one transaction."""
 
     def __init__(self, url: str) -> None:
         self.url = url
         self.engine = make_engine(url)
-        metadata.create_all(self.engine)
+        create_tables(self.engine)
 
     def close(self) -> None:
         self.engine.dispose()
