@@ -6,7 +6,9 @@ manifests, finished downloads) goes through here:
 - `atomic_write` writes bytes or text to a hidden temporary file in the destination's folder and
   renames it over the destination;
 - `atomic_replace` promotes a file the caller has finished writing (a download's partial file);
-- `fsync_dir` makes a rename in a folder survive a power cut.
+- `fsync_dir` makes a rename in a folder survive a power cut;
+- `exclusive_lock` holds an advisory lock file, so processes (and threads) take turns at a
+  read-modify-write of files they share.
 
 With ``durable`` the bytes are fsynced before the rename and the folder after it, so the new content
 is on disk when the call returns; without it a killed process still never leaves a half-written
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 #: Attempts at a temporary name nobody else holds (random names, so a clash is already unlikely).
@@ -110,3 +113,23 @@ def atomic_replace(
     os.replace(source, destination)
     if durable:
         fsync_dir(Path(destination).parent)
+
+
+@contextlib.contextmanager
+def exclusive_lock(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on the file `path` (created 0600) until the block ends.
+
+    Every caller opens its own descriptor, so two threads of one process exclude each other as two
+    processes do. Where the platform has no ``flock`` (Windows) the block runs unlocked.
+    """
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)  # closing the descriptor releases the lock

@@ -40,12 +40,12 @@ import json
 import os
 import time
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ct_core.fs import atomic_write
+from ct_core.fs import atomic_write, exclusive_lock
 
 #: Environment variable naming the cache folder (used as given).
 ENV_VAR = "CORTEX_TRAINING_TUI_CACHE_DIR"
@@ -154,22 +154,6 @@ def _make_private_dirs(path: Path) -> None:
         with contextlib.suppress(FileExistsError):
             folder.mkdir(mode=0o700)
         _chmod(folder, 0o700)
-
-
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """Hold an exclusive lock on the file `path` (made 0600) where the platform has `flock`."""
-    try:
-        import fcntl
-    except ImportError:  # Windows: one writer per sub-job is then the caller's business
-        yield
-        return
-    descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(descriptor)  # closing the descriptor releases the lock
 
 
 def _dumps(record: dict[str, Any]) -> str:
@@ -328,7 +312,7 @@ class LogCache:
             return False
         path = self.path_for(sub_job_id)
         _make_private_dirs(self.folder)
-        with _locked(self.folder / ".lock"):
+        with exclusive_lock(self.folder / ".lock"):
             lead = _dumps(self._header(sub_job_id))
             if path.exists() and path.stat().st_size > 0:
                 header = self._read_header(path)

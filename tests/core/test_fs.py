@@ -117,3 +117,35 @@ def test_atomic_replace_fsyncs_file_and_folder_only_when_durable(tmp_path: Path,
 def test_fsync_dir_of_a_missing_folder_is_a_no_op(tmp_path: Path) -> None:
     fs.fsync_dir(tmp_path / "missing")
     fs.fsync_dir(tmp_path)
+
+
+def _held_elsewhere(path: Path) -> bool:
+    """Whether another open file description is refused the lock on `path` right now."""
+    import fcntl
+    import os
+
+    probe = os.open(path, os.O_RDWR)
+    try:
+        fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    else:
+        fcntl.flock(probe, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(probe)
+
+
+def test_exclusive_lock_is_held_for_the_block_and_released_after(tmp_path: Path) -> None:
+    lock = tmp_path / "state.lock"
+    with fs.exclusive_lock(lock):
+        assert _held_elsewhere(lock)
+        assert stat.S_IMODE(lock.stat().st_mode) == 0o600
+    assert not _held_elsewhere(lock)
+
+
+def test_exclusive_lock_is_released_when_the_block_raises(tmp_path: Path) -> None:
+    lock = tmp_path / "state.lock"
+    with pytest.raises(RuntimeError), fs.exclusive_lock(lock):
+        raise RuntimeError("boom")
+    assert not _held_elsewhere(lock)

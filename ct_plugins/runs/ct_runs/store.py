@@ -22,6 +22,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
+from ct_core.fs import exclusive_lock
+
 metadata = sa.MetaData()
 
 datasets = sa.Table(
@@ -146,14 +148,14 @@ def sqlite_url(path: Path) -> str:
 
 
 def make_engine(url: str) -> Engine:
-    """An engine for the records; SQLite gets WAL and a busy timeout so threads wait, not fail."""
+    """An engine for the records; SQLite gets a busy timeout so threads wait, not fail (and WAL,
+    set once by :func:`create_tables`)."""
     if url.startswith("sqlite"):
         engine = sa.create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
 
         @sa.event.listens_for(engine, "connect")
         def _pragmas(dbapi_connection: Any, _record: Any) -> None:
             cursor = dbapi_connection.cursor()
-            cursor.execute("PRAGMA journal_mode=WAL")
             cursor.execute("PRAGMA synchronous=NORMAL")
             cursor.close()
 
@@ -168,9 +170,19 @@ SCHEMA_LOCK_KEY = 0x63745F72756E73  # "ct_runs"
 
 
 def create_tables(engine: Engine) -> None:
-    """Create the tables that are missing. Workers that start at once on an empty Postgres would
-    each see no table and race on the CREATE; a transaction-scoped advisory lock lets one create
-    them while the others wait and then find them. SQLite serialises writers by itself."""
+    """Create the tables that are missing, safely when several processes or threads start at once
+    on an empty database (each would see no table and race on the CREATE): the check and the
+    CREATEs run under one lock, and the first starter creates while the others wait, then find
+    the tables. On Postgres the lock is a transaction-scoped advisory lock. On SQLite it is a lock
+    file next to the database, which also covers switching the file to WAL: SQLite answers "database
+    is locked" at once, without waiting, to a journal-mode change that meets another writer."""
+    if engine.dialect.name == "sqlite" and engine.url.database not in (None, "", ":memory:"):
+        with exclusive_lock(f"{engine.url.database}.init-lock"), engine.connect() as conn:
+            if conn.exec_driver_sql("PRAGMA journal_mode").scalar() != "wal":
+                conn.exec_driver_sql("PRAGMA journal_mode=WAL")
+            metadata.create_all(conn)
+            conn.commit()
+        return
     with engine.begin() as conn:
         if conn.dialect.name == "postgresql":
             conn.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": SCHEMA_LOCK_KEY})

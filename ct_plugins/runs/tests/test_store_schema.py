@@ -60,6 +60,18 @@ def test_workers_starting_at_once_on_an_empty_postgres_all_come_up(postgres_url:
         assert {"ctr_datasets", "ctr_runs"} <= tables
 
 
+def test_threads_starting_at_once_on_a_new_sqlite_file_all_come_up(tmp_path: Any) -> None:
+    for round_ in range(ROUNDS):
+        url = f"sqlite:///{tmp_path / f'runs-{round_}.db'}"
+        failures = _start_together(url)
+        assert failures == [], f"{len(failures)} of {STARTERS} starts failed: {failures[0]!r}"
+        engine = make_engine(url)
+        with engine.connect() as conn:
+            assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert {"ctr_datasets", "ctr_runs"} <= set(sa.inspect(engine).get_table_names())
+        engine.dispose()
+
+
 def test_a_second_start_on_an_existing_schema_changes_nothing(postgres_url: str, tmp_path: Any) -> None:
     for url in (_fresh_database(postgres_url), f"sqlite:///{tmp_path / 'runs.db'}"):
         first = Store(url)
