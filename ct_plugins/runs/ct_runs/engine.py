@@ -421,6 +421,7 @@ class Engine:
         lowest = (state.get("resume") or {}).get("lowest_val")
         reasons: list[str] = []
         val_loss: float | None = None
+        validated_step: int | None = None
         cancelled = False
         while step < end:
             if time.monotonic() >= next_cancel_check:
@@ -448,6 +449,7 @@ class Engine:
             ):
                 drain(keep=0)
                 val_loss, accuracy = self._validate(client, job_id, record)
+                validated_step = step
                 pending.points.append(("val_loss", step, val_loss))
                 for label, value in accuracy.items():
                     pending.points.append((f"val_accuracy/{label}", step, value))
@@ -524,7 +526,8 @@ class Engine:
             state,
             step,
             reasons,
-            val_loss if "best" in reasons else None,
+            # A checkpoint keeps the validation loss measured at its own step, best or not.
+            val_loss if validated_step == step else None,
             early,
             cooldown_start,
         )

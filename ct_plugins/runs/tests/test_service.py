@@ -279,6 +279,33 @@ def test_an_early_stopped_run_succeeds_below_its_budget(
     assert run["model_id"]
 
 
+def test_every_checkpoint_at_a_validated_step_keeps_its_validation_loss(
+    client: CortexTrainingClient, dataset: dict[str, Any], kit: Any
+) -> None:
+    # A learning rate this high makes the validation loss go up and down, so some cadence
+    # checkpoints fall on a validation that is not a new best; they keep their loss too.
+    spec = kit.small_spec(
+        dataset["dataset_id"], epochs=2, val_every_steps=5, learning_rate=0.3, early_stopping=False
+    )
+    run = client.runs.wait(client.runs.start(spec)["run_id"], timeout=600)
+    assert run["status"] == "succeeded", run.get("error")
+    logs = client.runs.logs(run["run_id"], structured=True, limit=10_000)["logs"]
+    validated = {e["step"]: e["validation"] for e in logs if e.get("event") == "validation"}
+    saved = [e["checkpoint"] for e in logs if e.get("event") == "checkpoint"]
+    at_validation = [c for c in saved if c["step"] in validated]
+    assert any(not validated[c["step"]]["new_best"] for c in at_validation), (validated, saved)
+    for checkpoint in at_validation:
+        assert checkpoint["val_loss"] == validated[checkpoint["step"]]["loss"], checkpoint
+    for checkpoint in saved:
+        if checkpoint["step"] not in validated:
+            assert checkpoint["val_loss"] is None, checkpoint
+    # The best is still the lowest validation loss among the retained checkpoints.
+    kept = [c for c in run["checkpoints"] if c["val_loss"] is not None]
+    best = min(kept, key=lambda c: (c["val_loss"], c["step"]))
+    assert run["best_checkpoint_id"] == best["checkpoint_id"]
+    assert run["best_val_loss"] == min(v["loss"] for v in validated.values())
+
+
 def test_cancel_a_queued_run_then_a_running_one(
     client: CortexTrainingClient, dataset: dict[str, Any], kit: Any
 ) -> None:
