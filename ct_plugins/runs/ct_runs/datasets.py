@@ -50,6 +50,10 @@ MAX_FIELD_NAME_CHARS = 128
 MAX_NAME_CHARS = 128
 #: At most this many label fields; each becomes a prediction head scored at every validation.
 MAX_LABEL_FIELDS = 64
+#: At most this many distinct values per label field. A label is a class to predict, and every
+#: validation scores each of its values on each validation row, so a field with a value per row
+#: (an id, a timestamp) would make validation cost rows x rows forward passes.
+MAX_LABEL_VALUES = 256
 #: The largest validation fraction: beyond half the rows, the "training" split is the smaller one.
 MAX_VAL_FRACTION = 0.5
 #: Seeds are stored as signed 64-bit integers.
@@ -389,6 +393,7 @@ def _parse(content: bytes, options: DatasetOptions) -> tuple[list[Row], list[int
     _check_row_count(lines)
     rows: list[Row] = []
     text_bytes: list[int] = []
+    distinct: dict[str, set[str]] = {name: set() for name in label_fields}
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
@@ -437,7 +442,17 @@ def _parse(content: bytes, options: DatasetOptions) -> tuple[list[Row], list[int
             )
         labels: dict[str, str] = {}
         for name in label_fields:
-            labels[name] = _label_value(obj, name, number)
+            value = labels[name] = _label_value(obj, name, number)
+            seen = distinct[name]
+            if value not in seen:
+                if len(seen) == MAX_LABEL_VALUES:
+                    raise invalid_argument(
+                        f"line {number}: the label field {name!r} takes more than {MAX_LABEL_VALUES} "
+                        "distinct values; a label is a class to predict (like a sentiment or a topic), "
+                        "not a per-row value such as an id",
+                        field=name,
+                    )
+                seen.add(value)
         rows.append({"text": text, "labels": labels})
         text_bytes.append(size)
     if not rows:

@@ -398,6 +398,23 @@ def test_a_bad_label_value_refuses_the_build_naming_line_and_field(
     assert refused.field == "topic"
 
 
+def test_a_label_field_with_too_many_distinct_values_is_refused_at_the_first_one_over(
+    tmp_path: Path,
+) -> None:
+    limit = datasets.MAX_LABEL_VALUES
+    rows = [{"text": f"row {i}", "user": f"u{i}", "topic": "x"} for i in range(limit + 5)]
+    content = write_jsonl(tmp_path / "ids.jsonl", rows)
+    refused = refusal(content, DatasetOptions(label_fields=("topic", "user")))
+    assert refused.message.startswith(
+        f"line {limit + 1}: the label field 'user' takes more than {limit} distinct values"
+    )
+    assert refused.field == "user"
+    # Exactly the limit, each value repeated, builds.
+    rows = [{"text": f"row {i}", "user": f"u{i % limit}"} for i in range(3 * limit)]
+    built = build_dataset(write_jsonl(tmp_path / "ok.jsonl", rows), DatasetOptions(label_fields=("user",)))
+    assert len(built.labels[0]["values"]) == limit
+
+
 def test_a_missing_label_field_refuses_the_build(tmp_path: Path) -> None:
     content = write_jsonl(
         tmp_path / "d.jsonl", [{"text": "a", "topic": "x"}, {"text": "b", "topic": "y"}, {"text": "c"}]
