@@ -171,10 +171,13 @@ class LoginState:
 
 
 def _read_state_file(path: Path) -> dict[str, Any] | None:
-    if not path.exists():
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        # Never written, or removed meanwhile by another process's `ct logout`: nothing remembered.
         return None
     try:
-        parsed = json.loads(path.read_text(encoding="utf-8"))
+        parsed = json.loads(text)
     except (OSError, json.JSONDecodeError) as error:
         raise ConfigError(f"invalid cortex-training login state {path}: {error}") from None
     if not isinstance(parsed, dict):
@@ -231,9 +234,11 @@ def forget_login() -> list[Path]:
     """Remove every remembered login file; returns the files removed."""
     removed = []
     for path in (login_state_path(), legacy_login_state_path()):
-        if path.exists():
+        try:
             path.unlink()
-            removed.append(path)
+        except FileNotFoundError:
+            continue  # never written, or another process's `ct logout` removed it meanwhile
+        removed.append(path)
     return removed
 
 

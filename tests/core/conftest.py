@@ -18,7 +18,6 @@ import socket
 import ssl
 import struct
 import threading
-import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -59,6 +58,8 @@ class ScriptedServer:
         self.requests: list[Seen] = []
         self.responder: Callable[[Seen], Action] | None = None
         self.lock = threading.Lock()
+        #: Set when the server closes; ends every answer still held back by its `delay`.
+        self.closing = threading.Event()
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -81,8 +82,11 @@ class ScriptedServer:
                     action = responder(seen)
                 else:
                     action = Action(200, {})
-                if action.delay:
-                    time.sleep(action.delay)
+                # A delay ends early when the server closes: a test can hold an answer back for as
+                # long as it runs (a timeout that must fire) without a thread left asleep.
+                if action.delay and owner.closing.wait(action.delay):
+                    self.close_connection = True
+                    return  # the test is over; its client is long gone
                 if action.reset:
                     # SO_LINGER 0 makes close() send a RST instead of a polite FIN.
                     self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
@@ -120,6 +124,7 @@ class ScriptedServer:
             self.actions.extend(actions)
 
     def close(self) -> None:
+        self.closing.set()
         self.httpd.shutdown()
         self.httpd.server_close()
 
@@ -186,13 +191,19 @@ def tls_server(tmp_path: Path) -> Iterator[tuple[ScriptedServer, Path]]:
 
 
 @pytest.fixture
-def closed_port() -> int:
-    """A loopback port with nothing listening (connection refused)."""
+def closed_port() -> Iterator[int]:
+    """A loopback port with nothing listening (connection refused).
+
+    The port stays bound, never listening, until the test ends: no other process can take it in
+    the meantime, and a client's own connection cannot land on it (a connect to a free port of the
+    ephemeral range can, rarely, connect the socket to itself).
+    """
     sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    sock.close()
-    return port
+    try:
+        sock.bind(("127.0.0.1", 0))
+        yield sock.getsockname()[1]
+    finally:
+        sock.close()
 
 
 #: Headers the relay never passes on: those of one hop (the body is passed on decoded) and those the

@@ -300,6 +300,38 @@ def test_forget_login(ct_home, tmp_path):
     assert len(removed) == 2 and conn.read_login_state() is None
 
 
+def test_a_login_state_removed_by_another_process_meanwhile_is_simply_gone(ct_home, tmp_path, monkeypatch):
+    # Another `ct logout` may remove the files between this process's look at them and its act.
+    from ct_core.connect import files
+
+    def remember() -> None:
+        conn.save_login_profile("p")
+        conn.save_login_config_path(write_config(tmp_path / "c.json", base_url="http://x:1"))
+
+    remember()
+    state_files = {files.login_state_path(), files.legacy_login_state_path()}
+    real_exists = Path.exists
+
+    def exists_then_removed(self: Path, *args: object, **kwargs: object) -> bool:
+        found = real_exists(self, *args, **kwargs)
+        if found and self in state_files:
+            self.unlink()  # another `ct logout`, between this process's look and its read or unlink
+        return found
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Path, "exists", exists_then_removed)
+        # Read before or after the other logout: either way a state or nothing, never an error.
+        state = conn.read_login_state()
+    assert state is None or state.profile == "p"
+    remember()
+    with monkeypatch.context() as patch:
+        patch.setattr(Path, "exists", exists_then_removed)
+        removed = conn.forget_login()
+    # Whichever logout removed a file, none is left and this one did not fail.
+    assert set(removed) <= state_files
+    assert not any(path.exists() for path in state_files)
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX modes")
 def test_write_connection_profile_keeps_others_and_comments(ct_home):
     path = write_profiles(ct_home, PROFILES)

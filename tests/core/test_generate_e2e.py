@@ -5,7 +5,6 @@ Also checks that the reference client 0.0.3 generates against ct_local and that 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -278,11 +277,11 @@ def test_rl_loop_changes_the_sampler(server: Any) -> None:
 
 
 def test_reference_client_generates_against_ct_local(
-    job: tuple[CortexTrainingClient, str], server: Any
+    job: tuple[CortexTrainingClient, str], server: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     reference = pytest.importorskip("cortex_training")
     _, job_id = job
-    os.environ.pop(DISABLE_TENSOR_PROMPTS_ENV, None)
+    monkeypatch.delenv(DISABLE_TENSOR_PROMPTS_ENV, raising=False)
     theirs = reference.CortexTrainingClient(
         base_url=server.base_url, database="GEN", schema="PUBLIC", poll_interval=0.02
     )

@@ -9,6 +9,7 @@ an id of its own (the ``x-ct-request-id`` header); the local server uses it as t
 from __future__ import annotations
 
 import json
+import threading
 import time
 from typing import Any
 
@@ -36,8 +37,8 @@ BODY = {
     ],
     "idle_timeout_seconds": 0,
 }
-# Longer than the client's read timeout below, so the answer is always lost after the step was sent.
-SLOW_ANSWER_S = 6.0
+# The proxy holds the step's answer back until it closes: longer than any read timeout.
+HELD_ANSWER_S = 120.0
 READ_TIMEOUT_S = 1.0
 
 
@@ -57,7 +58,7 @@ def _running_job(client: CortexTrainingClient) -> str:
 
 
 def _executions(server: Any, job_id: str) -> dict[str, int]:
-    answer = httpx.get(f"{server.base_url}/_ct/jobs/{job_id}/executions", timeout=10.0).json()
+    answer = httpx.get(f"{server.base_url}/_ct/jobs/{job_id}/executions", timeout=30.0).json()
     return dict(answer["executions"])
 
 
@@ -91,27 +92,38 @@ def test_a_step_that_ran_but_whose_answer_was_lost_raises_outcome_unknown_and_th
     # A proxy in front of the server passes the step on, then loses the answer: the step did run.
     proxy = relay(server.base_url)
     forward = proxy.responder
+    # Set once the server has answered the step the proxy passed on (it may be after the client
+    # gave up waiting): only then is there a request for the client's id to find.
+    step_ran = threading.Event()
 
     def lose_the_step_answer(seen: Any) -> Any:
         answer = forward(seen)
         if seen.method == "POST" and seen.path.endswith("/step"):
+            step_ran.set()
             if loss == "connection reset":
                 return act(reset=True)
-            return act(answer.status, answer.body, headers=answer.headers, delay=SLOW_ANSWER_S)
+            return act(answer.status, answer.body, headers=answer.headers, delay=HELD_ANSWER_S)
         return answer
 
     proxy.responder = lose_the_step_answer
+    # Only the step goes through the proxy with the short read timeout; the job's setup and the
+    # checks after it use a client with the usual timeouts, straight to the server.
     options = {"request_timeout": (10.0, READ_TIMEOUT_S), "max_retries": 3}
-    with CortexTrainingClient(base_url=proxy.base_url, database="DB", schema="OUTCOME", **options) as client:
+    with (
+        _client(server) as client,
+        CortexTrainingClient(base_url=proxy.base_url, database="DB", schema="OUTCOME", **options) as lossy,
+    ):
         job_id = _running_job(client)
         with pytest.raises(RequestOutcomeUnknown) as caught:
-            client.step(job_id)
+            lossy.step(job_id)
         error = caught.value
         assert isinstance(error, CTTimeoutError if loss == "read timeout" else CTConnectionError)
         assert not error.never_sent
         assert "may have been applied" in str(error)
-        assert len([r for r in proxy.requests if r.path.endswith("/step")]) == 1
-        assert proxy.requests[-1].header("x-ct-request-id") == error.client_request_id
+        steps = [r for r in proxy.requests if r.path.endswith("/step")]
+        assert len(steps) == 1
+        assert steps[0].header("x-ct-request-id") == error.client_request_id
+        assert step_ran.wait(60)
         # The server ran it: its status under the client's id says so.
         result = client.poll_request(job_id, error.client_request_id)
         assert result["global_steps"] == 1

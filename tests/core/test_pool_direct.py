@@ -34,7 +34,8 @@ from ct_core.http.pool import Pool
 
 PREFIX = "/api/v2/databases/DB/schemas/S/cortex-training"
 TIMEOUTS = {"connect": 5.0, "read": 5.0, "write": 5.0, "pool": 5.0}
-DEADLINE_S = 10.0
+#: Longest a test waits for something a working client and server reach at once (only a hang fails).
+DEADLINE_S = 30.0
 
 
 def wait_for(condition: Callable[[], bool], what: str) -> None:
@@ -66,6 +67,8 @@ class Answer:
     #: Never read the body nor answer (the connection stays open until the server stops).
     stall: bool = False
     delay: float = 0.0
+    #: Wait for this event after the request is recorded, before answering.
+    hold: threading.Event | None = None
     #: Send the body as these chunks (Transfer-Encoding: chunked).
     chunks: list[bytes] | None = None
     #: Send these bytes as the whole answer, as they are.
@@ -112,6 +115,7 @@ class RawServer:
             threading.Thread(target=self._serve, args=(sock, number), daemon=True).start()
 
     def _serve(self, sock: socket.socket, number: int) -> None:
+        reader = None
         try:
             if self.tls is not None:
                 sock = self.tls.wrap_socket(sock, server_side=True)
@@ -121,12 +125,16 @@ class RawServer:
         except OSError:
             pass  # the client went away (or refused the certificate): this connection is over
         finally:
+            # The file object holds the socket open: close both, and only then count the close,
+            # since a test that waits for the count next expects the client to see the end.
+            for end in (reader, sock):
+                try:
+                    if end is not None:
+                        end.close()
+                except OSError:
+                    pass
             with self.lock:
                 self.closed += 1
-            try:
-                sock.close()
-            except OSError:
-                pass
 
     def _one(self, sock: socket.socket, reader: Any, number: int) -> bool:
         """Serve one request; False when the connection is to end."""
@@ -154,8 +162,12 @@ class RawServer:
         if len(body) < length:
             return False
         self._record(Request(number, method, target, headers, body))
-        if answer.delay:
-            time.sleep(answer.delay)
+        # Cut short when the server stops, so a test can hold an answer back for as long as it runs;
+        # an answer held that long is never sent.
+        if answer.delay and self.stopping.wait(answer.delay):
+            return False
+        if answer.hold is not None:
+            answer.hold.wait(DEADLINE_S)
         if answer.hang_up:
             return False
         self._write_answer(sock, answer, close=False)
@@ -235,6 +247,27 @@ def dataplane(request: Request) -> Answer:
 
 
 # --- keep-alive ----------------------------------------------------------------------------------
+
+
+def test_the_raw_server_counts_a_connection_closed_only_once_its_socket_is(raw_server):
+    # Tests wait for `closed` and then expect the client to find the connection dead: the count
+    # must come after the socket's close, never before it. Holding the server's lock keeps the
+    # count from moving; the end of the stream must arrive all the same.
+    release = threading.Event()
+    server = raw_server(lambda request: Answer(200, {}, close_after=True, hold=release))
+    with socket.create_connection(("127.0.0.1", server.port), timeout=DEADLINE_S) as sock:
+        sock.sendall(b"GET /once HTTP/1.1\r\nHost: x\r\n\r\n")
+        wait_for(lambda: len(server.requests) == 1, "the request to be recorded")
+        received = b""
+        with server.lock:
+            release.set()
+            try:
+                while block := sock.recv(65536):
+                    received += block
+            except TimeoutError:
+                pytest.fail("the connection was still open while the server could not count it closed")
+    assert received.startswith(b"HTTP/1.1 200")
+    wait_for(lambda: server.closed == 1, "the close to be counted")
 
 
 def test_unproxied_clients_take_the_standard_library_road(raw_server, monkeypatch):
@@ -350,7 +383,8 @@ def test_a_poll_whose_answer_is_lost_is_asked_again(raw_server, no_sleep):
 
 
 def test_a_slow_answer_is_a_read_timeout_that_may_have_been_sent(raw_server):
-    server = raw_server(lambda request: Answer(200, {}, delay=1.0))
+    # The answer is held until the server stops: however late the client starts reading, it waits.
+    server = raw_server(lambda request: Answer(200, {}, delay=DEADLINE_S))
     pool = Pool(server.base_url, verify=True, max_connections=1)
     try:
         with pytest.raises(errors.CTTimeoutError) as caught:

@@ -92,7 +92,8 @@ def test_poll_survives_a_connection_reset(misbehaving_server, no_sleep, act):
 
 
 def test_step_read_timeout_is_raised_not_replayed(misbehaving_server, no_sleep, act):
-    misbehaving_server.script(act(200, {"request_id": "late"}, delay=1.0))
+    # Held back until the server closes: the read timeout fires however slowly the client reads.
+    misbehaving_server.script(act(200, {"request_id": "late"}, delay=60.0))
     with (
         make_client(misbehaving_server, no_sleep, request_timeout=0.2) as client,
         pytest.raises(errors.CTTimeoutError) as caught,

@@ -140,7 +140,7 @@ def link_server() -> Iterator[LinkServer]:
         server.stop()
 
 
-def _wait_until(predicate: Any, limit_s: float = 30.0) -> None:
+def _wait_until(predicate: Any, limit_s: float = 60.0) -> None:
     deadline = time.monotonic() + limit_s
     while not predicate():
         if time.monotonic() > deadline:
@@ -150,7 +150,7 @@ def _wait_until(predicate: Any, limit_s: float = 30.0) -> None:
 
 @pytest.fixture
 def wait_until() -> Any:
-    """``wait_until(predicate, limit_s=30)``: poll until true; fail after the limit (only on a hang)."""
+    """``wait_until(predicate, limit_s=60)``: poll until true; fail after the limit (only on a hang)."""
     return _wait_until
 
 

@@ -131,7 +131,11 @@ def test_a_file_that_changed_on_the_server_is_not_spliced_onto_its_old_bytes(sdk
 
 def test_a_file_replaced_by_hand_is_fetched_again(sdk, two, tmp_path) -> None:
     sdk.download_checkpoint(two["job_id"], "cp_a", tmp_path, include=[WEIGHTS])
+    downloaded = (tmp_path / WEIGHTS).stat().st_mtime_ns
     (tmp_path / WEIGHTS).write_bytes(two["b"])
+    # An edit made later than the download, as by hand: a rewrite within the same clock tick could
+    # keep the modification time on a file system with coarse timestamps.
+    os.utime(tmp_path / WEIGHTS, ns=(downloaded + 10**9, downloaded + 10**9))
     summary = sdk.download_checkpoint(two["job_id"], "cp_a", tmp_path, include=[WEIGHTS])
     assert _weights(summary)["already_present"] is False
     assert (tmp_path / WEIGHTS).read_bytes() == two["a"]

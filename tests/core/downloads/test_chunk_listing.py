@@ -49,10 +49,12 @@ def test_a_failed_listing_waits_a_bounded_time_for_the_other(monkeypatch, tmp_pa
         assert download.listing_left_running
     finally:
         store.release.set()
-    assert store.second_finished.wait(10)
+    assert store.second_finished.wait(60)
 
 
-def test_both_listings_finishing_leave_nothing_running(tmp_path: Path) -> None:
+def test_both_listings_finishing_leave_nothing_running(monkeypatch, tmp_path: Path) -> None:
+    # The other listing returns at once; the grace only has to outlast a busy machine's scheduling.
+    monkeypatch.setattr(chunks, "LISTING_GRACE_S", 60.0)
     store = _StuckStore()
     store.release.set()
     download = ChunkDownload(store, "job-1", tmp_path, STDOUT)

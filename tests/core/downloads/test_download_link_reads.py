@@ -193,9 +193,12 @@ def _in_thread(work: Callable[[], Any]) -> list[Any]:
 
 
 def _reads_until_the_timeout(url: str) -> list[int]:
-    """Read `url` block by block under a 0.3 s read timeout; the sizes read before it fired, once
-    it has fired as a retryable LinkTransportError."""
-    client = LinkClient(timeouts=LinkTimeouts(connect=5.0, read=0.3))
+    """Read `url` block by block under a 1 s read timeout; the sizes read before it fired, once
+    it has fired as a retryable LinkTransportError.
+
+    The bytes that do come must each arrive within that timeout, so it is not cut much finer.
+    """
+    client = LinkClient(timeouts=LinkTimeouts(connect=5.0, read=1.0))
     buffer = memoryview(bytearray(BLOCK_BYTES))
     reads: list[int] = []
 
