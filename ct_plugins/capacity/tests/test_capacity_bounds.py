@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -43,6 +44,21 @@ class StalledPeer:
             except OSError:
                 return
             self.connections.append(connection)
+
+    def accepted_after(self, marker: socket.socket, timeout: float = 15.0) -> list[socket.socket]:
+        """The connections accepted before `marker`, a connection the caller opened last.
+
+        The listener accepts in arrival order, so once the marker is accepted every connection
+        made before it has been accepted too, however late the accept thread got to run.
+        """
+        name = marker.getsockname()
+        deadline = time.monotonic() + timeout
+        while True:
+            found = [i for i, c in enumerate(list(self.connections)) if c.getpeername() == name]
+            if found:
+                return self.connections[: found[0]]
+            assert time.monotonic() < deadline, "the stalled peer never accepted the marker connection"
+            time.sleep(0.01)
 
     def close(self) -> None:
         self._stop.set()
@@ -84,5 +100,7 @@ def test_a_silent_peer_fails_the_lookup_once_within_the_configured_timeout(
     method: Any = getattr(client, call)
     with client, pytest.raises(errors.CTTimeoutError):
         method("H200")
-    # One attempt: a read timeout on a capacity lookup is not retried.
-    assert len(stalled_peer.connections) == 1
+    # One attempt: a read timeout on a capacity lookup is not retried. (Counted behind a marker
+    # connection: the accept thread may not have run yet when the lookup gives up.)
+    with socket.create_connection(("127.0.0.1", stalled_peer.port)) as marker:
+        assert len(stalled_peer.accepted_after(marker)) == 1

@@ -258,12 +258,16 @@ class Engine:
             log.info("cancelling job %s of run %s: %s", job_id, run_id, exc)
         self.store.job_ended(run_id, job_id, time.time())
 
-    def _job_alive(self, client: Any, job_id: str) -> bool:
+    def _job_status(self, client: Any, job_id: str) -> str:
+        """The job's status in lower case, or "unknown" when it cannot be read."""
         try:
             job = client.get_job(job_id)
         except Exception:
-            return False
-        return str(job.get("status", "")).lower() == "running"
+            return "unknown"
+        return str(job.get("status", "")).lower() or "unknown"
+
+    def _job_alive(self, client: Any, job_id: str) -> bool:
+        return self._job_status(client, job_id) == "running"
 
     # --- one segment ------------------------------------------------------------------------------
 
@@ -319,8 +323,21 @@ class Engine:
         run_id = record["run_id"]
         pending = Pending()
         job_id = state.get("live_job_id")
-        reuse = bool(job_id) and not state.get("segment_open") and self._job_alive(client, job_id)
+        # After a closed segment the live job holds exactly the committed checkpoint: carry on
+        # with it while it runs. (After an open one it is never reused; see the module doc.)
+        status = self._job_status(client, job_id) if job_id and not state.get("segment_open") else None
+        reuse = status == "running"
         if not reuse:
+            if status is not None:
+                # The job stopped between two segments (nothing was in flight on it): as lost
+                # as one that fails mid-segment, though no work is lost with it.
+                pending.log(
+                    "WARNING",
+                    f"the training job {job_id} is no longer running ({status}); "
+                    f"resuming from step {state['committed_step']}",
+                    event="job_lost",
+                    step=state["committed_step"],
+                )
             if job_id:
                 self._end_job(client, run_id, job_id)
             resume = state.get("resume")

@@ -151,6 +151,10 @@ def kit() -> Kit:
 # --- a real Postgres, started from the Debian binaries in a temp dir -------------------------------------
 
 
+#: Starts of the throwaway cluster, each on a newly probed port, before the fixture gives up.
+PG_START_ATTEMPTS = 5
+
+
 def _postgres_bin() -> Path | None:
     import glob
 
@@ -187,9 +191,6 @@ def postgres_url() -> Iterator[str]:
         entry = pwd.getpwnam(user)
         for path in (root, sockets):
             os.chown(path, entry.pw_uid, entry.pw_gid)
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
     run = {"user": user} if user is not None else {}
     subprocess.run(
         [str(bindir / "initdb"), "-D", str(data), "-A", "trust", "-U", "ct", "--no-sync", "-E", "UTF8"],
@@ -197,23 +198,32 @@ def postgres_url() -> Iterator[str]:
         capture_output=True,
         **run,
     )
-    options = f"-p {port} -k {sockets} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200"
-    subprocess.run(
-        [
-            str(bindir / "pg_ctl"),
-            "-D",
-            str(data),
-            "-o",
-            options,
-            "-l",
-            str(root / "server.log"),
-            "-w",
-            "start",
-        ],
-        check=True,
-        capture_output=True,
-        **run,
-    )
+    log = root / "server.log"
+    # A probed port is free when the probe lets it go, yet another process may bind it before the
+    # server does: start again on another port when that happened.
+    for attempt in range(1, PG_START_ATTEMPTS + 1):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        before = log.stat().st_size if log.exists() else 0
+        options = f"-p {port} -k {sockets} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200"
+        start = [str(bindir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(log), "-t", "180"]
+        started = subprocess.run(
+            [*start, "-w", "start"],
+            capture_output=True,
+            text=True,
+            **run,
+        )
+        if started.returncode == 0:
+            break
+        said = ""
+        if log.exists():
+            with log.open("rb") as file:
+                file.seek(before)
+                said = file.read().decode(errors="replace")
+        if "already in use" not in said or attempt == PG_START_ATTEMPTS:
+            output = started.stdout + started.stderr
+            raise RuntimeError(f"PostgreSQL did not start on port {port}:\n{output}{said}")
     try:
         yield f"postgresql://ct@127.0.0.1:{port}/postgres"
     finally:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import random
 import signal
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -21,11 +20,14 @@ DATABASE, SCHEMA = "RESUME_DB", "PUBLIC"
 #: Series that are functions of the config alone.
 DETERMINISTIC = ("train_loss", "val_loss", "lr", "epoch", "val_accuracy/topic")
 KILLS = 10
+#: How long the server holds the one status read the test scripts: ample time for the test to
+#: fail the job meanwhile (it waits for the read to arrive, not for a time).
+HOLD_S = 5.0
 
 
-@pytest.fixture
-def server(local_server_factory: Any, kit: Any) -> Any:
-    return local_server_factory(settings=kit.settings)
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory, kit: Any) -> Any:
+    return kit.write_corpus(tmp_path_factory.mktemp("resume") / "corpus.jsonl", kit.corpus_lines())
 
 
 def _client(server: Any) -> CortexTrainingClient:
@@ -34,18 +36,32 @@ def _client(server: Any) -> CortexTrainingClient:
     )
 
 
-@pytest.fixture
-def reference(server: Any, kit: Any, tmp_path: Any) -> Iterator[dict[str, Any]]:
-    """A dataset, the spec of a run that stops early, and that run trained without interruption."""
+def _spec_on(client: CortexTrainingClient, corpus: Any, kit: Any) -> dict[str, Any]:
+    """The dataset built on this client's service (the same file and seed give the same split),
+    and the spec of a run on it that stops early."""
+    dataset = client.datasets.build(corpus, label_fields=["topic"], seed=3, wait=True, timeout=120)
+    assert dataset["status"] == "succeeded", dataset
+    # Early stopping after two validations without a 0.25 gain: the stop step is part of what
+    # must come out the same.
+    return kit.small_spec(dataset["dataset_id"], epochs=3, patience=2, min_delta=0.25, val_every_steps=4)
+
+
+@pytest.fixture(scope="module")
+def reference(module_local_server_factory: Any, kit: Any, corpus: Any) -> dict[str, Any]:
+    """The run trained without interruption, once for the module, on a server of its own: each
+    test trains the same spec on its own server (a run is bit-identical from one server process to
+    the next, which is what a resume after SIGKILL relies on too)."""
+    server = module_local_server_factory(settings=kit.settings)
     with _client(server) as client:
-        path = kit.write_corpus(tmp_path / "corpus.jsonl", kit.corpus_lines())
-        dataset = client.datasets.build(path, label_fields=["topic"], seed=3, wait=True, timeout=120)
-        # Early stopping after two validations without a 0.25 gain: the stop step is part of what
-        # must come out the same.
-        spec = kit.small_spec(dataset["dataset_id"], epochs=3, patience=2, min_delta=0.25, val_every_steps=4)
+        spec = _spec_on(client, corpus, kit)
         run = client.runs.wait(client.runs.start(spec)["run_id"], timeout=600)
         assert run["status"] == "succeeded", run.get("error")
-        yield {"spec": spec, "run": run, "series": client.runs.metrics(run["run_id"])["series"]}
+        return {"run": run, "series": client.runs.metrics(run["run_id"])["series"]}
+
+
+@pytest.fixture
+def server(local_server_factory: Any, kit: Any) -> Any:
+    return local_server_factory(settings=kit.settings)
 
 
 def _same_metrics(client: CortexTrainingClient, run: dict[str, Any], reference: dict[str, Any]) -> None:
@@ -57,11 +73,88 @@ def _same_metrics(client: CortexTrainingClient, run: dict[str, Any], reference: 
     assert run["best_val_loss"] == reference["run"]["best_val_loss"]
 
 
-def test_sigkill_at_ten_random_points_resumes_exactly(server: Any, reference: dict[str, Any]) -> None:
+def _running_past(client: CortexTrainingClient, run_id: str, step: int) -> dict[str, Any]:
+    """The run once it has committed a checkpoint past `step` on a live job."""
+    deadline = time.monotonic() + 300
+    while True:
+        run = client.runs.get(run_id)
+        if run["step"] >= step and run["job_ids"]:
+            return run
+        assert time.monotonic() < deadline and run["status"] in ("queued", "running"), run
+        time.sleep(0.05)
+
+
+def _fail_job(server: Any, job_id: str) -> None:
+    answer = httpx.post(
+        f"{server.base_url}/_ct/jobs/{job_id}/status",
+        json={"status": "failed", "reason": "PREEMPTED", "reason_details": "test preemption"},
+        headers=server.admin_headers,
+        timeout=10,
+    )
+    assert answer.status_code == 200, answer.text
+
+
+def test_a_failed_training_job_resumes_on_a_new_job(
+    server: Any, reference: dict[str, Any], corpus: Any, kit: Any
+) -> None:
+    with _client(server) as client:
+        run_id = client.runs.start(_spec_on(client, corpus, kit))["run_id"]
+        failed_job = _running_past(client, run_id, 7)["job_ids"][-1]
+        # Mid-segment or between two segments, wherever the failure lands, it is reported.
+        _fail_job(server, failed_job)
+        run = client.runs.wait(run_id, timeout=600)
+        assert run["status"] == "succeeded", run.get("error")
+        assert failed_job in run["job_ids"] and run["job_ids"][-1] != failed_job
+        _same_metrics(client, run, reference)
+        events = [e.get("event") for e in client.runs.logs(run_id, structured=True, limit=10_000)["logs"]]
+        assert "job_lost" in events and "resumed" in events
+
+
+def test_a_job_that_fails_between_two_segments_is_reported_and_replaced(
+    server: Any, reference: dict[str, Any], corpus: Any, kit: Any
+) -> None:
+    with _client(server) as client:
+        run_id = client.runs.start(_spec_on(client, corpus, kit))["run_id"]
+        failed_job = _running_past(client, run_id, 7)["job_ids"][-1]
+        # A segment reads its job's status before it carries on with it: the server holds that
+        # read (the next one of the job) while the test fails the job, so the failure lands
+        # exactly between two segments.
+        server.set_faults(
+            {"path": f"/cortex-training/{failed_job}$", "method": "GET", "action": "delay", "delay_s": HOLD_S}
+        )
+        deadline = time.monotonic() + 300
+        while not any(rule["hits"] for rule in _fault_rules(server)):
+            assert time.monotonic() < deadline, client.runs.get(run_id)
+            time.sleep(0.01)
+        _fail_job(server, failed_job)
+        run = client.runs.wait(run_id, timeout=600)
+        assert run["status"] == "succeeded", run.get("error")
+        assert failed_job in run["job_ids"] and run["job_ids"][-1] != failed_job
+        _same_metrics(client, run, reference)
+        logs = client.runs.logs(run_id, structured=True, limit=10_000)["logs"]
+        events = [e.get("event") for e in logs]
+        assert "job_lost" in events, events
+        lost = next(e for e in logs if e.get("event") == "job_lost")
+        assert failed_job in lost["message"]
+        assert "resumed" in events[events.index("job_lost") :]
+
+
+def _fault_rules(server: Any) -> list[dict[str, Any]]:
+    answer = httpx.get(f"{server.base_url}/_ct/faults", headers=server.admin_headers, timeout=10)
+    answer.raise_for_status()
+    return list(answer.json()["rules"])
+
+
+# The longest test last, so the module's reference run is not charged to its time limit; ten
+# restarts of a server process take minutes on a loaded machine, hence a limit above the default.
+@pytest.mark.timeout(600)
+def test_sigkill_at_ten_random_points_resumes_exactly(
+    server: Any, reference: dict[str, Any], corpus: Any, kit: Any
+) -> None:
     assert reference["run"]["early_stop"] is not None, reference["series"]["val_loss"]
     rng = random.Random(20261201)
     with _client(server) as client:
-        run_id = client.runs.start(reference["spec"])["run_id"]
+        run_id = client.runs.start(_spec_on(client, corpus, kit))["run_id"]
         assert run_id != reference["run"]["run_id"]
         kills = 0
         while kills < KILLS:
@@ -99,29 +192,3 @@ def _wait_until_step(client: CortexTrainingClient, run_id: str, step: int, timeo
             return
         assert time.monotonic() < deadline, f"run {run_id} stuck at step {run['step']}"
         time.sleep(0.02)
-
-
-def test_a_failed_training_job_resumes_on_a_new_job(server: Any, reference: dict[str, Any]) -> None:
-    with _client(server) as client:
-        run_id = client.runs.start(reference["spec"])["run_id"]
-        deadline = time.monotonic() + 300
-        while True:
-            run = client.runs.get(run_id)
-            if run["step"] >= 7 and run["job_ids"]:
-                break
-            assert time.monotonic() < deadline and run["status"] in ("queued", "running"), run
-            time.sleep(0.05)
-        failed_job = run["job_ids"][-1]
-        answer = httpx.post(
-            f"{server.base_url}/_ct/jobs/{failed_job}/status",
-            json={"status": "failed", "reason": "PREEMPTED", "reason_details": "test preemption"},
-            headers=server.admin_headers,
-            timeout=10,
-        )
-        assert answer.status_code == 200, answer.text
-        run = client.runs.wait(run_id, timeout=600)
-        assert run["status"] == "succeeded", run.get("error")
-        assert failed_job in run["job_ids"] and run["job_ids"][-1] != failed_job
-        _same_metrics(client, run, reference)
-        events = [e.get("event") for e in client.runs.logs(run_id, structured=True, limit=10_000)["logs"]]
-        assert "job_lost" in events and "resumed" in events
