@@ -17,6 +17,13 @@ from ct_core.errors import ValidationError
 DB = "DEP_DB"
 
 
+@pytest.fixture(scope="module")
+def quiet_server(module_local_server_factory: Any) -> Any:
+    """A server whose own artifact uploader never runs during a test: the chunks these tests stage
+    are then the only ones, however long the machine takes between staging and downloading."""
+    return module_local_server_factory(settings={"artifact_upload_interval_s": 3600})
+
+
 def stage(server: Any, job_id: str, text: str) -> None:
     """Put console chunks, a metrics chunk and an execution log in the job's run folder."""
     from ct_local.http.artifacts import run_root
@@ -37,13 +44,13 @@ def stage(server: Any, job_id: str, text: str) -> None:
 
 
 def test_logs_and_metrics_land_flat_and_private(
-    dep_server: Any, spec: dict[str, Any], tmp_path: Path
+    quiet_server: Any, spec: dict[str, Any], tmp_path: Path
 ) -> None:
-    with CortexTrainingClient(base_url=dep_server.base_url, database=DB, schema="PUBLIC") as client:
+    with CortexTrainingClient(base_url=quiet_server.base_url, database=DB, schema="PUBLIC") as client:
         deployments = model_deployments(client)
         deployment = deployments.create(spec)["deployment"]
         job_id = deployment.removeprefix("sf-ct-")
-        stage(dep_server, job_id, "first\n")
+        stage(quiet_server, job_id, "first\n")
         out = tmp_path / "out"
 
         execution = deployments.download_logs(deployment, out)
@@ -60,7 +67,7 @@ def test_logs_and_metrics_land_flat_and_private(
             assert stat.S_IMODE(path.stat().st_mode) == 0o600
 
         # A later download into the same folder replaces the earlier file.
-        stage(dep_server, job_id, "second\n")
+        stage(quiet_server, job_id, "second\n")
         deployments.download_logs(deployment, out, log_type="stdout")
         assert (out / "stdout.log").read_text() == "second\nmore\n"
         with pytest.raises(ValidationError, match="log_type"):
@@ -68,11 +75,11 @@ def test_logs_and_metrics_land_flat_and_private(
         deployments.drop(deployment)
 
 
-def test_cli_logs_and_metrics(run_ct: Any, dep_server: Any, spec: dict[str, Any], tmp_path: Path) -> None:
-    with CortexTrainingClient(base_url=dep_server.base_url, database=DB, schema="PUBLIC") as client:
+def test_cli_logs_and_metrics(run_ct: Any, quiet_server: Any, spec: dict[str, Any], tmp_path: Path) -> None:
+    with CortexTrainingClient(base_url=quiet_server.base_url, database=DB, schema="PUBLIC") as client:
         deployment = model_deployments(client).create(spec)["deployment"]
-    stage(dep_server, deployment.removeprefix("sf-ct-"), "cli\n")
-    args = ("--base-url", dep_server.base_url, "--database", DB, "model-deployment")
+    stage(quiet_server, deployment.removeprefix("sf-ct-"), "cli\n")
+    args = ("--base-url", quiet_server.base_url, "--database", DB, "model-deployment")
     logs = run_ct(*args, "logs", deployment, "--log-type", "stdout", "--output-dir", str(tmp_path))
     assert logs.returncode == 0, logs
     assert logs.json["files"][0]["filename"] == "stdout.log"
