@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,6 +96,9 @@ class ChunkGroups:
     def __init__(self, dp: DataPlaneStore, state_dir: Path) -> None:
         self.dp = dp
         self.state_dir = state_dir
+        # Chunks are accepted on worker threads: a copy of a chunk being written and the removal of
+        # the folder by the copy that completed the group take turns under this lock.
+        self._files = threading.Lock()
 
     def _folder(self, job_id: str, group_id: str) -> Path:
         # The group id is caller-chosen text: hash it rather than trust it as a file name.
@@ -163,12 +167,19 @@ class ChunkGroups:
                     group_id,
                 )
         else:
-            folder = self._folder(job_id, group_id)
-            folder.mkdir(parents=True, exist_ok=True)
-            path = folder / f"{index}.part"
-            atomic_write(path, payload, durable=False)
-            self.dp.add_chunk(job_id, group_id, index, payload_sha, str(path))
-            known[index] = (payload_sha, str(path))
+            with self._files:
+                fresh = self.dp.get_group(job_id, group_id)
+                if fresh is not None and fresh.request_id is not None:
+                    # A copy of this chunk that arrived at the same time completed the group, which
+                    # is scheduled and its files gone: nothing is left to write.
+                    known[index] = (payload_sha, None)
+                else:
+                    folder = self._folder(job_id, group_id)
+                    folder.mkdir(parents=True, exist_ok=True)
+                    path = folder / f"{index}.part"
+                    atomic_write(path, payload, durable=False)
+                    self.dp.add_chunk(job_id, group_id, index, payload_sha, str(path))
+                    known[index] = (payload_sha, str(path))
 
         outcome = Accepted(group_id, index, total, len(known), request_id=group.request_id)
         if index != total - 1:
@@ -218,4 +229,5 @@ class ChunkGroups:
         return frame
 
     def discard_files(self, job_id: str, group_id: str) -> None:
-        shutil.rmtree(self._folder(job_id, group_id), ignore_errors=True)
+        with self._files:
+            shutil.rmtree(self._folder(job_id, group_id), ignore_errors=True)

@@ -432,12 +432,18 @@ def reset_prefix_cache(
 
 
 def cancel_running(dp: DataPlaneStore, cancels: CancelBoard, row: RequestRow) -> bool:
-    """Cancel a generation that is already running: flag it (the sampler stops at its next token)."""
+    """Cancel a generation that is already running: flag it (the sampler stops at its next token).
+
+    False when it is not running, or finished before the cancel could be recorded.
+    """
     if row.kind not in GENERATE_KINDS or row.status != "running":
         return False
     cancels.request(row.request_id)
-    dp.finish_request(row.request_id, "cancelled", error="cancelled by the caller")
-    return True
+    if dp.finish_request(row.request_id, "cancelled", error="cancelled by the caller"):
+        return True
+    # It finished after ``row`` was read: it stays finished, and nothing is left to stop.
+    cancels.forget(row.request_id)
+    return False
 
 
 def stream_page(events: EventBoard, row: RequestRow, body: dict[str, Any], max_events: int) -> dict[str, Any]:

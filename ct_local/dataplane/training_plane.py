@@ -225,9 +225,13 @@ class TrainingDataPlane(DataPlane):
         if before_done is not None:
             # The state snapshot goes first: a kill in between leaves a row that start-up finishes.
             before_done({"delivery": delivery, "result_json": result_json, "result_path": result_path})
-        self.dp.finish_request(
+        if not self.dp.finish_request(
             row.request_id, "done", result_json=result_json, result_path=result_path, delivery=delivery
-        )
+        ):
+            # A cancel-request won the row after the check above: the request stays cancelled.
+            if result_path is not None:
+                Path(result_path).unlink(missing_ok=True)
+            return
         artifacts.record_training_call(self.state_dir, row, result)
 
     # --- helpers (public ones are used by sampling_plane and router_replay) -------------------

@@ -174,13 +174,20 @@ class DataPlaneStore:
         result_path: str | None = None,
         delivery: str | None = None,
         error: str = "",
-    ) -> None:
+    ) -> bool:
+        """running -> ``status``; False when the request no longer runs.
+
+        Only a running request is finished: the worker storing a generation's result and a
+        cancel-request of the same generation race for the row, and whichever comes second must
+        not overwrite the final status the first one wrote.
+        """
         with self.store.transaction() as conn:
-            conn.execute(
+            cur = conn.execute(
                 "UPDATE dp_requests SET status = ?, result_json = ?, result_path = ?, delivery = ?, "
-                "error = ?, updated_at = ?, input_path = NULL WHERE request_id = ?",
+                "error = ?, updated_at = ?, input_path = NULL WHERE request_id = ? AND status = 'running'",
                 (status, result_json, result_path, delivery, error, time.time(), request_id),
             )
+            return cur.rowcount > 0
 
     def cancel_pending(self, *, job_id: str | None = None, request_id: str | None = None, error: str) -> int:
         """Cancel requests that have not started (all of a job's, or one); returns how many."""

@@ -177,7 +177,8 @@ def test_requests_queued_or_running_at_a_kill_end_failed_and_never_run(local_ser
         loop.http = http
         outcomes = [(kind, loop.status(rid)) for kind, rid in burst]
         steps_done = 1 + sum(1 for kind, s in outcomes if kind == "step" and s["status"] == "done")
-        started = httpx.get(f"{server.base_url}/_ct/jobs/{loop.job_id}/executions").json()["executions"]
+        # Through the test's client (30 s timeout): the restarted server may still be importing torch.
+        started = http.get(f"{server.base_url}/_ct/jobs/{loop.job_id}/executions").json()["executions"]
         fwd_done = sum(1 for kind, s in outcomes if kind == "fwd" and s["status"] == "done")
         was_running = [
             s for _, s in outcomes if s["status"] == "failed" and "while this request ran" in s["error"]

@@ -233,9 +233,11 @@ def test_sigkill_midway_then_resume_is_byte_identical(tree, tmp_path, monkeypatc
     sub = tree.sub()
     texts = _lines(120)
     _stage(tree, sub, texts)
-    # Slow every GET down so the download is still running when it is killed.
+    # Slow every GET down so the download is still running when it is killed. The first partial
+    # manifest is written after 5 s (or 64 chunks); the delay leaves the rest of the download, about
+    # 25 s, for this process to see it and kill, even on a machine too busy to poll often.
     tree.server.set_faults(
-        {"path": "/_artifacts/.*console\\.", "action": "delay", "delay_s": 0.05, "count": None}
+        {"path": "/_artifacts/.*console\\.", "action": "delay", "delay_s": 0.25, "count": None}
     )
     out = tmp_path / "out"
     args = [tree.server.base_url, tree.client.database, tree.client.schema, tree.job_id, str(out)]

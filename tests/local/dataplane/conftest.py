@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
-from ct_testing.plugin import create_job, wait_for_job_status
+from ct_testing.plugin import SHARED_SERVER_GPUS, create_job, wait_for_job_status
 
 from ct_core import wire
 
@@ -194,8 +194,16 @@ class Driver:
 
 @pytest.fixture(scope="session")
 def training_server(session_local_server_factory: Any) -> Any:
-    """A server for the data-plane tests (session-wide: the model imports are paid once)."""
-    return session_local_server_factory(settings=SERVER_SETTINGS)
+    """A server for the data-plane tests (session-wide: the model imports are paid once).
+
+    Its tests start jobs and leave them running, about 60 GPUs' worth when one worker runs every
+    file here, so the ceiling is the shared server's 999 GPUs rather than the default 64: a later
+    job never waits as pending for capacity, and a 1000-GPU job still never fits.
+    """
+    from ct_local.settings import KNOWN_HARDWARE
+
+    ceiling = {name: {"max_total_gpus": SHARED_SERVER_GPUS} for name in KNOWN_HARDWARE}
+    return session_local_server_factory(settings={**SERVER_SETTINGS, "capacity": ceiling})
 
 
 @pytest.fixture

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import httpx
@@ -113,8 +114,11 @@ def test_plain_frames_and_garbage(dp, text_batch, frame_of) -> None:
     assert dp.poll(response.json()["request_id"])["avg_loss"] > 0
     garbage = dp.http.post(f"{dp.url}/forward-backward", content=b"\x80\x02not a frame")
     rid = garbage.json()["request_id"]
+    deadline = time.monotonic() + 120.0
     status = dp.status(rid)
     while status["status"] in {"pending", "running"}:
+        assert time.monotonic() < deadline, status
+        time.sleep(0.01)
         status = dp.status(rid)
     assert status["status"] == "failed"
     assert "not a valid DSSST1 frame" in status["error"]

@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import time
+
+from ct_testing.plugin import wait_for_job_status
+
+# Upper bound on any wait; only a hang (or a very loaded machine) gets near it.
+LIMIT_S = 120.0
+
 
 def _tail(dp, **payload):
     response = dp.operation("tail-logs", payload)
@@ -9,11 +16,26 @@ def _tail(dp, **payload):
     return response.json()
 
 
+def _tail_with_steps_done(dp, steps: int, **payload):
+    """A tail-logs page once it holds ``steps`` "step done" lines.
+
+    The worker writes a request's "done" line just after it stores the result, so a page read
+    right after a poll answered done may not hold that line yet.
+    """
+    deadline = time.monotonic() + LIMIT_S
+    while True:
+        page = _tail(dp, **payload)
+        if sum("step done" in e["line"] for e in page["entries"]) >= steps:
+            return page
+        assert time.monotonic() < deadline, page
+        time.sleep(0.02)
+
+
 def test_tail_logs_pages_with_cursor_and_max_lines(dp) -> None:
     dp.start()
     for _ in range(3):
         dp.poll(dp.step())
-    page = _tail(dp)
+    page = _tail_with_steps_done(dp, 3)
     lines = [e["line"] for e in page["entries"]]
     assert any("ready for requests" in line for line in lines)
     assert sum("step done" in line for line in lines) == 3
@@ -26,8 +48,7 @@ def test_tail_logs_pages_with_cursor_and_max_lines(dp) -> None:
     assert empty["entries"] == [] and empty["next_cursor"] == page["next_cursor"]
     # New lines appear after the cursor.
     dp.poll(dp.step())
-    fresh = _tail(dp, cursor=page["next_cursor"])
-    assert any("step done" in e["line"] for e in fresh["entries"])
+    fresh = _tail_with_steps_done(dp, 1, cursor=page["next_cursor"])
     # max_lines without a cursor: the newest N lines.
     newest = _tail(dp, max_lines=2)
     assert [e["_raw"] for e in newest["entries"]] == [e["_raw"] for e in fresh["entries"][-2:]]
@@ -52,8 +73,7 @@ def test_tail_logs_after_the_job_ended_answers_410(dp, training_server) -> None:
     dp.start()
     dp.http.post(f"{dp.url}:cancel").raise_for_status()
     # While cancelling the log is still readable; once cancelled the live log is gone.
-    while dp.http.get(dp.url).json()["status"] != "cancelled":
-        pass
+    wait_for_job_status(dp.http, dp.url, {"cancelled"}, limit_s=LIMIT_S)
     response = dp.operation("tail-logs", {})
     assert response.status_code == 410
     assert "is cancelled" in response.json()["message"]

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import httpx
 import pytest
+from ct_testing.plugin import wait_for_job_status
 
 from ct_core import wire
 
 SETTINGS = {"result_chunk_threshold_bytes": 4096, "result_chunk_max_bytes": 8192 + 1024}
+# Upper bound on any wait; only a hang (or a very loaded machine) gets near it.
+LIMIT_S = 120.0
 
 
 @pytest.mark.slow
@@ -40,11 +44,14 @@ def test_restart_keeps_results_groups_and_training_state(local_server_factory) -
     }
 
     def poll(http: httpx.Client, url: str, rid: str) -> dict:
+        deadline = time.monotonic() + LIMIT_S
         while True:
             status = http.get(f"{url}/requests/{rid}").raise_for_status().json()
             if status["status"] not in {"pending", "running"}:
                 assert status["status"] == "done", status
                 return status["result"]
+            assert time.monotonic() < deadline, status
+            time.sleep(0.01)
 
     def post(http: httpx.Client, url: str, chunk: bytes) -> httpx.Response:
         return http.post(f"{url}/forward-backward", content=chunk)
@@ -52,8 +59,7 @@ def test_restart_keeps_results_groups_and_training_state(local_server_factory) -
     with server.http() as http:
         job_id = http.post(prefix, json=body).json()["job_id"]
         url = f"{prefix}/{job_id}"
-        while http.get(url).json()["status"] != "running":
-            pass
+        wait_for_job_status(http, url, {"running"}, limit_s=LIMIT_S)
         rid = [post(http, url, c) for c in chunks][-1].json()["request_id"]
         first = poll(http, url, rid)
         poll(http, url, http.post(f"{url}/step", json={}).json()["request_id"])
@@ -73,7 +79,7 @@ def test_restart_keeps_results_groups_and_training_state(local_server_factory) -
         rest = [post(http, url, c) for c in half_group[1:]]
         assert rest[-1].status_code == 200
         after = poll(http, url, rest[-1].json()["request_id"])
-        counts = httpx.get(f"{server.base_url}/_ct/jobs/{job_id}/executions").json()["executions"]
+        counts = http.get(f"{server.base_url}/_ct/jobs/{job_id}/executions").json()["executions"]
         assert counts == {"forward-backward": 2, "step": 1}
         # The training state survived: the step taken before the restart shows in the loss and count.
         assert after["avg_loss"] < first["avg_loss"]

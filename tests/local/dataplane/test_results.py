@@ -4,17 +4,24 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import time
 
 import pytest
 
 from ct_core import wire
 
+# Upper bound on waiting for a request; only a hang (or a very loaded machine) gets near it.
+LIMIT_S = 120.0
+
 
 def _done(dp, request_id: str, **params) -> dict:
+    deadline = time.monotonic() + LIMIT_S
     while True:
         status = dp.status(request_id, **params)
         if status["status"] not in {"pending", "running"}:
             return status
+        assert time.monotonic() < deadline, status
+        time.sleep(0.01)
 
 
 def test_status_body_has_every_field(dp) -> None:
