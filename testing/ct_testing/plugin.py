@@ -40,9 +40,11 @@ from typing import Any
 import httpx
 import pytest
 
-# How long a server may take to start before the fixture gives up (imports dominate).
-START_TIMEOUT_S = 60.0
-STOP_TIMEOUT_S = 15.0
+# How long a server may take to start before the fixture gives up (imports dominate, and a loaded
+# 2-core machine running two test workers can take a minute), and how long a graceful stop may take
+# before it becomes a SIGKILL (a stop snapshots the training state). Both only bound a hang.
+START_TIMEOUT_S = 180.0
+STOP_TIMEOUT_S = 60.0
 DEFAULT_DATABASE = "CT_TEST_DB"
 DEFAULT_SCHEMA = "PUBLIC"
 DEFAULT_ENDPOINT = "cortex-training"
