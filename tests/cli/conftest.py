@@ -30,6 +30,19 @@ def run_ct(
     return _run_ct(*args, input=input, env=env, columns=HELP_COLUMNS, timeout=timeout)
 
 
+#: What rich reads to colour, size or animate its output whatever the stream is. From the caller's
+#: shell (a CI job that forces colours, say) they would reach every `ct` these tests start: help
+#: pages would carry escape codes and `ct --help` would hand its page to cyclopts.
+FORCED_STYLING = ("FORCE_COLOR", "NO_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")
+
+
+@pytest.fixture(autouse=True)
+def plain_output(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Output as on a plain pipe, in-process and in every child, whatever the caller's shell sets."""
+    for name in FORCED_STYLING:
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture
 def ct(ct_home: Path) -> CtRunner:
     """Run `ct ARGS...` as a subprocess in the isolated home; returns a CtResult."""

@@ -31,8 +31,12 @@ class Result:
 
 
 @pytest.fixture
-def ct_inproc(ct_home: Path) -> Iterator[Callable[..., Result]]:
+def ct_inproc(ct_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Result]]:
     from ct_cli.main import main
+
+    # rich wraps help to $COLUMNS, else to the width of whatever terminal the test run's own
+    # descriptors are on: a fixed width keeps the usage lines checked below on one line.
+    monkeypatch.setenv("COLUMNS", "100")
 
     def run(*args: str, stdin: str = "") -> Result:
         out, err = io.StringIO(), io.StringIO()

@@ -13,6 +13,9 @@ DEMO = Path(__file__).resolve().parents[2] / "examples" / "demo.py"
 
 
 @pytest.mark.slow
+# The demo runs every step against its own server: on a loaded two-core machine it can outlast the
+# suite's 300 s per test, which would kill it without its stderr. Its own limit below is the one.
+@pytest.mark.timeout(660)
 def test_demo_runs_end_to_end(ct_home: Path, tmp_path: Path) -> None:
     output_dir = tmp_path / "demo-output"
     result = subprocess.run(

@@ -91,7 +91,9 @@ def test_version(ct: CtRunner) -> None:
 
 def test_both_console_scripts_are_the_same_cli(ct_home: Path) -> None:
     alias = Path(sys.executable).with_name("cortex-training")
-    result = subprocess.run([str(alias), "--help"], capture_output=True, text=True, check=False)
+    # A fixed width: the help is wrapped to $COLUMNS, which would otherwise come from the caller.
+    env = {**os.environ, "COLUMNS": "100"}
+    result = subprocess.run([str(alias), "--help"], capture_output=True, text=True, env=env, check=False)
     assert result.returncode == 0
     assert "Usage: cortex-training [GLOBAL OPTIONS] COMMAND" in result.stdout
 

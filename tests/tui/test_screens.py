@@ -86,8 +86,12 @@ def test_picker_shows_the_error_row_when_the_list_fails(home: Path) -> None:
     from ct_core import CortexTrainingClient
 
     async def scenario() -> None:
-        # Nothing listens on port 9 of loopback: every request fails to connect.
-        with CortexTrainingClient(base_url="http://127.0.0.1:9", database="D", schema="S") as sdk:
+        # Nothing listens on port 9 of loopback: every request fails to connect. No retries: with the
+        # SDK's default ten, their backoff alone sleeps about 70 s before the list gives up, close to
+        # the wait's limit, and the error row is the same after one attempt.
+        with CortexTrainingClient(
+            base_url="http://127.0.0.1:9", database="D", schema="S", max_retries=0
+        ) as sdk:
             sdk_app = CtTui(sdk)
             async with sdk_app.run_test(size=SIZE) as pilot:
                 rows = await wait_until(

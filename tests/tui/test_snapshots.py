@@ -288,6 +288,30 @@ def fixed_clock(monkeypatch: pytest.MonkeyPatch, home: Path) -> Iterator[None]:
     time.tzset()
 
 
+#: Longer than any run of a test: no screen refreshes itself before its screenshot is taken.
+NO_REFRESH_S = 3600.0
+
+
+@pytest.fixture(autouse=True)
+def no_timed_refresh(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The screens' periodic refreshes never come: on a busy machine a test may outlast a period (15 s
+    for the Training tab), and a screenshot taken during that refresh would show it in progress."""
+    from ct_cli.tui.screens import jobs, resources, runs, training
+
+    monkeypatch.setattr(jobs, "REFRESH_S", NO_REFRESH_S)
+    monkeypatch.setattr(resources, "REFRESH_S", NO_REFRESH_S)
+    monkeypatch.setattr(training, "REFRESH_S", NO_REFRESH_S)
+    monkeypatch.setattr(runs, "DETAIL_S", NO_REFRESH_S)
+    monkeypatch.setattr(DeploymentsScreen, "refresh_s", NO_REFRESH_S)
+    monkeypatch.setattr(RunsScreen, "refresh_s", NO_REFRESH_S)
+
+
+@pytest.fixture(autouse=True)
+def colours_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A `NO_COLOR` of the caller's shell turns Textual's output monochrome: the snapshots are in colour."""
+    monkeypatch.delenv("NO_COLOR", raising=False)
+
+
 def _app(job_id: str | None = None) -> CtTui:
     from ct_core import plugins
 

@@ -56,7 +56,11 @@ class Terminal:
         self.session = session
 
     def tmux(self, *args: str) -> str:
-        done = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, check=False)
+        # No configuration file (the system's could change the pane's size, shell or keys) and a
+        # POSIX shell for the pane's command line, whatever the login shell is.
+        command = ["tmux", "-f", os.devnull, "-L", self.socket, *args]
+        environment = {**os.environ, "SHELL": "/bin/sh"}
+        done = subprocess.run(command, capture_output=True, text=True, env=environment, check=False)
         return done.stdout
 
     def screen(self) -> str:
