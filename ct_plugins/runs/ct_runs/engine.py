@@ -711,43 +711,103 @@ class Engine:
 
     # --- the end ----------------------------------------------------------------------------------
 
-    def finalize(self, run_id: str, outcome: str, error: str | None = None) -> dict[str, Any]:
-        """Make the run terminal: export and register the model (succeeded), end the job, usage."""
-        row, record, state = self._load(run_id)
-        if row.status in TERMINAL and state.get("finished_ts"):
-            return self.public(run_id)
-        client = self.client_for(row.owner, row.database, row.schema)
-        pending = Pending()
-        if row.status == "cancelled" or outcome == "cancelled" or self.store.cancel_requested(run_id):
-            outcome = "cancelled"
-        if outcome == "succeeded" and not state.get("model_id"):
-            try:
-                state["model_id"] = self._register(client, row, record, state, pending)
-            except Exception as exc:
-                log.error("registering the model of run %s failed:\n%s", run_id, traceback.format_exc())
-                outcome, error = (
-                    "failed",
-                    f"exporting the best checkpoint failed: {type(exc).__name__}: {exc}",
-                )
-        self._end_job(client, run_id, state.get("live_job_id"))
-        for job in self.store.run_jobs(run_id):
-            if job.ended_at is None:
-                self.store.job_ended(run_id, job.job_id, time.time())
-        state["live_job_id"] = None
-        state["gpu_seconds"] = self.store.gpu_seconds(run_id)
-        state["finished_ts"] = time.time()
-        state["error"] = error
-        severity = "INFO" if outcome != "failed" else "ERROR"
-        pending.log(
-            severity, f"run {outcome}" + (f": {error}" if error else ""), event=outcome, step=state["step"]
-        )
-        points, entries = pending.take()
-        self.store.write_state(run_id, state, status=outcome, metric_points=points, log_entries=entries)
-        return self.public(run_id)
+    def finalize(
+        self, run_id: str, outcome: str, error: str | None = None, *, by: str = "workflow"
+    ) -> dict[str, Any]:
+        """Make the run terminal: export and register the model (succeeded), end the job, usage.
+
+        Exactly once, however many finalizers race for one run (the cancel route and the run's
+        workflow picked up at that moment, two workers of one database): the terminal write is a
+        compare-and-swap on the state this call read, so one finalizer writes the end, its log
+        line and its usage, and every other one reads the run again, finds it finished and returns
+        it as the winner left it, having written nothing. ``by`` names the finalizer ("workflow"
+        or "cancel") in the run's state, so only the one that ended the run sends its webhook.
+        Returns the public run.
+        """
+        requested = outcome, error
+        while True:
+            row, record, state = self._load(run_id)
+            if row.status in TERMINAL and state.get("finished_ts"):
+                return self.public(run_id)
+            outcome, error = requested
+            client = self.client_for(row.owner, row.database, row.schema)
+            pending = Pending()
+            if row.status == "cancelled" or outcome == "cancelled" or self.store.cancel_requested(run_id):
+                outcome = "cancelled"
+            if outcome == "succeeded" and not state.get("model_id"):
+                try:
+                    state["model_id"] = self._register(client, row, record, state, pending)
+                except Exception as exc:
+                    log.error("registering the model of run %s failed:\n%s", run_id, traceback.format_exc())
+                    outcome, error = (
+                        "failed",
+                        f"exporting the best checkpoint failed: {type(exc).__name__}: {exc}",
+                    )
+            self._end_job(client, run_id, state.get("live_job_id"))
+            for job in self.store.run_jobs(run_id):
+                if job.ended_at is None:
+                    self.store.job_ended(run_id, job.job_id, time.time())
+            state["live_job_id"] = None
+            state["gpu_seconds"] = self.store.gpu_seconds(run_id)
+            state["finished_ts"] = time.time()
+            state["error"] = error
+            state["finalized_by"] = by
+            severity = "INFO" if outcome != "failed" else "ERROR"
+            pending.log(
+                severity,
+                f"run {outcome}" + (f": {error}" if error else ""),
+                event=outcome,
+                step=state["step"],
+            )
+            points, entries = pending.take()
+            if self.store.write_state(
+                run_id,
+                state,
+                status=outcome,
+                metric_points=points,
+                log_entries=entries,
+                only_if_state=row.state,
+            ):
+                return self.public(run_id)
+            # The run changed since it was read: another finalizer ended it (the loop returns it
+            # as that one left it), or something else wrote its state meanwhile (then try again).
 
     def _register(
         self, client: Any, row: Any, record: Mapping[str, Any], state: dict[str, Any], pending: Pending
     ) -> str:
+        """Register the run's model: its best checkpoint saved again weights-only; its id.
+
+        A run has one registered model. One already registered (by a finalizer that did not get to
+        write the run's end, or one racing with this call) is the answer, and the weights this call
+        saved for it, if any, are deleted again.
+        """
+        registered = self.store.model_for_run(record["run_id"])
+        if registered is not None:
+            model = json.loads(registered.record)
+        else:
+            model = self._save_model(client, row, record, state)
+            if self.store.add_model(model, owner=row.owner) != model["model_id"]:
+                with contextlib.suppress(APIError):
+                    client.delete_checkpoint(model["job_id"], model["checkpoint_id"])
+                first = self.store.model_for_run(record["run_id"])
+                assert first is not None  # add_model answered with its id
+                model = json.loads(first.record)
+        note = " (fallback: validation never ran, the newest checkpoint)" if model["fallback"] else ""
+        pending.log(
+            "INFO",
+            f"registered model {model['model_id']} from checkpoint {model['source_checkpoint_id']} "
+            f"at step {model['step']}{note}",
+            event="model_registered",
+            step=model["step"],
+            checkpoint_id=model["checkpoint_id"],
+        )
+        return str(model["model_id"])
+
+    def _save_model(
+        self, client: Any, row: Any, record: Mapping[str, Any], state: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Load the best checkpoint (the newest one when validation never ran) into a live job and
+        save it weights-only; the model record of that save."""
         best = self._best(state["checkpoints"])
         fallback = best is None
         source = best if best is not None else (state["checkpoints"][-1] if state["checkpoints"] else None)
@@ -762,7 +822,7 @@ class Engine:
             client.poll_request(job_id, client.load(job_id, source["checkpoint_id"], source["job_id"]))
         result = client.poll_request(job_id, client.save(job_id, checkpoint_type="weights-only"))
         weights_id = client.checkpoint_id_from_save_result(result)
-        model = {
+        return {
             "model_id": new_id("mdl"),
             "status": "training",
             "run_id": record["run_id"],
@@ -778,17 +838,6 @@ class Engine:
             "config_fingerprint": record["config_fingerprint"],
             "created_ts": time.time(),
         }
-        model_id = self.store.add_model(model, owner=row.owner)
-        note = " (fallback: validation never ran, the newest checkpoint)" if fallback else ""
-        pending.log(
-            "INFO",
-            f"registered model {model_id} from checkpoint {source['checkpoint_id']} "
-            f"at step {source['step']}{note}",
-            event="model_registered",
-            step=source["step"],
-            checkpoint_id=weights_id,
-        )
-        return model_id
 
     # --- the public view ------------------------------------------------------------------------
 

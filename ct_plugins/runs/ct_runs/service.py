@@ -310,13 +310,18 @@ class RunsService:
         self.store.finish_dataset(dataset_id, summary, {"train": build.train, "validation": build.validation})
         return "succeeded"
 
-    def notify_completed(self, run_id: str) -> list[dict[str, Any]]:
+    def notify_completed(self, run_id: str, *, by: str = "workflow") -> list[dict[str, Any]]:
+        """Send the run's completion webhook, when ``by`` (the workflow, or the cancel route) is
+        the finalizer that ended the run: of two finalizers that raced, only the winner sends it."""
         assert self.store is not None
         if not self.webhook_urls:
             return []
         from ct_runs import webhooks
 
         row = self.store.run_row(run_id)
+        finalizer = json.loads(row.state).get("finalized_by")
+        if finalizer is not None and finalizer != by:
+            return []
         run = public_run(row)
         delivery_id = f"{run_id}.completed"
         body = webhooks.body_for(run)
@@ -542,19 +547,25 @@ class RunsService:
             await run_in_threadpool(self._cancel_queued, row.run_id)
         return JSONResponse(public_run(self.store.run_row(row.run_id)))
 
-    def _cancel_queued(self, run_id: str) -> None:
-        """A queued run ends at once: its workflow is cancelled before it starts, and finalized."""
+    def _cancel_queued(self, run_id: str) -> threading.Thread:
+        """A queued run ends at once: its workflow is cancelled before it starts, and finalized.
+
+        A worker may have picked the workflow up meanwhile and finalize the run too: one of the
+        two ends it, and that one sends the webhook (here on the returned thread, or by the
+        workflow's last step)."""
         assert self.store is not None and self.engine is not None
         try:
             self._cancel_workflow(run_id)
         except Exception:
             log.info("cancelling workflow %s:\n%s", run_id, traceback.format_exc())
-        self.engine.finalize(run_id, "cancelled")
-        threading.Thread(target=self._notify_quietly, args=(run_id,), daemon=True).start()
+        self.engine.finalize(run_id, "cancelled", by="cancel")
+        thread = threading.Thread(target=self._notify_quietly, args=(run_id,), daemon=True)
+        thread.start()
+        return thread
 
     def _notify_quietly(self, run_id: str) -> None:
         try:
-            self.notify_completed(run_id)
+            self.notify_completed(run_id, by="cancel")
         except Exception:
             log.warning("webhook for %s failed:\n%s", run_id, traceback.format_exc())
 

@@ -334,11 +334,14 @@ class Store:
         metric_points: Iterable[tuple[str, int, float]] = (),
         log_entries: Iterable[tuple[float, str, str, Mapping[str, Any]]] = (),
         only_if_status: Sequence[str] | None = None,
+        only_if_state: str | None = None,
     ) -> bool:
         """Write a run's state, status, metric points and log lines in one transaction.
 
-        With ``only_if_status`` the write happens only while the run's status is one of those;
-        returns whether it happened.
+        With ``only_if_status`` the write happens only while the run's status is one of those; with
+        ``only_if_state`` only while the stored state is still that text (as read from the row): a
+        compare-and-swap that one of several concurrent writers wins, in any number of processes.
+        Returns whether it happened.
         """
         with self.tx() as c:
             values: dict[str, Any] = {"state": _dumps(dict(state))}
@@ -347,6 +350,8 @@ class Store:
             query = runs.update().where(runs.c.run_id == run_id)
             if only_if_status is not None:
                 query = query.where(runs.c.status.in_(list(only_if_status)))
+            if only_if_state is not None:
+                query = query.where(runs.c.state == only_if_state)
             if c.execute(query.values(**values)).rowcount == 0:
                 return False
             self._add_metrics(c, run_id, metric_points)
@@ -484,24 +489,39 @@ class Store:
     # --- models ---------------------------------------------------------------------------------
 
     def add_model(self, record: Mapping[str, Any], *, owner: str) -> str:
-        """Register the run's model version once; a second call returns the first one's id."""
-        with self.tx() as c:
-            existing = c.execute(
-                sa.select(models.c.model_id).where(models.c.run_id == record["run_id"])
-            ).first()
-            if existing is not None:
-                return str(existing.model_id)
-            c.execute(
-                models.insert().values(
-                    model_id=record["model_id"],
-                    run_id=record["run_id"],
-                    database=record["database"],
-                    schema=record["schema"],
-                    owner=owner,
-                    record=_dumps(dict(record)),
+        """Register the run's model version once; a second call returns the first one's id.
+
+        Also when two calls race: a run has at most one row (its run_id is unique), so the insert
+        that comes second fails, and that call answers with the row the first one inserted.
+        """
+        try:
+            with self.tx() as c:
+                existing = c.execute(
+                    sa.select(models.c.model_id).where(models.c.run_id == record["run_id"])
+                ).first()
+                if existing is not None:
+                    return str(existing.model_id)
+                c.execute(
+                    models.insert().values(
+                        model_id=record["model_id"],
+                        run_id=record["run_id"],
+                        database=record["database"],
+                        schema=record["schema"],
+                        owner=owner,
+                        record=_dumps(dict(record)),
+                    )
                 )
-            )
-            return str(record["model_id"])
+                return str(record["model_id"])
+        except sa.exc.IntegrityError:
+            first = self.model_for_run(str(record["run_id"]))
+            if first is None:
+                raise
+            return str(first.model_id)
+
+    def model_for_run(self, run_id: str) -> Any:
+        """The model row registered for a run, or None."""
+        with self.tx() as c:
+            return c.execute(models.select().where(models.c.run_id == run_id)).first()
 
     def model_row(self, model_id: str) -> Any:
         with self.tx() as c:

@@ -69,12 +69,12 @@ def segment_step(run_id: str) -> dict[str, Any]:
 
 @DBOS.step(name="ct_runs.finalize")
 def finalize_step(run_id: str, outcome: str, error: str | None) -> dict[str, Any]:
-    return current().engine.finalize(run_id, outcome, error)
+    return current().engine.finalize(run_id, outcome, error, by="workflow")
 
 
 @DBOS.step(name="ct_runs.notify")
 def notify_step(run_id: str) -> list[dict[str, Any]]:
-    return current().notify_completed(run_id)
+    return current().notify_completed(run_id, by="workflow")
 
 
 @DBOS.workflow(name=RUN_WORKFLOW)
