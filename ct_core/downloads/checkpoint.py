@@ -92,7 +92,8 @@ LINK_TIMEOUTS = LinkTimeouts(connect=30.0, read=120.0)
 _DECIMAL = re.compile(r"[0-9]+")
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+|\*)")
 
-#: ``on_bytes(filename, bytes_done, bytes_total)`` after each write; ``on_file(filename, done, count)``
+#: ``on_bytes(filename, bytes_done, bytes_total)`` after each write (and once, with the whole size,
+#: when a kept ``.partial`` already holds all of the file); ``on_file(filename, done, count)``
 #: when a file is finished (``done`` counts the files finished so far). Called one at a time, from
 #: whichever thread fetches the file.
 BytesCallback = Callable[[str, int, int], None]
@@ -400,6 +401,9 @@ class _OneFile:
             self._start_over()
             offset = 0
         if offset == spec.size and spec.size > 0:
+            # The kept bytes are the whole file (a stop came after its last read): nothing to GET,
+            # and the progress callback still hears that the file is complete.
+            self._report_whole()
             return
         headers = {"Range": f"bytes={offset}-"} if offset else {}
         if offset and self.served:
@@ -445,6 +449,7 @@ class _OneFile:
             if offset != spec.size:
                 self._start_over()
                 raise _Transient("range not satisfiable; restarting the file")
+            self._report_whole()
             return
         if status == 200:
             # The whole file, whatever range was asked for: it replaces the partial one.
@@ -485,6 +490,10 @@ class _OneFile:
                     report(name, done, size)
         finally:
             os.close(fd)
+
+    def _report_whole(self) -> None:
+        if self.owner._on_bytes is not None:
+            self.owner._report_bytes(self.spec.filename, self.spec.size, self.spec.size)
 
     def _complete_partial(self) -> None:
         """One attempt at a whole partial file: GETs (re-exporting an expired link, which is not a
