@@ -99,30 +99,25 @@ def test_include_globs_filter_by_name(sdk, checkpoint, tmp_path) -> None:
     assert not (tmp_path / "model.safetensors").exists()
 
 
+def _weights_of(sdk: Any, checkpoint: dict[str, Any], out: Path, on_bytes: Any) -> dict[str, Any]:
+    """Download only cp_big's weights into `out`, reporting bytes to `on_bytes`."""
+    return sdk.download_checkpoint(
+        checkpoint["job_id"], "cp_big", out, include=["model.safetensors"], on_bytes=on_bytes
+    )
+
+
 def test_partial_file_is_continued_with_range(sdk, checkpoint, tmp_path) -> None:
     weights = checkpoint["weights"]
     # An earlier download of this checkpoint stopped after a million bytes.
     with pytest.raises(_Stopped):
-        sdk.download_checkpoint(
-            checkpoint["job_id"],
-            "cp_big",
-            tmp_path,
-            include=["model.safetensors"],
-            on_bytes=_stop_after(1_000_000),
-        )
+        _weights_of(sdk, checkpoint, tmp_path, _stop_after(1_000_000))
     # One socket read can bring more than a million bytes (all of the file, on a slow machine):
     # keep exactly the first million, as a download cut there would have.
     partial = tmp_path / "model.safetensors.partial"
     with partial.open("r+b") as handle:
         handle.truncate(1_000_000)
     progress: list[int] = []
-    summary = sdk.download_checkpoint(
-        checkpoint["job_id"],
-        "cp_big",
-        tmp_path,
-        include=["model.safetensors"],
-        on_bytes=lambda name, done, total: progress.append(done),
-    )
+    summary = _weights_of(sdk, checkpoint, tmp_path, lambda name, done, total: progress.append(done))
     assert summary["files"][0]["resumed"] is True
     assert (tmp_path / "model.safetensors").read_bytes() == weights
     # The first reported count already includes the bytes kept from the partial file.
@@ -132,26 +127,14 @@ def test_partial_file_is_continued_with_range(sdk, checkpoint, tmp_path) -> None
 def test_a_partial_file_that_is_already_whole_still_reports_its_bytes(sdk, checkpoint, tmp_path) -> None:
     weights = checkpoint["weights"]
     with pytest.raises(_Stopped):
-        sdk.download_checkpoint(
-            checkpoint["job_id"],
-            "cp_big",
-            tmp_path,
-            include=["model.safetensors"],
-            on_bytes=_stop_after(1),
-        )
+        _weights_of(sdk, checkpoint, tmp_path, _stop_after(1))
     # Stopped only after the last byte was written (the same file, so its record still holds).
     partial = tmp_path / "model.safetensors.partial"
     with partial.open("r+b") as handle:
         handle.seek(0)
         handle.write(weights)
     progress: list[tuple[int, int]] = []
-    summary = sdk.download_checkpoint(
-        checkpoint["job_id"],
-        "cp_big",
-        tmp_path,
-        include=["model.safetensors"],
-        on_bytes=lambda name, done, total: progress.append((done, total)),
-    )
+    summary = _weights_of(sdk, checkpoint, tmp_path, lambda name, done, total: progress.append((done, total)))
     assert summary["files"][0]["resumed"] is True
     assert (tmp_path / "model.safetensors").read_bytes() == weights
     # Nothing was left to fetch, and a progress bar still reaches the end.
