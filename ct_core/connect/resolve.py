@@ -20,8 +20,9 @@ Environment variables only fill what is unset and never switch a base_url connec
 back. A base_url connection with a token (`pat`, or CORTEX_TRAINING_PAT; never SNOWFLAKE_PAT, a
 Snowflake credential) sends it as a plain bearer token, as a token-protected `ct local serve` wants.
 For a profile, the database is the option, else CORTEX_TRAINING_DATABASE, else the profile's, else
-the database named CORTEX_TRAINING_DB (a name, not a variable). A direct connection has no default
-database. Empty environment variables count as unset.
+the database named CORTEX_TRAINING_DB (a name, not a variable); the schema likewise with
+CORTEX_TRAINING_SCHEMA and PUBLIC. SNOWFLAKE_DATABASE / SNOWFLAKE_SCHEMA never apply to a profile.
+A direct connection has no default database. Empty environment variables count as unset.
 
 A connection that is missing, incomplete or contradictory raises `IncompleteConnectionError` (the CLI
 exits 2, a usage error); a value that is wrong (a config file that cannot be read, a base_url without
@@ -293,8 +294,10 @@ def _profile(opts: ConnectionOptions, name: str, source: str) -> ResolvedConnect
     if name not in profiles:
         raise ConfigError(f"connection profile {name!r} not found in {connections_toml_path()}")
     profile = profiles[name]
+    # Only ct's own variables beat the profile: SNOWFLAKE_DATABASE / SNOWFLAKE_SCHEMA are exported for
+    # other Snowflake tools and never override what a profile names.
     database = _first(
-        opts.database, env_value(*ENV_DATABASE), profile.get("database"), DEFAULT_PROFILE_DATABASE
+        opts.database, env_value(ENV_DATABASE[0]), profile.get("database"), DEFAULT_PROFILE_DATABASE
     )
     host = profile.get("host") or (
         f"{profile['account']}.snowflakecomputing.com" if profile.get("account") else None
@@ -305,7 +308,7 @@ def _profile(opts: ConnectionOptions, name: str, source: str) -> ResolvedConnect
         profile=name,
         host=normalize_host(str(host)) if host else None,
         database=str(database),
-        schema=str(_first(opts.schema, env_value(*ENV_SCHEMA), profile.get("schema"), DEFAULT_SCHEMA)),
+        schema=str(_first(opts.schema, env_value(ENV_SCHEMA[0]), profile.get("schema"), DEFAULT_SCHEMA)),
         endpoint=_first(opts.endpoint, env_value(ENV_ENDPOINT), DEFAULT_ENDPOINT),
         verify_ssl=opts.verify_ssl,
         poll_interval=float(_first(opts.poll_interval, DEFAULT_POLL_INTERVAL)),

@@ -109,3 +109,33 @@ def test_a_bad_config_file_is_still_exit_1(ct: CtRunner, tmp_path: Path) -> None
     result = ct("--config", str(bad), "list")
     assert result.returncode == 1, result
     assert "invalid JSON in config" in result.stderr
+
+
+def test_a_profile_keeps_its_database_and_schema_over_exported_snowflake_variables(
+    ct: CtRunner, ct_home: Path, token_server: Any, job_file: Path
+) -> None:
+    (ct_home / ".snowflake" / "connections.toml").write_text(
+        f'[own]\naccount = "acct"\nuser = "ALICE"\ntoken = "{TOKEN}"\n'
+        'database = "CT_PROFILE_DB"\nschema = "PROFILE_SCHEMA"\n',
+        encoding="utf-8",
+    )
+    env = {
+        "PYTHONPATH": str(FAKE_CONNECTOR),
+        "CT_FAKE_SNOWFLAKE_SERVER_URL": token_server.base_url,
+        # Exported for some other Snowflake tool: a profile that names its own database and schema wins.
+        "SNOWFLAKE_DATABASE": "SOME_OTHER_DB",
+        "SNOWFLAKE_SCHEMA": "SOME_OTHER_SCHEMA",
+    }
+    submitted = ct("--connection", "own", "submit", str(job_file), env=env)
+    assert submitted.returncode == 0, submitted
+    with token_server.http(TOKEN) as http:
+        prefix = token_server.prefix(database="CT_PROFILE_DB", schema="PROFILE_SCHEMA")
+        job = http.get(f"{prefix}/{submitted.json['job_id']}")
+    assert job.status_code == 200, job.text
+    # ct's own variables still beat the profile, as documented.
+    env["CORTEX_TRAINING_DATABASE"] = "CT_CHOSEN_DB"
+    chosen = ct("--connection", "own", "submit", str(job_file), env=env)
+    assert chosen.returncode == 0, chosen
+    with token_server.http(TOKEN) as http:
+        prefix = token_server.prefix(database="CT_CHOSEN_DB", schema="PROFILE_SCHEMA")
+        assert http.get(f"{prefix}/{chosen.json['job_id']}").status_code == 200
