@@ -158,6 +158,23 @@ class ConflictError(APIError):
     """409: a conflicting state, for example cancelling a failed job or unsupported hardware."""
 
 
+class JobNotRunningError(ConflictError):
+    """409 to a data-plane call because the job is not running (pending, cancelled, failed, terminated).
+
+    The client read the job once after the first such answer and stopped retrying: the conflict is
+    the job's state, not a restarting zone. `.job_id` and `.job_status` name the job and the status
+    it was read in; `.reason` is the job's own reason, when it has one.
+    """
+
+    def __init__(
+        self, message: str, *, job_id: str, job_status: str, reason: str = "", **kwargs: Any
+    ) -> None:
+        super().__init__(message, **kwargs)
+        self.job_id = job_id
+        self.job_status = job_status
+        self.reason = reason
+
+
 class RateLimitError(APIError):
     """429: too many requests."""
 
