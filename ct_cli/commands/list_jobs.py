@@ -1,4 +1,8 @@
-"""`ct list`: jobs of the schema, or with --all of the whole account (listJobs, listAccountJobs)."""
+"""`ct list`: jobs of the schema, or with --all of the whole account (listJobs, listAccountJobs).
+
+One order for both: oldest first by `created_at`, so the newest job ends up next to the prompt. With
+--all and --limit the newest jobs are the ones kept (the account list pages newest first).
+"""
 
 from __future__ import annotations
 
@@ -101,9 +105,7 @@ def list_jobs(
     ] = None,
     all_: Annotated[
         bool,
-        Parameter(
-            name="--all", negative=(), help="List jobs across the account, newest first, page by page."
-        ),
+        Parameter(name="--all", negative=(), help="List jobs across the account, page by page."),
     ] = False,
     database: Annotated[str | None, Parameter(help="With --all: only jobs in this database.")] = None,
     schema: Annotated[
@@ -127,10 +129,10 @@ def list_jobs(
     statuses; active ones (pending, placing, initializing, running) are asked of the service one
     by one, any other status reads every job, and the rows are filtered here either way.
 
-    With --all: the account-level list across every database and schema the role can see, in
-    the service's order (newest first), following next_page_token until the end or --limit.
-    Each job also carries database_name and schema_name. --status done means cancelled and
-    terminated.
+    With --all: the account-level list across every database and schema the role can see,
+    following next_page_token until the end or --limit (which keeps the newest jobs), printed in
+    the same order. Each job also carries database_name and schema_name. --status done means
+    cancelled and terminated.
     """
     account_only = {
         "--database": database,
@@ -164,4 +166,4 @@ def list_jobs(
         jobs.append(job)
         if limit is not None and len(jobs) >= limit:
             break
-    output.emit({"jobs": jobs})
+    output.emit({"jobs": oldest_first(jobs)})

@@ -110,7 +110,8 @@ def test_list_all_uses_the_account_level_list(ct: CtRunner, local_server: Any, j
     result = ct("--base-url", local_server.base_url, "--database", DATABASE, "list", "--all", "--limit", "2")
     assert result.returncode == 0, result
     jobs = result.json["jobs"]
-    assert [job["job_id"] for job in jobs] == [newest, mine]  # newest first, across databases
+    # The two newest across databases, printed in the one order of `ct list`: oldest first.
+    assert [job["job_id"] for job in jobs] == [mine, newest]
     assert {job["database_name"] for job in jobs} == {DATABASE, "CT_CLI_OTHER"}
     # Command-level --database (after the command) filters the account list.
     filtered = ct(
@@ -127,6 +128,8 @@ def test_list_all_uses_the_account_level_list(ct: CtRunner, local_server: Any, j
     ).json["jobs"]
     assert filtered and {job["database_name"] for job in filtered} == {"CT_CLI_OTHER"}
     assert mine in {job["job_id"] for job in filtered}
+    stamps = [job["created_at"] for job in filtered]
+    assert stamps == sorted(stamps)
 
 
 def test_list_all_status_done_means_cancelled_or_terminated(
