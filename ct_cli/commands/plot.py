@@ -92,15 +92,18 @@ def read_series(training_files: Iterable[Path], metric_files: Iterable[Path]) ->
     return series
 
 
-def draw(series: Series, target: Path, title: str) -> None:
+def build_figure(series: Series, title: str) -> Any:
+    """The figure: loss and learning rate over steps on top, utilisation over time below."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     figure, (loss_axes, util_axes) = plt.subplots(2, 1, figsize=(10, 8))
     figure.suptitle(title)
     loss_axes.set_xlabel("step")
+    loss_axes.xaxis.set_major_locator(MaxNLocator(integer=True))
     loss_axes.set_ylabel("loss (mean avg_loss of the step's calls)")
     if series.steps:
         loss_axes.plot(series.steps, series.loss, marker="o", color="tab:blue", label="loss")
@@ -120,11 +123,22 @@ def draw(series: Series, target: Path, title: str) -> None:
         util_axes.legend(loc="upper right", fontsize="small")
     else:
         util_axes.text(0.5, 0.5, "no utilisation samples yet", ha="center", transform=util_axes.transAxes)
-    figure.autofmt_xdate()
+    # Slant the time labels of the bottom panel only: the figure-wide autofmt_xdate would also hide
+    # the top panel's step axis, as if both panels shared one x axis.
+    util_axes.tick_params(axis="x", labelrotation=30)
     figure.tight_layout()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(target, dpi=100)
-    plt.close(figure)
+    return figure
+
+
+def draw(series: Series, target: Path, title: str) -> None:
+    import matplotlib.pyplot as plt
+
+    figure = build_figure(series, title)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        figure.savefig(target, dpi=100)
+    finally:
+        plt.close(figure)
 
 
 def plot(

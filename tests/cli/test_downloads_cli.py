@@ -300,3 +300,25 @@ def test_status_line_redraws_on_a_terminal_and_writes_final_lines_otherwise() ->
             assert stream.text.endswith("\r\x1b[2Kstdout: no new chunks for T\n")
         else:
             assert stream.text == "stdout: [####] 2/2 S\nstdout: no new chunks for T\n"
+
+
+def test_plot_keeps_the_step_axis_of_the_loss_panel() -> None:
+    from datetime import UTC, datetime
+
+    from ct_cli.commands.plot import Series, build_figure
+
+    series = Series(steps=[1, 2, 3], loss=[3.0, 2.0, 1.0], lr_steps=[1, 2, 3], lr=[0.1, 0.05, 0.01])
+    series.cpu["a"] = [(datetime(2026, 1, 1, 0, 0, s, tzinfo=UTC), 10.0 * s) for s in range(1, 4)]
+    figure = build_figure(series, "job")
+    try:
+        figure.canvas.draw()
+        loss_axes, util_axes = figure.axes[0], figure.axes[1]
+        assert loss_axes.get_xlabel() == "step"
+        step_labels = [t.get_text() for t in loss_axes.get_xticklabels() if t.get_visible() and t.get_text()]
+        assert step_labels, "the loss panel shows no step numbers"
+        time_labels = [t.get_text() for t in util_axes.get_xticklabels() if t.get_visible() and t.get_text()]
+        assert time_labels and util_axes.get_xlabel() == "time (UTC)"
+    finally:
+        import matplotlib.pyplot as plt
+
+        plt.close(figure)
