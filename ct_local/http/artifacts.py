@@ -1,7 +1,8 @@
 """Experiment-run artifacts of the local server: produced per sub-job, served for LIST/GET.
 
 The service stages what a sub-job leaves behind under its experiment run; ct_local keeps the same
-tree on disk, ``<state_dir>/artifacts/<experiment>/versions/<run>/``:
+tree on disk, ``<state_dir>/artifacts/<experiment>/versions/<run>/`` (a name longer than a file
+name may be gets a bounded folder, :func:`folder_name`):
 
 - ``_stdout/<sub_job_id>/console.YYYYMMDD-HHMMSS.<uuid>.gz``: the console lines written since the
   previous upload, one gzip member per chunk;
@@ -66,12 +67,32 @@ _SAFE_NAME = re.compile(r"[A-Za-z0-9_.:@=+-]+")
 SEQ_EPOCH = uuid.uuid4().hex
 
 
+#: A name of at most this many bytes is its own folder name: the file-name limit of the usual file
+#: systems (ext4, XFS, APFS, NTFS), so folders of runs staged before the limit was kept still match.
+MAX_FOLDER_NAME_BYTES = 255
+#: A longer name keeps this many of its first characters, readable, then "~" and a hash of the whole
+#: name (32 hex digits): 233 bytes in all, under the limit with room to spare.
+FOLDER_NAME_KEPT_CHARS = 200
+FOLDER_NAME_HASH_CHARS = 32
+
+
+def folder_name(name: str) -> str:
+    """The folder of an experiment or run name: the name itself when it fits a file name, else its
+    start plus a hash of the whole name. "~" never appears in a name (see ``_SAFE_NAME``), so a
+    shortened folder never meets the folder of another name kept whole."""
+    if len(name.encode()) <= MAX_FOLDER_NAME_BYTES:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:FOLDER_NAME_HASH_CHARS]
+    return f"{name[:FOLDER_NAME_KEPT_CHARS]}~{digest}"
+
+
 def run_root(state_dir: Path, experiment: str, run: str) -> Path:
-    """The folder holding ``snow://experiment/<experiment>/versions/<run>/``."""
+    """The folder holding ``snow://experiment/<experiment>/versions/<run>/``, for a name of any
+    length the server accepts (a long name gets a bounded folder, see :func:`folder_name`)."""
     for part in (experiment, run):
         if not _SAFE_NAME.fullmatch(part) or part in (".", ".."):
-            raise ValueError(f"invalid experiment or run name {part!r}")
-    return state_dir / ARTIFACTS_DIR / experiment / "versions" / run
+            raise ValueError(f"invalid experiment or run name {part[:200]!r}")
+    return state_dir / ARTIFACTS_DIR / folder_name(experiment) / "versions" / folder_name(run)
 
 
 def _time_ordered_uuid() -> str:

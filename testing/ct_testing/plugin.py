@@ -168,6 +168,23 @@ class LocalServer:
             return ""
         return self.log_path.read_text(encoding="utf-8", errors="replace")[-4000:]
 
+    def log_mark(self) -> int:
+        """Where the log ends now: pass it to :meth:`log_since` to read only what comes after.
+
+        Tests sharing one server check the lines written while they ran, not what earlier tests
+        left in the log."""
+        if self.log_path is None or not self.log_path.exists():
+            return 0
+        return self.log_path.stat().st_size
+
+    def log_since(self, mark: int) -> str:
+        """Everything the server logged after ``mark`` (a :meth:`log_mark`), whole."""
+        if self.log_path is None or not self.log_path.exists():
+            return ""
+        with self.log_path.open("rb") as handle:
+            handle.seek(mark)
+            return handle.read().decode("utf-8", errors="replace")
+
     # --- conveniences for tests ---------------------------------------------------------------
 
     def prefix(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import gzip
 import http.client
 import json
 import socket
@@ -31,6 +32,7 @@ from ct_core import wire
 from ct_core.downloads.artifacts import run_uri
 from ct_core.errors import ArtifactError
 from ct_local.control.jobs import build_job
+from ct_local.http.artifacts import folder_name
 from ct_local.model import tinylm
 from ct_local.settings import Identity, ServerSettings
 from ct_local.storage.store import Store
@@ -251,6 +253,12 @@ def sampling_job(api: httpx.Client, prefix: str) -> str:
     return job_id
 
 
+@pytest.fixture
+def log_mark(server: Any) -> int:
+    """Where the module server's log ends when the test starts: a test checks only its own lines."""
+    return int(server.log_mark())
+
+
 def _path(url: str) -> str:
     return urlsplit(url).path
 
@@ -274,7 +282,7 @@ def json_routes(server: Any, prefix: str, job_id: str, spare_job_id: str) -> lis
 
 
 def test_deep_nesting_is_refused_with_400_naming_the_limit_on_every_json_route(
-    server: Any, api: httpx.Client, prefix: str, sampling_job: str
+    server: Any, api: httpx.Client, prefix: str, sampling_job: str, log_mark: int
 ) -> None:
     spare = create_job(api, prefix, [SAMPLING])
     connection = Connection(server.base_url)
@@ -290,7 +298,7 @@ def test_deep_nesting_is_refused_with_400_naming_the_limit_on_every_json_route(
         assert connection.request("GET", "/healthz").status == 200
     finally:
         connection.close()
-    assert "Traceback" not in server.log()
+    assert "Traceback" not in server.log_since(log_mark)
 
 
 def test_a_body_within_the_depth_limit_reaches_the_handler(server: Any, prefix: str) -> None:
@@ -344,18 +352,54 @@ def test_experiment_names_outside_the_name_rules_are_refused_at_create(
     assert len(body["message"]) < 1000  # the name is never echoed whole
 
 
-@pytest.mark.parametrize("name", ["MY_EXP", "cli-tests", "demo", "DB2.S2.EXP_2", "S.EXP", "x" * 255, "_a-1"])
-def test_every_name_the_server_accepts_gives_a_run_uri_the_client_reads(
-    server: Any, api: httpx.Client, prefix: str, name: str
+#: The longest name create accepts: three parts of the longest identifier each (767 characters).
+LONGEST_NAME = ".".join(letter * 255 for letter in "DSE")
+
+
+@pytest.fixture(scope="module")
+def uploads_server(module_local_server_factory: Any) -> Any:
+    """A server of these names' own: room for every job, uploads every 50 ms, its own log."""
+    return module_local_server_factory(settings={"artifact_upload_interval_s": 0.05})
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["MY_EXP", "cli-tests", "demo", "DB2.S2.EXP_2", "S.EXP", "x" * 255, "_a-1", LONGEST_NAME],
+    ids=["plain", "dash", "lower", "3 parts", "2 parts", "255 chars", "leading underscore", "longest"],
+)
+def test_every_name_the_server_accepts_gets_its_artifacts_uploaded_and_listed(
+    uploads_server: Any, name: str
 ) -> None:
-    job_id = create_job(api, prefix, [SAMPLING], experiment_name=name)
-    run = api.get(f"{prefix}/{job_id}/experiment-run").raise_for_status().json()
-    assert run["experiment_name"].endswith(name)
-    assert run_uri(run).startswith(f"snow://experiment/{run['experiment_name']}/versions/")
-    listing = api.get(
-        f"/_artifacts/{run['experiment_name']}/{run['experiment_run_name']}", params={"prefix": "_stdout/"}
-    )
-    assert listing.status_code == 200, listing.text
+    """Whatever the name's length, the job's console is uploaded and its run lists and serves it
+    (a full name longer than a file name once made every upload and listing of the run fail)."""
+    mark = uploads_server.log_mark()
+    with uploads_server.http() as api:
+        prefix = uploads_server.prefix(database=DATABASE, schema="S_" + uuid.uuid4().hex[:10].upper())
+        job_id = create_job(api, prefix, [SAMPLING], experiment_name=name)
+        run = api.get(f"{prefix}/{job_id}/experiment-run").raise_for_status().json()
+        assert run["experiment_name"].endswith(name)
+        assert run_uri(run).startswith(f"snow://experiment/{run['experiment_name']}/versions/")
+        wait_for_job_status(api, f"{prefix}/{job_id}", {"running"}, limit_s=LIMIT_S)
+        folder = f"_stdout/{job_id}:sampling:0/"
+        deadline = time.monotonic() + LIMIT_S
+        while not (names := _listing(api, run, folder)):
+            assert time.monotonic() < deadline, uploads_server.log_since(mark)[-4000:]
+            time.sleep(0.05)
+        rel = names[0].split(f"/versions/{run['experiment_run_name']}/", 1)[1]
+        obj = api.get(f"/_artifacts/{run['experiment_name']}/{run['experiment_run_name']}/{rel}")
+        assert obj.status_code == 200, obj.text
+        assert gzip.decompress(obj.content)
+    log = uploads_server.log_since(mark)
+    assert "Traceback" not in log, log[-4000:]
+    assert job_id not in log, log[-4000:]  # no upload failure was logged for the job
+
+
+def test_long_names_get_distinct_folders_within_the_file_name_limit() -> None:
+    first, second = "A" * 300, "A" * 299 + "B"
+    folders = {folder_name(first), folder_name(second), folder_name(LONGEST_NAME)}
+    assert len(folders) == 3
+    assert all(len(f.encode()) <= 255 and f.startswith(("A" * 200, "D" * 200)) for f in folders)
+    assert folder_name("x" * 255) == "x" * 255  # a name that fits keeps its folder
 
 
 @pytest.mark.parametrize("name", ['DB.SCHEMA."my exp"', '"a""b".S.E', "DB.S.x$y"])
@@ -420,7 +464,9 @@ def test_a_job_whose_upload_fails_never_blocks_the_other_jobs_uploads(
     local_server_factory: Any, tmp_path: Path
 ) -> None:
     state_dir = tmp_path / "state"
-    bad = _seed_jobs_an_older_server_accepted(state_dir, ["DB.S." + "x" * (1 << 20), "DB.S.has space"])
+    # Names no folder can hold (a megabyte long with a space in it, and a space), so each job's
+    # uploads fail; the failure is logged once, cut short.
+    bad = _seed_jobs_an_older_server_accepted(state_dir, ["DB.S." + "x" * (1 << 20) + " y", "DB.S.has space"])
     server = local_server_factory(state_dir=state_dir, settings={"artifact_upload_interval_s": 0.05})
     with server.http() as api:
         prefix = server.prefix(database=DATABASE, schema="NEW")
@@ -518,12 +564,12 @@ def _generate(api: httpx.Client, prefix: str, job_id: str, prompts: Any) -> http
     ids=["negative", "very negative", "vocab size", "huge", "negative tensor", "huge tensor"],
 )
 def test_generate_refuses_token_ids_outside_the_vocabulary_with_422(
-    server: Any, api: httpx.Client, prefix: str, sampling_job: str, prompts: Any
+    server: Any, api: httpx.Client, prefix: str, sampling_job: str, prompts: Any, log_mark: int
 ) -> None:
     response = _generate(api, prefix, sampling_job, prompts)
     assert response.status_code == 422, response.text
     assert f"[0, {tinylm.VOCAB_SIZE})" in response.text
-    assert "Traceback" not in server.log()
+    assert "Traceback" not in server.log_since(log_mark)
 
 
 def test_generate_takes_ids_at_both_ends_of_the_vocabulary(
@@ -622,13 +668,14 @@ def _send_corpus(base_url: str, route: str, inputs: list[BadInput]) -> list[str]
 
 
 def _check_corpus(server: Any, routes: list[str]) -> None:
+    mark = server.log_mark()
     inputs = corpus()
     # One connection per route, side by side: the routes are independent and the run is I/O-bound.
     with ThreadPoolExecutor(max_workers=len(routes)) as pool:
         found = pool.map(lambda route: _send_corpus(server.base_url, route, inputs), routes)
         failures = [line for lines in found for line in lines]
-    assert not failures, "\n".join(failures[:40]) + "\n" + server.log()[-3000:]
-    log = server.log_path.read_text(encoding="utf-8", errors="replace")
+    log = server.log_since(mark)
+    assert not failures, "\n".join(failures[:40]) + "\n" + log[-3000:]
     assert "Traceback" not in log, log[-6000:]
 
 
