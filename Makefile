@@ -20,7 +20,7 @@ REF_WHEELS := $(VENV)/reference-wheels
 REF_STAMP := $(REF_DIR)/.ct-installed
 SPEC := openapi/cortex-training.yaml
 
-.PHONY: venv install test test-only tui-snapshots lint format regen regen-check spec-check catalog-check demo bench fuzz clean
+.PHONY: venv install test test-only tui-snapshots lint format regen regen-check spec-check catalog-check docs demo bench fuzz clean
 
 venv: $(STAMP) $(REF_STAMP)
 
@@ -44,7 +44,7 @@ $(REF_STAMP): $(STAMP) Makefile
 
 install: venv
 
-test: venv lint regen-check spec-check
+test: venv lint regen-check spec-check docs
 	$(PY) -m pytest -n 2 --dist loadfile
 
 # Tests only, without lint and regen-check (handy while iterating).
@@ -76,6 +76,14 @@ regen: venv
 # Regenerate into a temp dir and fail on any difference from generated/.
 regen-check: venv
 	$(PY) openapi/regen.py --check $(GENERATED_PKG)
+
+# The documentation site (mkdocs.yml), built with --strict into a temporary folder that is then removed:
+# a broken link, a page missing from the build or an unreadable docstring fails it. The CLI reference
+# page is generated from the ct app at build time (docs/hooks/cli_reference.py). The examples in the
+# guides are run by tests/docs. NO_MKDOCS_2_WARNING quiets the theme's notice about its successor.
+docs: venv
+	site=$$(mktemp -d) && NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet --site-dir $$site; \
+	status=$$?; rm -rf $$site; exit $$status
 
 demo: venv
 	$(PY) examples/demo.py
