@@ -8,15 +8,18 @@ bodies are logged at DEBUG only, never with their payload bytes.
 
 Which failures are retried: a forward/backward chunk carries its group id, the server's idempotency
 key, so it gets the general retry rule (chunk-group answers excepted: they are answers about the
-group, raised at once). A step,
-save, load, weight sync or unchunked forward has no such key, so it is retried only when the answer
-proves nothing ran: a connection that never opened, a redirect, 404/409 while the job becomes
-visible or its zone restarts, 429 and 503. A read timeout, a broken connection or a 500/502/504
-after such a POST is raised as `RequestOutcomeUnknown`, because repeating it could apply an
-optimizer step twice: the call may have been applied. Each such call carries an id the client made
-(the `x-ct-request-id` header, the same on every attempt), which the error names, so the caller can
-look the call up (`get_request_status`, the training-metrics rows) before deciding. Polls and reads
-use the general rule.
+group, raised at once). A step, save, load, weight sync or unchunked forward has no such key, so it
+is retried only when the answer proves nothing ran: a connection that never opened, a redirect,
+404/409 while the job becomes visible or its zone restarts, 429 and 503. A read timeout, a broken
+connection or a 500/502/504 after such a POST is raised as `RequestOutcomeUnknown`, because
+repeating it could apply an optimizer step twice: the call may have been applied. Each such call
+carries an id the client made (the `x-ct-request-id` header, the same on every attempt), which the
+error names, so the caller can look the call up (`get_request_status`, the training-metrics rows)
+before deciding. Polls and reads use the general rule.
+
+Under both rules, a 409 or a 404 517601 that would be retried makes the client read the job once
+(`ct_core.data.job_state`): a job that is not running fails the call at once with
+`JobNotRunningError`, naming its status, and a 404 for a job that can be read is final.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from ct_core.data.chunk_groups import (
     chunk_predicate,
     upload_chunks,
 )
+from ct_core.data.job_state import JobStateCheck
 from ct_core.data.logs import EndOfJobCheck, stream_entries
 from ct_core.data.results import (
     KIND_FORWARD,
@@ -127,10 +131,26 @@ class DataPlane:
 
     # --- retry rules ---------------------------------------------------------------------------
 
+    def _read_job_once(self, job_id: str) -> dict[str, Any] | None:
+        """The job record in one attempt, or None when it cannot be read (see `JobStateCheck`)."""
+        try:
+            job = self._transport.request("getJob", params={"job_id": job_id}, predicate=_retry.never).json()
+        except errors.CTError as error:
+            logger.debug("job %s could not be read to explain an answer: %s", job_id, error)
+            return None
+        return job if isinstance(job, dict) else None
+
+    def _job_state_check(self, job_id: str, rule: _retry.Predicate) -> _retry.Predicate:
+        return JobStateCheck(rule, job_id, lambda: self._read_job_once(job_id))
+
     def general_rule(self, job_id: str) -> _retry.Predicate:
-        return _retry.general(job_id=job_id, recent_jobs=self._transport.recent_jobs)
+        """The general rule, reading the job once when a 409 or 404 may be about its state."""
+        return self._job_state_check(
+            job_id, _retry.general(job_id=job_id, recent_jobs=self._transport.recent_jobs)
+        )
 
     def nothing_ran_rule(self, job_id: str) -> _retry.Predicate:
+        """Only failures that prove nothing ran, reading the job once as `general_rule` does."""
         recent = self._transport.recent_jobs
 
         def predicate(error: BaseException) -> bool:
@@ -144,7 +164,7 @@ class DataPlane:
                 return job_id in recent
             return True
 
-        return predicate
+        return self._job_state_check(job_id, predicate)
 
     def _json(self, operation_id: str, job_id: str, *, body: Any = None, **extra: Any) -> Any:
         predicate = extra.pop("predicate", None) or self.nothing_ran_rule(job_id)
