@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ct_model_deployment.errors import (
+        MalformedDeploymentWarning,
         ModelDeploymentError,
         ModelDeploymentWaitError,
         ModelDeploymentWaitTimeout,
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
 
 # Loaded on first use: `ct --help` imports this package (for its plugin module) and needs none of it.
 _EXPORTS = {
+    "MalformedDeploymentWarning": "ct_model_deployment.errors",
     "ModelDeploymentError": "ct_model_deployment.errors",
     "ModelDeploymentWaitError": "ct_model_deployment.errors",
     "ModelDeploymentWaitTimeout": "ct_model_deployment.errors",
@@ -37,6 +39,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "MalformedDeploymentWarning",
     "ModelDeploymentError",
     "ModelDeploymentWaitError",
     "ModelDeploymentWaitTimeout",

@@ -1,9 +1,10 @@
 """`ct model-deployment ...`: the CLI over the deployment SDK methods (docs/model-deployments.md).
 
-create, create --wait and wait print the short summary (`records.summary`); list prints deployment and status
-per deployment; describe prints everything. A failed, terminated or dropped deployment, or a wait
-that runs out of time, prints the last summary and fails with exit 1; Ctrl+C while waiting leaves
-the deployment running, says so, and exits 130. `chat` calls the endpoint itself, as any
+create, create --wait and wait print the short summary (`records.summary`); list prints
+{"deployments": [{deployment, status}, ...]} (and "malformed" when a record could not be read);
+describe prints everything. A failed, terminated or dropped deployment, or a wait that runs out of
+time, prints the last summary and fails with exit 1; Ctrl+C while waiting leaves the deployment
+running, says so, and exits 130. `chat` calls the endpoint itself, as any
 OpenAI-compatible client would.
 """
 
@@ -104,9 +105,24 @@ def list_deployments(
         list[str] | None, Parameter(help="Only deployments in this status (repeatable, any case).")
     ] = None,
 ) -> None:
-    """List the schema's deployments, oldest first: deployment and status."""
-    found = _deployments().list_model_deployments(statuses=status)
-    output.emit([{"deployment": item["deployment"], "status": item["status"]} for item in found])
+    """List the schema's deployments, oldest first: deployment and status.
+
+    Prints {"deployments": [...]}; a deployment whose record is malformed is left out of it, named
+    with the reason under "malformed" and in a warning on stderr.
+    """
+    malformed: list[dict[str, str]] = []
+
+    def report(problem: dict[str, str]) -> None:
+        malformed.append(problem)
+        output.warn(problem["error"])
+
+    found = _deployments().list_model_deployments(statuses=status, on_malformed=report)
+    listing: dict[str, Any] = {
+        "deployments": [{"deployment": item["deployment"], "status": item["status"]} for item in found]
+    }
+    if malformed:
+        listing["malformed"] = malformed
+    output.emit(listing)
 
 
 @app.command

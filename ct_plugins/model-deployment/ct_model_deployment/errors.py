@@ -31,6 +31,10 @@ class MalformedDeploymentRecord(core_errors.CTError, ValueError):
     """A job that claims to be a deployment but whose counts cannot be right."""
 
 
+class MalformedDeploymentWarning(core_errors.CTError, UserWarning):
+    """A deployment left out of a listing because its record is malformed (the message names it)."""
+
+
 class ModelDeploymentWaitError(core_errors.ModelDeploymentWaitError):
     """The deployment failed, was terminated or dropped while being waited for."""
 

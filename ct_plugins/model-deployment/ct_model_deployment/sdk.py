@@ -15,6 +15,7 @@ import os
 import shutil
 import tempfile
 import time
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,8 @@ from ct_core.fs import atomic_replace
 from ct_core.http import retry as _retry
 from ct_model_deployment import records
 from ct_model_deployment.errors import (
+    MalformedDeploymentRecord,
+    MalformedDeploymentWarning,
     ModelDeploymentError,
     ModelDeploymentNotFound,
     ModelDeploymentWaitError,
@@ -238,8 +241,18 @@ class ModelDeployments:
 
     get = describe
 
-    def list_model_deployments(self, statuses: Iterable[str] | None = None) -> list[dict[str, Any]]:
-        """Deployments of the schema, oldest first, optionally only those in `statuses` (any case)."""
+    def list_model_deployments(
+        self,
+        statuses: Iterable[str] | None = None,
+        *,
+        on_malformed: Callable[[dict[str, str]], None] | None = None,
+    ) -> list[dict[str, Any]]:
+        """Deployments of the schema, oldest first, optionally only those in `statuses` (any case).
+
+        A deployment whose record is malformed is left out, and the rest still listed: each one is
+        reported as `{"deployment", "error"}` to `on_malformed`, or, without it, as a
+        `MalformedDeploymentWarning`. Reading that deployment alone (`describe`) raises the error.
+        """
         wanted = None
         if statuses is not None:
             wanted = {str(status).strip().upper() for status in statuses}
@@ -250,7 +263,18 @@ class ModelDeployments:
                 )
         with self.errors_named(None, None):
             jobs = self.client.list_jobs()
-        found = [self._metadata(job) for job in jobs if isinstance(job, dict) and records.is_deployment(job)]
+        found = []
+        for job in jobs:
+            if not isinstance(job, dict) or not records.is_deployment(job):
+                continue
+            try:
+                found.append(self._metadata(job))
+            except MalformedDeploymentRecord as error:
+                problem = {"deployment": deployment_id_of(str(job.get("job_id", ""))), "error": str(error)}
+                if on_malformed is None:
+                    warnings.warn(str(error), MalformedDeploymentWarning, stacklevel=2)
+                else:
+                    on_malformed(problem)
         found.sort(key=lambda record: str(record.get("created_at") or ""))
         return [record for record in found if wanted is None or record["status"] in wanted]
 

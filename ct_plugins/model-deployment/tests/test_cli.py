@@ -77,8 +77,10 @@ def test_create_wait_list_describe_chat_drop(run_ct: Any, dep_server: Any, spec_
     assert set(summary) == {"deployment", "status", "base_url"} and summary["status"] == "READY"
 
     listed = run_ct(*args, "model-deployment", "list", "--status", "ready")
-    assert {"deployment": deployment, "status": "READY"} in listed.json
-    assert all(set(item) == {"deployment", "status"} for item in listed.json)
+    # One object, as every other listing prints, with the deployments under their own key.
+    assert set(listed.json) == {"deployments"}
+    assert {"deployment": deployment, "status": "READY"} in listed.json["deployments"]
+    assert all(set(item) == {"deployment", "status"} for item in listed.json["deployments"])
     assert run_ct(*args, "model-deployment", "list", "--status", "nope").returncode == 1
 
     described = run_ct(*args, "model-deployment", "describe", deployment).json
@@ -96,6 +98,27 @@ def test_create_wait_list_describe_chat_drop(run_ct: Any, dep_server: Any, spec_
     assert dropped.returncode == 0 and dropped.json["dropped"] is True
     again = run_ct(*args, "model-deployment", "drop", deployment)
     assert again.returncode == 0 and again.json["dropped"] is True
+
+
+def test_list_shows_the_healthy_deployments_and_names_a_malformed_one(
+    run_ct: Any, dep_server: Any, spec: dict[str, Any]
+) -> None:
+    from ct_model_deployment.spec import check_spec, create_body
+
+    args = [*base_args(dep_server), "--schema", "MALFORMED_CLI"]
+    with httpx.Client(timeout=30) as http:
+        prefix = dep_server.prefix(database=DB, schema="MALFORMED_CLI")
+        body = create_body(check_spec(spec), spec["source"]["model"])
+        body["sub_job_configs"][0]["inference_config"]["n_gpus"] = 3
+        broken = "sf-ct-" + http.post(prefix + "/", json=body).raise_for_status().json()["job_id"]
+    healthy = run_ct(*args, "model-deployment", "create", "-", input=json.dumps(spec)).json["deployment"]
+    listed = run_ct(*args, "model-deployment", "list")
+    assert listed.returncode == 0, listed
+    assert [item["deployment"] for item in listed.json["deployments"]] == [healthy]
+    assert [item["deployment"] for item in listed.json["malformed"]] == [broken]
+    assert "n_gpus 3" in listed.json["malformed"][0]["error"]
+    assert f"warning: model deployment {broken} is malformed" in listed.stderr
+    assert run_ct(*args, "model-deployment", "drop", healthy).returncode == 0
 
 
 def test_failed_deployment_exit_codes(run_ct: Any, dep_server: Any, spec_file: Path) -> None:

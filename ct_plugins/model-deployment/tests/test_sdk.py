@@ -15,7 +15,11 @@ from typing import Any
 import httpx
 import pytest
 from ct_model_deployment import ModelDeploymentWaitError, ModelDeploymentWaitTimeout, model_deployments
-from ct_model_deployment.errors import ModelDeploymentError, ModelDeploymentNotFound
+from ct_model_deployment.errors import (
+    MalformedDeploymentRecord,
+    ModelDeploymentError,
+    ModelDeploymentNotFound,
+)
 
 from ct_core.client import CortexTrainingClient
 from ct_core.errors import CTConnectionError, ValidationError
@@ -433,3 +437,38 @@ def test_retry_notes_name_the_deployment(
         notes = [record.getMessage() for record in caplog.records if record.name == "ct_core.retry"]
         assert notes and all(job_id not in note.replace(deployment, "") for note in notes)
         deployments.drop(deployment)
+
+
+def _malformed_deployment(client: CortexTrainingClient, spec: dict[str, Any]) -> str:
+    """Create a job that claims to be a deployment but whose GPU count contradicts its replicas."""
+    from ct_model_deployment.spec import check_spec, create_body
+
+    body = create_body(check_spec(spec), MODEL)
+    body["sub_job_configs"][0]["inference_config"]["n_gpus"] = 3  # 1 replica of 1 GPU cannot hold 3
+    return "sf-ct-" + client.create_job_from_body(body)["job_id"]
+
+
+def test_a_malformed_record_is_left_out_of_the_list_with_a_warning(
+    dep_server: Any, spec: dict[str, Any]
+) -> None:
+    from ct_model_deployment.errors import MalformedDeploymentWarning
+
+    with make_client(dep_server, schema="MALFORMED_LIST") as client:
+        deployments = model_deployments(client)
+        healthy = deployments.create(spec)["deployment"]
+        broken = _malformed_deployment(client, spec)
+        with pytest.warns(MalformedDeploymentWarning, match=f"{broken} .*n_gpus 3") as caught:
+            listed = deployments.list_model_deployments()
+        assert [item["deployment"] for item in listed] == [healthy]
+        assert len(caught) == 1 and broken.removeprefix("sf-ct-") not in str(caught[0].message).replace(
+            broken, ""
+        )
+        # A caller that wants the problems itself gets them instead of a warning.
+        seen: list[dict[str, Any]] = []
+        again = deployments.list_model_deployments(on_malformed=seen.append)
+        assert [item["deployment"] for item in again] == [healthy]
+        assert [problem["deployment"] for problem in seen] == [broken] and "n_gpus 3" in seen[0]["error"]
+        # Reading the broken one alone still fails, naming it.
+        with pytest.raises(MalformedDeploymentRecord, match=broken):
+            deployments.describe(broken)
+        deployments.drop(healthy)
