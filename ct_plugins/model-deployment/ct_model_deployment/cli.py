@@ -3,8 +3,8 @@
 create, create --wait and wait print the short summary (`records.summary`); list prints
 {"deployments": [{deployment, status}, ...]} (and "malformed" when a record could not be read);
 describe prints everything. A failed, terminated or dropped deployment, or a wait that runs out of
-time, prints the last summary and fails with exit 1; Ctrl+C while waiting leaves the deployment
-running, says so, and exits 130. `chat` calls the endpoint itself, as any
+time, prints the last summary and fails with exit 1; Ctrl+C while waiting, or during create once
+the deployment exists, leaves it running, names it, and exits 130. `chat` calls the endpoint itself, as any
 OpenAI-compatible client would.
 """
 
@@ -90,7 +90,21 @@ def create(
         output.emit(check_spec(load_spec(_read_spec(spec))))
         return output.EXIT_OK
     deployments = _deployments()
-    record = deployments.create(_read_spec(spec))
+    created: list[str] = []
+    try:
+        record = deployments.create(_read_spec(spec), on_created=created.append)
+    except KeyboardInterrupt:
+        if created:
+            output.error(
+                f"interrupted; {created[0]} was created and is still running ... (drop it with "
+                "ct model-deployment drop)"
+            )
+        else:
+            output.error(
+                "interrupted before the service answered the create; a deployment may still have been "
+                "made (ct model-deployment list shows yours)"
+            )
+        return output.EXIT_INTERRUPTED
     if not wait:
         output.emit(summary(record))
         return output.EXIT_OK

@@ -209,11 +209,15 @@ class ModelDeployments:
             server_message=error.server_message,
         )
 
-    def create(self, spec: dict[str, Any] | str | Path) -> dict[str, Any]:
+    def create(
+        self, spec: dict[str, Any] | str | Path, *, on_created: Callable[[str], None] | None = None
+    ) -> dict[str, Any]:
         """Create a deployment from a spec (dict or JSON file); returns its metadata.
 
         A registered-model source is resolved here, just before the source job is read and the
-        job created: into the checkpoint its run exported.
+        job created: into the checkpoint its run exported. `on_created(deployment_id)` is called
+        as soon as the service has answered the create, before the deployment is read back: a
+        caller interrupted after that (Ctrl+C) still knows which deployment it made.
         """
         checked = self.normalize_spec(spec)
         source = checked["source"]
@@ -228,6 +232,8 @@ class ModelDeployments:
             answer = self.client.create_job_from_body(create_body(checked, model))
         job_id = str(answer.get("job_id", ""))
         deployment = deployment_id_of(job_id)
+        if on_created is not None:
+            on_created(deployment)
         # The first read of a job just created keeps the service's grace for a 517601: the
         # new job may take a moment to show up. Later lookups take that answer as final.
         with self.errors_named(deployment, job_id):

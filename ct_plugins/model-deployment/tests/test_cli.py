@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -231,3 +233,54 @@ def test_ctrl_c_during_wait(ct_home: Path, run_ct: Any, slow_server: Any, spec_f
     assert f"interrupted; {deployment} is still running ..." in stderr and "Traceback" not in stderr
     assert run_ct(*args, "model-deployment", "describe", deployment).json["status"] == "PENDING"
     assert run_ct(*args, "model-deployment", "drop", deployment).returncode == 0
+
+
+#: Holds the first read of a job (GET .../<job id>) for an hour: a test that sees it held knows the
+#: deployment exists and `create` has not yet returned, and interrupts it right there.
+HOLD_FIRST_READ = {
+    "path": r"/cortex-training/[0-9a-f-]{36}$",
+    "method": "GET",
+    "action": "delay",
+    "delay_s": 3600,
+    "count": 1,
+}
+
+
+def _rule_hits(server: Any) -> int:
+    answer = httpx.get(f"{server.base_url}/_ct/faults", headers=server.admin_headers, timeout=10.0)
+    return sum(int(rule["hits"]) for rule in answer.raise_for_status().json()["rules"])
+
+
+@pytest.mark.parametrize("extra", [[], ["--wait"]], ids=["create", "create-wait"])
+def test_ctrl_c_before_create_returns_still_names_the_deployment(
+    ct_home: Path, slow_server: Any, spec_file: Path, extra: list[str]
+) -> None:
+    command = [CT_SCRIPT, *base_args(slow_server), "model-deployment", "create", str(spec_file), *extra]
+    slow_server.set_faults(HOLD_FIRST_READ)
+    try:
+        process = subprocess.Popen(
+            command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "CT_PLUGINS": "model-deployment"},
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
+        # The condition, not a time: the server holds the read that follows the create.
+        for _ in range(6000):
+            if _rule_hits(slow_server) or process.poll() is not None:
+                break
+            time.sleep(0.02)
+        assert process.poll() is None, process.communicate()
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=60)
+    finally:
+        slow_server.clear_faults()
+    assert process.returncode == 130, stderr
+    assert stdout == "" and "Traceback" not in stderr
+    match = re.search(r"interrupted; (sf-ct-[0-9a-f-]{36}) was created and is still running", stderr)
+    assert match, stderr
+    deployment = match.group(1)
+    with httpx.Client(base_url=slow_server.base_url, timeout=30) as http:
+        prefix = f"/api/v2/databases/{DB}/schemas/PUBLIC/cortex-training/"
+        assert http.get(prefix + deployment.removeprefix("sf-ct-")).json()["status"] == "pending"
