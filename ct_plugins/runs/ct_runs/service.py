@@ -72,8 +72,8 @@ TRAINING_POLL_INTERVAL_S = 0.005
 TRAINING_POLL_MAX_INTERVAL_S = 0.25
 
 
-def _truthy(value: str | None) -> bool:
-    return (value or "").strip().lower() in ("1", "true", "yes", "on")
+#: How a boolean query parameter may be spelt (any case): what JSON and form encoders write.
+BOOLEAN_SPELLINGS = {"true": True, "1": True, "false": False, "0": False}
 
 
 class RunsService:
@@ -361,20 +361,28 @@ class RunsService:
     def routes(self) -> list[Route]:
         p = PREFIX
         return [
-            Route(p + "/datasets", self._h(self.post_dataset), methods=["POST"]),
+            # The build reads its own query (label_field may repeat): ct_runs.datasets checks it.
+            Route(p + "/datasets", self._h(self.post_dataset, None), methods=["POST"]),
             Route(p + "/datasets/{dataset_id}", self._h(self.get_dataset), methods=["GET"]),
             Route(p + "/runs", self._h(self.post_run), methods=["POST"]),
-            Route(p + "/runs", self._h(self.list_runs), methods=["GET"]),
+            Route(p + "/runs", self._h(self.list_runs, ("status", "limit")), methods=["GET"]),
             Route(p + "/runs/{run_id}:cancel", self._h(self.cancel_run), methods=["POST"]),
             Route(p + "/runs/{run_id}", self._h(self.get_run), methods=["GET"]),
-            Route(p + "/runs/{run_id}/metrics", self._h(self.run_metrics), methods=["GET"]),
-            Route(p + "/runs/{run_id}/logs", self._h(self.run_logs), methods=["GET"]),
+            Route(p + "/runs/{run_id}/metrics", self._h(self.run_metrics, ("after_step",)), methods=["GET"]),
+            Route(
+                p + "/runs/{run_id}/logs",
+                self._h(self.run_logs, ("structured", "after", "limit")),
+                methods=["GET"],
+            ),
             Route(p + "/models/{model_id}", self._h(self.get_model), methods=["GET"]),
         ]
 
     def _h(
-        self, handler: Callable[[Request, str], Awaitable[Response]]
+        self, handler: Callable[[Request, str], Awaitable[Response]], query: tuple[str, ...] | None = ()
     ) -> Callable[[Request], Awaitable[Response]]:
+        """The route of `handler`: the caller checked, the service up, and the query string holding
+        only the parameters in `query`, each once (None: the handler reads its query itself)."""
+
         async def route(request: Request) -> Response:
             try:
                 owner = self.authenticate(request)
@@ -382,6 +390,8 @@ class RunsService:
                     raise RunsRefusal(
                         "internal", f"the runs service is not running: {self.start_error or 'starting'}"
                     )
+                if query is not None:
+                    _check_query(request, query)
                 return await handler(request, owner)
             except RunsRefusal as exc:
                 return JSONResponse(exc.body(), status_code=exc.status)
@@ -407,12 +417,10 @@ class RunsService:
     # datasets
 
     async def post_dataset(self, request: Request, owner: str) -> Response:
-        query: dict[str, Any] = {}
+        # Every value as a list: the options refuse a parameter other than label_field given twice.
+        query: dict[str, list[str]] = {}
         for key, value in request.query_params.multi_items():
-            if key == "label_field":
-                query.setdefault("label_field", []).append(value)
-            else:
-                query[key] = value
+            query.setdefault(key, []).append(value)
         options = ds.options_from_query(query)
         body = await request.body()
         if len(body) > MAX_DATASET_BYTES:
@@ -471,8 +479,13 @@ class RunsService:
         if not isinstance(spec, dict):
             raise invalid_argument("the run spec must be a JSON object")
         dataset_id = spec.get("dataset_id")
-        if not isinstance(dataset_id, str) or not dataset_id:
-            raise invalid_argument("dataset_id is required", "dataset_id")
+        if dataset_id is None:
+            raise invalid_argument("dataset_id is required: a succeeded dataset build's id", "dataset_id")
+        if not isinstance(dataset_id, str):
+            given = f"a {_json_type(dataset_id)}: {json.dumps(dataset_id)}"
+            raise invalid_argument(f"dataset_id must be a string (a ds_ id), not {given}", "dataset_id")
+        if not dataset_id:
+            raise invalid_argument("dataset_id must not be empty: give a dataset build's id", "dataset_id")
         return await run_in_threadpool(self._start_run, request, owner, spec, dataset_id)
 
     def _start_run(self, request: Request, owner: str, spec: dict[str, Any], dataset_id: str) -> Response:
@@ -571,17 +584,17 @@ class RunsService:
 
     async def run_metrics(self, request: Request, owner: str) -> Response:
         assert self.store is not None
-        row = await run_in_threadpool(self._run_for, request, owner)
         after = _int_query(request, "after_step", -1, -1, 2**62)
+        row = await run_in_threadpool(self._run_for, request, owner)
         series, cursor = await run_in_threadpool(self.store.metric_series, row.run_id, after)
         return JSONResponse({"series": series, "cursor": cursor})
 
     async def run_logs(self, request: Request, owner: str) -> Response:
         assert self.store is not None
-        row = await run_in_threadpool(self._run_for, request, owner)
-        structured = _truthy(request.query_params.get("structured"))
+        structured = _bool_query(request, "structured", False)
         after = _int_query(request, "after", 0, 0, 2**62)
         limit = _int_query(request, "limit", 1000, 1, LOG_LIMIT_MAX)
+        row = await run_in_threadpool(self._run_for, request, owner)
         rows = await run_in_threadpool(self.store.log_entries, row.run_id, after, limit)
         entries = []
         cursor = after
@@ -616,6 +629,43 @@ def _queue(name: str) -> Any:
     if queue is None:
         raise RuntimeError(f"the DBOS queue {name} is not registered in this process")
     return queue
+
+
+def _check_query(request: Request, allowed: tuple[str, ...]) -> None:
+    """Refuse a query parameter the route does not take, or one given twice, naming it: a misspelt
+    or doubled parameter would otherwise be ignored, and the caller read an answer to another
+    question than the one asked."""
+    seen: set[str] = set()
+    for key, _ in request.query_params.multi_items():
+        if key not in allowed:
+            takes = f"it takes {', '.join(allowed)}" if allowed else "it takes none"
+            raise invalid_argument(f"unknown query parameter {key!r} for this route; {takes}", key)
+        if key in seen:
+            raise invalid_argument(f"query parameter {key} is given more than once; give it once", key)
+        seen.add(key)
+
+
+def _bool_query(request: Request, name: str, default: bool) -> bool:
+    raw = request.query_params.get(name)
+    if raw is None or raw == "":
+        return default
+    value = BOOLEAN_SPELLINGS.get(raw.strip().lower())
+    if value is None:
+        raise invalid_argument(f"{name} must be true or false, not {raw!r}", name)
+    return value
+
+
+def _json_type(value: Any) -> str:
+    """The JSON name of a parsed JSON value's type, for messages."""
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return "string" if isinstance(value, str) else "null"
 
 
 def _int_query(request: Request, name: str, default: int, low: int, high: int) -> int:
