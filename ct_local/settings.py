@@ -41,6 +41,9 @@ MAX_MODEL_NAME_CHARS = 1024
 MAX_SUB_JOB_GPUS = 4096
 # max_seq_len of a sub-job: no model of the catalog comes near a window this long.
 MAX_SEQ_LEN = 1 << 20
+# A LoRA rank (peft_config.r): far above the hidden size of any model of the catalog, where a
+# low-rank adapter stops being one; a larger rank is a typo that would exhaust the worker's memory.
+MAX_LORA_RANK = 1 << 16
 # Sub-job dtype names the local server accepts (torch's and Hugging Face's spellings, any case).
 KNOWN_DTYPES: tuple[str, ...] = (
     "auto",

@@ -27,6 +27,7 @@ from ct_local.settings import (
     EXPERIMENT_NAME_MAX_PARTS,
     KNOWN_DTYPES,
     KNOWN_HARDWARE,
+    MAX_LORA_RANK,
     MAX_MODEL_NAME_CHARS,
     MAX_NAME_PART_CHARS,
     MAX_SEED,
@@ -104,6 +105,8 @@ def _check_peft(value: Any, where: str, problems: list[str]) -> None:
     rank = value.get("r")
     if rank is not None and (not _is_int(rank) or rank <= 0):
         problems.append(f"{where}.r must be a positive integer, got {_shown(rank)}")
+    elif rank is not None and rank > MAX_LORA_RANK:
+        problems.append(f"{where}.r must be at most {MAX_LORA_RANK}, got {_shown(rank)}")
     alpha = value.get("lora_alpha")
     if alpha is not None and (not _is_int(alpha) or alpha < 0):
         problems.append(f"{where}.lora_alpha must be an integer of 0 or more, got {_shown(alpha)}")

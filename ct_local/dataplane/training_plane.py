@@ -47,7 +47,7 @@ from ct_core import wire
 from ct_core.fs import atomic_write
 from ct_local.control.jobs import optimizer_resize_problem
 from ct_local.control.lifecycle import TERMINAL_STATUSES
-from ct_local.dataplane import router_replay, sampling_plane
+from ct_local.dataplane import batch_checks, router_replay, sampling_plane
 from ct_local.dataplane.boards import SamplingBoards
 from ct_local.dataplane.chunk_groups import ChunkGroups, is_request_chunk
 from ct_local.dataplane.recovery import CLEAN_SHUTDOWN_KEY, Recovery
@@ -130,6 +130,8 @@ class TrainingDataPlane(DataPlane):
         self.boards = SamplingBoards()
         #: Router-replay pairs bootstrapped on this server.
         self.pairings = router_replay.Pairings()
+        #: The vocabulary size of each training sub-job's model, read once (batch_checks).
+        self._vocabularies: dict[str, int] = {}
         self._lock = threading.Lock()
 
     # --- lifecycle ----------------------------------------------------------------------------
@@ -370,6 +372,7 @@ class TrainingDataPlane(DataPlane):
         """A whole frame, or one request chunk of it: the frame is scheduled once per chunk group."""
         if not is_request_chunk(frame):
             router_replay.check_replay_descriptor(self.pairings, job, sub_job, frame)
+            await self._check_batch(sub_job, frame)
             return self.enqueue(job, sub_job, kind, frame=frame)
         accepted, whole = await asyncio.to_thread(self.chunks.accept, job.job_id, frame, operation=operation)
         last = accepted.chunk_idx == accepted.total_chunks - 1
@@ -388,6 +391,7 @@ class TrainingDataPlane(DataPlane):
             )
         # The reassembled frame carries the caller's operation metadata (it survives chunking).
         router_replay.check_replay_descriptor(self.pairings, job, sub_job, whole)
+        await self._check_batch(sub_job, whole)
         request_id = str(uuid.uuid4())
         input_path = self._write_input(job, request_id, whole)
         claimed, created = self.dp.claim_group(
@@ -406,6 +410,15 @@ class TrainingDataPlane(DataPlane):
         else:
             Path(input_path).unlink(missing_ok=True)
         return JSONResponse({"request_id": claimed, "job_id": job.job_id})
+
+    async def _check_batch(self, sub_job: dict[str, Any], frame: bytes) -> None:
+        """Token ids outside the sub-job's vocabulary are refused here (422), never run."""
+        sub_id = str(sub_job["sub_job_id"])
+        vocabulary = self._vocabularies.get(sub_id)
+        if vocabulary is None:
+            vocabulary = await asyncio.to_thread(batch_checks.vocabulary_size, sub_job, self.state.store)
+            self._vocabularies[sub_id] = vocabulary
+        await asyncio.to_thread(batch_checks.check_token_ids, frame, vocabulary)
 
     # --- routes -------------------------------------------------------------------------------
 

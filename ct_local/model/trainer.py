@@ -30,9 +30,8 @@ from typing import Any
 import torch
 
 from ct_local.model import tinylm
-from ct_local.model.training_spec import SUPPORTED_LOSS_FNS, TrainingSpec
+from ct_local.model.training_spec import IGNORE_INDEX, SUPPORTED_LOSS_FNS, TrainingSpec
 
-IGNORE_INDEX = -100
 # Model kwargs passed to the model as given; rr_* router-replay inputs are accepted and ignored
 # (the tiny model has no experts to replay).
 _MODEL_KWARGS = {"input_ids", "attention_mask", "position_ids"}
@@ -229,6 +228,10 @@ class Trainer:
         labels = _tensor(extras["labels"], "labels", torch.long)
         if labels.shape != logits.shape[:2]:
             raise RequestError(f"labels must have the shape of input_ids {tuple(logits.shape[:2])}")
+        targets = labels[labels != IGNORE_INDEX]
+        vocab = logits.shape[-1]
+        if targets.numel() and (int(targets.min()) < 0 or int(targets.max()) >= vocab):
+            raise RequestError(f"labels must lie in [0, {vocab}) or be {IGNORE_INDEX} for this model")
         per_token = torch.nn.functional.cross_entropy(
             logits.reshape(-1, logits.shape[-1]),
             labels.reshape(-1),

@@ -24,6 +24,8 @@ DEFAULT_EPS = 1e-8
 DEFAULT_WEIGHT_DECAY = 0.0
 # Loss functions: processing.loss_fn values the local backend understands (None means SFT).
 SUPPORTED_LOSS_FNS = ("sft", "cross_entropy", "ce")
+# A label of this value marks a position without a target (cross-entropy's ignore index).
+IGNORE_INDEX = -100
 _OPTIMIZER_KEYS = {
     "name",
     "type",
@@ -124,8 +126,23 @@ def parse_optimizer(block: Any) -> tuple[OptimizerSpec, float | None]:
     )
     if spec.lr < 0:
         raise SpecError("optimizer.lr must not be negative")
-    hoisted = None if clipping is None else _number(clipping, "optimizer.gradient_clipping")
+    # torch's own bounds, checked here so a job that could never build its optimizer is refused
+    # at create instead of failing when its worker starts.
+    for key in ("weight_decay", "eps", "momentum"):
+        if getattr(spec, key) < 0:
+            raise SpecError(f"optimizer.{key} must not be negative, got {getattr(spec, key)!r}")
+    if not all(0 <= beta < 1 for beta in spec.betas):
+        raise SpecError(f"optimizer.betas (beta1, beta2) must each lie in [0, 1), got {list(spec.betas)}")
+    hoisted = None if clipping is None else _clipping(clipping, "optimizer.gradient_clipping")
     return spec, hoisted
+
+
+def _clipping(value: Any, where: str) -> float:
+    """A gradient-clipping norm: 0 turns clipping off, a negative norm means nothing."""
+    norm = _number(value, where)
+    if norm < 0:
+        raise SpecError(f"{where} must be 0 (off) or a positive norm, got {value!r}")
+    return norm
 
 
 def external_folder(path: str) -> Path:
@@ -176,7 +193,7 @@ def training_spec(sub_job: dict[str, Any]) -> TrainingSpec:
         raise SpecError("training_config must be an object")
     optimizer, hoisted = parse_optimizer(config.get("optimizer"))
     clipping = config.get("gradient_clipping")
-    clip = _number(clipping, "gradient_clipping") if clipping is not None else hoisted
+    clip = _clipping(clipping, "gradient_clipping") if clipping is not None else hoisted
     max_seq_len = config.get("max_seq_len")
     if max_seq_len is not None:
         max_seq_len = int(_number(max_seq_len, "max_seq_len"))

@@ -6,6 +6,7 @@ import json
 import math
 from pathlib import Path
 
+import httpx
 import pytest
 
 
@@ -91,14 +92,55 @@ def test_bad_requests_fail_with_clear_errors(dp, text_batch, request_failed) -> 
     no_labels = {"args": (), "kwargs": {"input_ids": batch["kwargs"]["input_ids"]}}
     with pytest.raises(request_failed, match="labels is required"):
         dp.poll(dp.forward_backward(no_labels))
-    out_of_range = {
-        "args": (),
-        "kwargs": {**batch["kwargs"], "input_ids": batch["kwargs"]["input_ids"] + 1000},
-    }
-    with pytest.raises(request_failed, match=r"input_ids must lie in \[0, 260\)"):
-        dp.poll(dp.forward_backward(out_of_range))
     # The job keeps working after refused requests.
     assert math.isfinite(dp.poll(dp.forward_backward(batch))["avg_loss"])
+
+
+def _post_fwd_bwd(dp, frame_of, batch, *, max_bytes: int = 0) -> httpx.Response:
+    """Every chunk of ``batch``'s frame; the answer to the last one."""
+    chunks = dp.chunks(frame_of(batch), max_bytes=max_bytes)
+    assert len(chunks) > 1 or not max_bytes
+    for chunk in chunks[:-1]:
+        assert dp.post_chunk(chunk).status_code == 200
+    return dp.post_chunk(chunks[-1])
+
+
+def test_token_ids_outside_the_vocabulary_are_refused_at_submit_naming_the_field(
+    dp, text_batch, frame_of, training_server
+) -> None:
+    """Labels out of range once reached torch's cross-entropy (IndexError and a server traceback):
+    ids of input_ids and labels are checked when the call arrives, whole or in chunks."""
+    dp.start()
+    mark = training_server.log_mark()
+    batch = text_batch()
+    ids, labels = batch["kwargs"]["input_ids"], batch["kwargs"]["labels"]
+    bad = {
+        "labels": [labels + 1000, labels.clamp(min=0) - 5, labels.clamp(min=0) * 0 + 260],
+        "input_ids": [ids + 1000, ids - 300],
+    }
+    for field, values in bad.items():
+        for value in values:
+            batch_with = {"args": (), "kwargs": {**batch["kwargs"], field: value}}
+            for max_bytes in (0, 8192 + 1024):  # one frame, then several chunks
+                response = _post_fwd_bwd(dp, frame_of, batch_with, max_bytes=max_bytes)
+                assert response.status_code == 422, response.text
+                detail = response.json()["detail"][0]
+                assert detail["loc"] == ["body", "kwargs", field], detail
+                assert f"{field} must lie in [0, 260)" in detail["msg"], detail
+            # The forward operation reads the same kwargs.
+            forward = dp.operation(
+                "forward",
+                {field: value.tolist(), **({} if field == "input_ids" else {"input_ids": ids.tolist()})},
+            )
+            assert forward.status_code == 422, forward.text
+            assert f"{field} must lie in [0, 260)" in forward.text
+    # -100 marks an ignored label, and ids at both ends of the vocabulary are accepted.
+    edges = ids.clone()
+    edges[:, 0], edges[:, 1] = 0, 259
+    good = {"args": (), "kwargs": {"input_ids": edges, "labels": labels}}
+    assert math.isfinite(dp.poll(dp.forward_backward(good))["avg_loss"])
+    log = training_server.log_since(mark)
+    assert "Traceback" not in log, log[-4000:]
 
 
 def test_max_seq_len_is_enforced(dp, text_batch, request_failed) -> None:
