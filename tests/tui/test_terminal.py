@@ -180,3 +180,32 @@ def test_ct_tui_in_a_real_terminal(
     terminal.keys("q")
     code = _wait(lambda: exit_file.exists() and exit_file.read_text().strip(), "ct tui to exit on q")
     assert code == "0", terminal.screen()
+
+
+def test_ct_tui_takes_the_connection_options_after_tui_and_its_poll_interval(
+    terminal: Terminal, local_server: Any, ct_home: Path, tmp_path: Path
+) -> None:
+    job_id = make_running_job(local_server.base_url)
+    sub = f"{job_id}:training:0"
+    exit_file = tmp_path / "exit-code"
+    # The reference's form: every connection option after `tui`, with the job and the poll interval.
+    argv = [CT_SCRIPT, "tui", job_id, "--base-url", local_server.base_url, "--database", DATABASE]
+    argv += ["--schema", SCHEMA, "--poll-interval", "2.5", "--sub-job-id", sub]
+    command = " ".join(shlex.quote(part) for part in argv)
+    shell = f"{command} 2>&1; echo $? > {shlex.quote(str(exit_file))}; sleep 600"
+    environment = {"CT_PLUGINS": "", "HOME": str(ct_home), "XDG_CACHE_HOME": str(ct_home / ".cache")}
+    exports = " ".join(f"{name}={shlex.quote(value)}" for name, value in environment.items())
+    launch = f"env -u COLUMNS -u LINES {exports} {shell}"
+    terminal.tmux("new-session", "-d", "-s", terminal.session, "-x", "160", "-y", "45", launch)
+
+    # The job's log opens on the server those options name, and says how often it polls.
+    terminal.wait_for(f"tailing {sub}", "— live —", "polls every 2.5 s")
+    terminal.keys("q")
+    code = _wait(lambda: exit_file.exists() and exit_file.read_text().strip(), "ct tui to exit on q")
+    assert code == "0", terminal.screen()
+
+
+def test_ct_tui_refuses_a_poll_interval_that_is_not_positive(ct_home: Path) -> None:
+    result = run_ct("tui", "--base-url", "http://127.0.0.1:9", "--database", DATABASE, "--poll-interval", "0")
+    assert result.returncode == 2, result
+    assert "--poll-interval" in result.stderr and "Unknown option" not in result.stderr

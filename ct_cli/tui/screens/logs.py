@@ -348,6 +348,8 @@ class LogScreen(Screen[None]):
                 stop=stop,
                 cursor=cursor,
                 poll_interval=self.tui.poll_interval,
+                # Quiet logs back off up to the usual ceiling, never below the interval asked for.
+                max_interval=max(tail.MAX_POLL_INTERVAL_S, self.tui.poll_interval),
             ):
                 if page.refused is not None:
                     self.tui.record_error(f"tail {sub_job_id}: saved cursor refused", page.refused)
@@ -526,6 +528,8 @@ class LogScreen(Screen[None]):
             parts.append("PAUSED")
         if self.updated:
             parts.append(f"updated {self.updated}")
+        if self.tui.poll_interval != tail.DEFAULT_POLL_INTERVAL_S:
+            parts.append(f"polls every {self.tui.poll_interval:g} s")  # only when --poll-interval set it
         self.sub_title = fmt.SEPARATOR.join(parts)
 
     # --- keys -------------------------------------------------------------------------------------
