@@ -57,3 +57,33 @@ def test_text_is_printed_as_it_arrives() -> None:
 def test_a_broken_stream_fails(lines: list[str], message: str) -> None:
     with pytest.raises(RuntimeError, match=message):
         run(lines)
+
+
+class Terminal(io.StringIO):
+    """A text stream that says it is a terminal, as a console's stdout does."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def run_on(stdout: io.StringIO, lines: list[str]) -> str:
+    streams = output.Streams(stdout=stdout, stderr=io.StringIO())
+    with output.using(streams):
+        body = "".join(line + "\n" for line in lines).encode("utf-8")
+        _print_stream(StreamedResponse(200, [(b"content-type", b"text/event-stream")], iter([body])))
+    return stdout.getvalue()
+
+
+#: Text a model may well generate: an escape sequence that would clear the screen, a bell, a carriage
+#: return that overwrites the line, a C1 control, a right-to-left override; then ordinary text.
+HOSTILE = "a\x1b[2J\x07b\rc\x85d\u202ee\tf\ng é"
+
+
+def test_a_terminal_gets_control_characters_escaped() -> None:
+    shown = run_on(Terminal(), [data(content(HOSTILE[:5])), data(content(HOSTILE[5:])), data("[DONE]")])
+    assert shown == "a\\x1b[2J\\x07b\\x0dc\\x85d\\u202ee\tf\ng é\n"
+    assert all(char.isprintable() or char in "\t\n" for char in shown)
+
+
+def test_a_pipe_gets_the_text_unchanged() -> None:
+    assert run_on(io.StringIO(), [data(content(HOSTILE)), data("[DONE]")]) == HOSTILE + "\n"

@@ -284,3 +284,56 @@ def test_ctrl_c_before_create_returns_still_names_the_deployment(
     with httpx.Client(base_url=slow_server.base_url, timeout=30) as http:
         prefix = f"/api/v2/databases/{DB}/schemas/PUBLIC/cortex-training/"
         assert http.get(prefix + deployment.removeprefix("sf-ct-")).json()["status"] == "pending"
+
+
+def _sse(text: str) -> str:
+    chunk = {"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]}
+    return f"data: {json.dumps(chunk)}\n\ndata: [DONE]\n\n"
+
+
+def test_chat_stream_escapes_control_bytes_on_a_terminal_only(
+    ct_home: Path, run_ct: Any, dep_server: Any, spec_file: Path
+) -> None:
+    import pty
+
+    args = base_args(dep_server)
+    deployment = run_ct(*args, "model-deployment", "create", str(spec_file), "--wait").json["deployment"]
+    answer = {
+        "path": "/inference/v1/chat/completions$",
+        "method": "POST",
+        "action": "respond",
+        "status": 200,
+        "body": _sse("hi\x1b[2J\x07there"),
+        "headers": {"content-type": "text/event-stream"},
+        "count": 2,
+    }
+    dep_server.set_faults(answer)
+    try:
+        piped = run_ct(*args, "model-deployment", "chat", deployment, "hi", "--stream")
+        assert piped.returncode == 0, piped
+        assert piped.stdout == "hi\x1b[2J\x07there\n"
+        # The same answer on a real terminal: the escape sequence and the bell are shown, not obeyed.
+        leader, follower = pty.openpty()
+        command = [CT_SCRIPT, *args, "model-deployment", "chat", deployment, "hi", "--stream"]
+        process = subprocess.Popen(
+            command,
+            stdout=follower,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "CT_PLUGINS": "model-deployment"},
+        )
+        os.close(follower)
+        shown = b""
+        while True:
+            try:
+                block = os.read(leader, 4096)
+            except OSError:  # the terminal's other end closed: the process is done writing
+                break
+            if not block:
+                break
+            shown += block
+        os.close(leader)
+        assert process.wait(timeout=60) == 0, process.stderr.read() if process.stderr else ""
+    finally:
+        dep_server.clear_faults()
+    assert shown.decode().replace("\r\n", "\n") == "hi\\x1b[2J\\x07there\n"
+    assert run_ct(*args, "model-deployment", "drop", deployment).returncode == 0
