@@ -87,11 +87,97 @@ def render_json(value: Any, *, compact: bool) -> str:
     return json.dumps(value, sort_keys=True, indent=2, default=_json_default)
 
 
+def _escape_unprintable(text: str, encoding: str) -> str:
+    """`text` (JSON) with every character a terminal should not get raw written as its JSON escape.
+
+    That is a control or format character (ESC, BEL, a right-to-left override), anything else
+    `str.isprintable` refuses, and what the terminal's encoding cannot show. The newlines of the
+    layout stay: inside a JSON string a newline is already escaped.
+    """
+    out: list[str] = []
+    for char in text:
+        if char == "\n" or (char.isprintable() and _encodable(char, encoding)):
+            out.append(char)
+        else:
+            out.append(json.dumps(char)[1:-1])  # \uXXXX, a surrogate pair above the BMP
+    return "".join(out)
+
+
+def _encodable(char: str, encoding: str) -> bool:
+    try:
+        char.encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
+
+
+def _readable_lines(value: Any, indent: int) -> str:
+    if isinstance(value, dict) and value:
+        pad = " " * (indent + 2)
+        items = [
+            f"{pad}{json.dumps(str(key), ensure_ascii=False)}: {_readable_lines(value[key], indent + 2)}"
+            for key in sorted(value)
+        ]
+        return "{\n" + ",\n".join(items) + "\n" + " " * indent + "}"
+    if isinstance(value, (list, tuple)) and value:
+        if all(v is None or isinstance(v, (int, float)) for v in value):
+            # Token ids, logprobs, shapes: one line, not one number per line.
+            return "[" + ", ".join(json.dumps(v) for v in value) + "]"
+        pad = " " * (indent + 2)
+        return (
+            "[\n"
+            + ",\n".join(pad + _readable_lines(v, indent + 2) for v in value)
+            + "\n"
+            + " " * indent
+            + "]"
+        )
+    if isinstance(value, (dict, list, tuple, str, int, float, bool)) or value is None:
+        return json.dumps(value, ensure_ascii=False)
+    return _readable_lines(_json_default(value), indent)
+
+
+def render_json_readable(value: Any, *, encoding: str | None) -> str:
+    """`value` as a person at a terminal reads it: the same JSON, laid out for the eye.
+
+    Keys sorted and indented as `emit` does, lists of numbers on one line, text as itself (not
+    `\\u` escapes) except for what a terminal should not get raw (see `_escape_unprintable`).
+    `json.loads` of it equals `json.loads` of `render_json(value, ...)`.
+    """
+    return _escape_unprintable(_readable_lines(value, 0), encoding or "utf-8")
+
+
+def printable(text: str) -> str:
+    """`text` safe to write on the current stdout when it is a terminal (see `_escape_unprintable`)."""
+    return _escape_unprintable(text, getattr(current().stdout, "encoding", None) or "utf-8")
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except ValueError:  # a closed stream
+        return False
+
+
 def emit(value: Any) -> None:
-    """Write a command's result: one JSON document on stdout."""
+    """Write a command's result: one JSON document on stdout.
+
+    Piped or redirected, the document is pretty-printed by `json.dumps` (or compact with
+    `--compact`). On a terminal and without `--compact`, it is the same JSON laid out for reading:
+    lists of numbers on one line and control characters escaped (`render_json_readable`).
+    """
     streams = current()
-    streams.stdout.write(render_json(value, compact=streams.compact) + "\n")
+    if not streams.compact and _is_terminal(streams.stdout):
+        text = render_json_readable(value, encoding=getattr(streams.stdout, "encoding", None))
+    else:
+        text = render_json(value, compact=streams.compact)
+    streams.stdout.write(text + "\n")
     streams.stdout.flush()
+
+
+def stdout_is_terminal() -> bool:
+    """Whether the current stdout is a terminal (a person reads it) rather than a pipe or a file."""
+    return _is_terminal(current().stdout)
 
 
 def emit_text(text: str) -> None:

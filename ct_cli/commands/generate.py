@@ -86,7 +86,9 @@ def _readable(event: dict[str, Any]) -> str:
         result = event.get("result") or {}
         return f"[{event.get('index')}] ({result.get('finish_reason')}) {result.get('text', '')!r}"
     if kind == "error":
-        return f"[{event.get('index')}] error: {event.get('error')}"
+        problem = event.get("error")
+        text = problem if isinstance(problem, str) else output.render_json(problem, compact=True)
+        return f"[{event.get('index')}] error: {text}"
     if kind == "done":
         return f"done: {event.get('completed')} completed, {event.get('failed')} failed"
     return output.render_json(event, compact=True)
@@ -115,8 +117,9 @@ def generate(
 ) -> None:
     """Generate text on the job's sampling sub-job.
 
-    Prints {"job_id", "prompt_count", "request_id", "result"}. With --stream, prints one JSON line per
-    event (result, error, done) as they arrive; on a terminal, readable lines instead.
+    Prints {"job_id", "prompt_count", "request_id", "result"} (on a terminal, each token-id list on
+    one line). With --stream, prints one JSON line per event (result, error, done) as they arrive; on
+    a terminal, readable lines instead, with control characters escaped.
     """
     from ct_cli.commands.submit import read_json_object
 
@@ -141,6 +144,9 @@ def generate(
     if not poll:
         output.emit(started)
         return
-    to_terminal = getattr(output.current().stdout, "isatty", lambda: False)()
+    to_terminal = output.stdout_is_terminal()
     for event in client.iter_generate_events(job_id, request_id):
-        output.emit_text(_readable(event) if to_terminal else output.render_json(event, compact=True))
+        if to_terminal:
+            output.emit_text(output.printable(_readable(event)))
+        else:
+            output.emit_text(output.render_json(event, compact=True))

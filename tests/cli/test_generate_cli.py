@@ -198,3 +198,45 @@ def test_stream_without_polling_prints_the_start(ct: Callable[..., Result], job:
     started = json.loads(result.stdout)
     assert started["count"] == 2 and started["job_id"] == job[-1] and started["request_id"]
     assert "generate-stream: request" in result.stderr
+
+
+def test_generate_on_a_terminal_is_compact_and_readable(ct: Callable[..., Result], job: list[str]) -> None:
+    sub = f"{job[-1]}:sampling:0"
+    piped = ct(*job, "generate", "-", "--sub-job", sub, stdin=json.dumps(REQUEST))
+    shown = ct(*job, "generate", "-", "--sub-job", sub, stdin=json.dumps(REQUEST), tty=True)
+    assert piped.code == shown.code == 0, (piped.stderr, shown.stderr)
+    # Piped: the pretty JSON document as before, one token id per line.
+    piped_body = json.loads(piped.stdout)
+    ids = piped_body["result"]["results"][0]["token_ids"]
+    assert f"\n{' ' * 10}{ids[0]},\n" in piped.stdout
+    # On a terminal: still one JSON document with the same content, each token-id list on one line.
+    shown_body = json.loads(shown.stdout)
+    assert shown_body.keys() == piped_body.keys()
+    assert [r["token_ids"] for r in shown_body["result"]["results"]] == [
+        r["token_ids"] for r in piped_body["result"]["results"]
+    ]
+    assert '"token_ids": [' + ", ".join(str(i) for i in ids) + "]" in shown.stdout
+    assert len(shown.stdout.splitlines()) < len(piped.stdout.splitlines()) - 4
+
+
+def test_terminal_json_escapes_what_is_not_printable() -> None:
+    from ct_cli import output
+
+    value = {"text": "caf\u00e9 \x1b[31mred\x1b[0m \u202eevil\u202c\x07 \U0001f600", "ids": [1, 2, 3]}
+    shown = output.render_json_readable(value, encoding="utf-8")
+    assert json.loads(shown) == value
+    assert "\x1b" not in shown and "\u202e" not in shown and "\x07" not in shown
+    assert "\\u001b[31mred" in shown and "\\u202e" in shown
+    assert "caf\u00e9" in shown and "\U0001f600" in shown  # printable text stays readable
+    assert '"ids": [1, 2, 3]' in shown
+    # A terminal that cannot show a character gets its escape instead.
+    assert json.loads(output.render_json_readable(value, encoding="ascii")) == value
+    assert "caf\\u00e9" in output.render_json_readable(value, encoding="ascii")
+
+
+def test_a_streamed_error_reads_as_text_not_a_python_repr() -> None:
+    from ct_cli.commands.generate import _readable
+
+    line = _readable({"type": "error", "index": 1, "error": {"code": "x", "message": "bad \x1b[2J"}})
+    assert line == '[1] error: {"code":"x","message":"bad \\u001b[2J"}'
+    assert _readable({"type": "error", "index": 0, "error": "plain words"}) == "[0] error: plain words"
