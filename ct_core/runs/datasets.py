@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ct_core.errors import ValidationError
-from ct_core.http import retry as _retry
-from ct_core.runs.polling import DATASET_BUILDING, RUNS_RULE, answer_object, wait_until
+from ct_core.runs.polling import DATASET_BUILDING, RUNS_RULE, answer_object, upload_rule, wait_until
 
 #: The content type of the upload: one JSON object per line.
 JSONL_CONTENT_TYPE = "application/x-ndjson"
@@ -93,7 +92,8 @@ class DatasetsAPI:
         `text_field` is the key holding each row's text, `label_fields` the keys holding labels,
         `val_fraction` the share of rows for validation and `seed` the split's seed. With `wait`
         the call returns the settled build (see `wait`). The upload is sent once: it is retried
-        only when it provably never left this machine, since a repeat would build twice.
+        only when it provably never left this machine, or a starting service refused it unread
+        (503 `unavailable`, after its Retry-After), since a repeat would build twice.
         """
         if not isinstance(text_field, str) or not text_field.strip():
             raise ValidationError(f"text_field must be a non-empty string, got {text_field!r}")
@@ -112,7 +112,7 @@ class DatasetsAPI:
             query=query,
             content=data,
             content_type=JSONL_CONTENT_TYPE,
-            predicate=_retry.never_reached_server,
+            predicate=upload_rule,
         ).json()
         dataset = answer_object(answer, "buildDataset")
         if not wait:

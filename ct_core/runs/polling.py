@@ -31,10 +31,14 @@ RUNS_ERROR_CODES = frozenset(
         "permission_denied",
         "already_exists",
         "internal",
+        "unavailable",
     }
 )
-#: Codes that may heal on another attempt: the service's own failure.
-_TRANSIENT_CODES = frozenset({"internal"})
+#: The code of a 503 from a runs service that is starting: it refused before reading the request
+#: and says in Retry-After when to send it again.
+SERVICE_STARTING_CODE = "unavailable"
+#: Codes that may heal on another attempt: the service's own failure, a service on its way up.
+_TRANSIENT_CODES = frozenset({"internal", SERVICE_STARTING_CODE})
 
 #: Statuses a run never leaves.
 TERMINAL_RUN_STATUSES = frozenset({"succeeded", "failed", "cancelled"})
@@ -48,6 +52,22 @@ def _refusal_is_final(error: BaseException) -> bool:
 
 #: The retry rule of every runs-service call that is safe to repeat.
 RUNS_RULE: _retry.Predicate = _retry.general(final=_refusal_is_final)
+
+
+def service_starting(error: BaseException) -> bool:
+    """A 503 `unavailable` of a starting runs service: nothing of the request was read or done."""
+    return (
+        isinstance(error, errors.APIError)
+        and error.status_code == 503
+        and error.code == SERVICE_STARTING_CODE
+    )
+
+
+def upload_rule(error: BaseException) -> bool:
+    """The rule of a call that must not run twice (a dataset upload builds once per request): sent
+    again only when it provably never reached the service, or the service refused it unread while
+    starting (after the Retry-After wait the general policy honours)."""
+    return _retry.never_reached_server(error) or service_starting(error)
 
 
 def answer_object(answer: Any, operation: str) -> dict[str, Any]:

@@ -20,6 +20,9 @@ STATUS_OF_CODE = {
     "not_found": 404,
     "already_exists": 409,
     "internal": 500,
+    # The service is on its way up (or down) and refused before reading the request: the answer
+    # carries Retry-After, and the same request may be sent again as it is.
+    "unavailable": 503,
 }
 
 

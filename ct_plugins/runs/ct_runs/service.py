@@ -64,6 +64,9 @@ LIST_LIMIT_MAX = 1000
 #: How long a stopping process waits for DBOS to shut down before it lets go (see stop()).
 DBOS_STOP_WAIT_S = 0.3
 LOG_LIMIT_MAX = 10_000
+#: Seconds a caller is asked to wait (Retry-After of a 503 `unavailable`) while the service starts:
+#: DBOS and the store take a second or a few to come up.
+STARTING_RETRY_AFTER_S = 1
 
 Authenticate = Callable[[Request], str]
 #: The polling schedule of the clients that drive a run's jobs: each fwd-bwd and step is waited
@@ -386,15 +389,20 @@ class RunsService:
         async def route(request: Request) -> Response:
             try:
                 owner = self.authenticate(request)
+                if self.start_error is not None:
+                    raise RunsRefusal("internal", f"the runs service did not start: {self.start_error}")
                 if not self.started or self.store is None:
                     raise RunsRefusal(
-                        "internal", f"the runs service is not running: {self.start_error or 'starting'}"
+                        "unavailable",
+                        "the runs service is starting; send the request again in a moment "
+                        f"(Retry-After: {STARTING_RETRY_AFTER_S} s)",
                     )
                 if query is not None:
                     _check_query(request, query)
                 return await handler(request, owner)
             except RunsRefusal as exc:
-                return JSONResponse(exc.body(), status_code=exc.status)
+                headers = {"retry-after": str(STARTING_RETRY_AFTER_S)} if exc.code == "unavailable" else None
+                return JSONResponse(exc.body(), status_code=exc.status, headers=headers)
 
         route.__name__ = handler.__name__
         return route

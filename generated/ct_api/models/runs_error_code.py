@@ -9,6 +9,7 @@ class RunsErrorCode(StrEnum):
     NOT_FOUND = "not_found"
     PERMISSION_DENIED = "permission_denied"
     UNAUTHENTICATED = "unauthenticated"
+    UNAVAILABLE = "unavailable"
 
     def __str__(self) -> str:
         return str(self.value)
