@@ -19,7 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from ct_core import errors
 from ct_core.errors import ArtifactError, ArtifactMissing, ArtifactUnavailable
+from ct_core.http import retry as _retry
 
 __all__ = [
     "ArtifactEntry",
@@ -115,9 +117,31 @@ def checked_listing(rows: Iterable[tuple[str, int, str | None]], run: str, root:
     return sorted(found.values())
 
 
+def _route_not_served(error: BaseException) -> bool:
+    """A 404 or 405 without a service error code: the server has no such route (it is not ct_local;
+    ct_local answers every refusal of its artifact routes with a coded JSON body)."""
+    return isinstance(error, errors.APIError) and error.status_code in (404, 405) and not error.code
+
+
+def artifacts_not_served(base_url: str, error: BaseException) -> ArtifactError:
+    """The error for a server whose artifact routes are missing: what a download needs instead."""
+    return ArtifactError(
+        f"{base_url} does not serve experiment-run artifacts (its artifact route answered "
+        f"{getattr(error, 'status_code', None)}), so a job's saved console, metrics and execution logs "
+        "cannot be downloaded through it. A client given a base URL reads them from a `ct local serve` "
+        "server. For the Cortex Training service, connect through Snowflake instead (a connection "
+        "profile, or a programmatic access token with the account host): the artifacts are read over "
+        "a Snowflake Connector session."
+    )
+
+
 class LocalArtifactStore:
     """The artifact tree of a ct_local server, read over its local-only REST operations
-    (`listLocalArtifacts`, `getLocalArtifact`) through the client's one request path."""
+    (`listLocalArtifacts`, `getLocalArtifact`) through the client's one request path.
+
+    A server without those routes (not ct_local) answers them 404 with no service code: that is
+    final at once, raised as an `ArtifactError` that says what a download needs instead.
+    """
 
     def __init__(self, client: Any, experiment_run: Mapping[str, Any]) -> None:
         self.run_uri = run_uri(experiment_run)
@@ -126,9 +150,17 @@ class LocalArtifactStore:
         self._params = {"experiment_name": str(experiment_run["experiment_name"]), "run_name": self._run}
 
     def list(self, root: str) -> list[ArtifactEntry]:
-        answer = self._client.request(
-            "listLocalArtifacts", params=self._params, query={"prefix": root.strip("/") + "/"}
-        ).json()
+        try:
+            answer = self._client.request(
+                "listLocalArtifacts",
+                params=self._params,
+                query={"prefix": root.strip("/") + "/"},
+                predicate=_retry.general(final=_route_not_served),
+            ).json()
+        except errors.APIError as error:
+            if _route_not_served(error):
+                raise artifacts_not_served(str(self._client.base_url), error) from error
+            raise
         files = answer.get("files", []) if isinstance(answer, dict) else []
         rows = [(str(f.get("name", "")), int(f.get("size") or 0), f.get("md5")) for f in files]
         return checked_listing(rows, self._run, root)
@@ -139,12 +171,17 @@ class LocalArtifactStore:
         target = directory / path.rsplit("/", 1)[-1]
         params = {**self._params, "artifact_path": path}
         limit = (timeout, timeout) if timeout is not None else None
-        with (
-            self._client.stream("getLocalArtifact", params=params, timeout=limit) as response,
-            target.open("wb") as sink,
-        ):
-            for block in response.iter_bytes():
-                sink.write(block)
+        try:
+            with (
+                self._client.stream("getLocalArtifact", params=params, timeout=limit) as response,
+                target.open("wb") as sink,
+            ):
+                for block in response.iter_bytes():
+                    sink.write(block)
+        except errors.APIError as error:
+            if _route_not_served(error):
+                raise artifacts_not_served(str(self._client.base_url), error) from error
+            raise
         if not target.is_file():
             raise ArtifactError(f"GET did not create expected artifact {path}")
         return target
