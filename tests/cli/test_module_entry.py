@@ -18,9 +18,8 @@ CtRunner = Any
 
 def _python_m(module: str, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "CT_PLUGINS": "", "COLUMNS": "100"}
-    return subprocess.run(
-        [sys.executable, "-m", module, *args], capture_output=True, text=True, env=env, check=False, timeout=120
-    )
+    command = [sys.executable, "-m", module, *args]
+    return subprocess.run(command, capture_output=True, text=True, env=env, check=False, timeout=120)
 
 
 @pytest.mark.parametrize("module", ["ct", "ct_cli"])
