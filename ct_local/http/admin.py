@@ -4,8 +4,11 @@ They script faults, force a job into a status, add a checkpoint without training
 times a job's requests ran, and rotate the key that signs page tokens. None of them exists in the
 service: each answers a plain 404 unless the server has admin routes enabled and the caller
 connects from a loopback address, and a server started with tokens answers 401 to a caller who
-sends none of them (as its REST routes do). Fault injection never applies to these paths (see
-ct_local.http.faults), so a test can always clear what it scripted.
+sends none of them (as its REST routes do). The levers on one job (``/_ct/jobs/{job_id}/...``)
+follow the REST routes' ownership rule: on a server with tokens they act only on the caller's
+role's jobs, and another role's job answers the 404 of a job that does not exist. The server-wide
+levers (faults, the page-token key) take any of the server's tokens. Fault injection never
+applies to these paths (see ct_local.http.faults), so a test can always clear what it scripted.
 """
 
 from __future__ import annotations
@@ -20,10 +23,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from ct_local.http import errors
-from ct_local.http.context import caller_identity, json_body, server_state
+from ct_local.http.context import caller_identity, json_body, owner_filter, server_state
 from ct_local.state import ServerState
 from ct_local.storage.requests import DataPlaneStore
-from ct_local.storage.store import CheckpointRow
+from ct_local.storage.store import CheckpointRow, JobRow
 
 #: A forced checkpoint id names one folder under the state dir: these characters only, so it can
 #: never hold a separator, a NUL or an encoded traversal.
@@ -48,6 +51,20 @@ def _require_loopback(request: Request) -> ServerState:
         raise errors.ServiceError(404, "Not found", 404)
     caller_identity(request)
     return state
+
+
+def _callers_job(request: Request, state: ServerState) -> JobRow:
+    """The path's job, if the caller's role owns it (every job on a server without tokens).
+
+    Another role's job answers exactly like a missing one, as on the REST routes, so a role can
+    neither move nor learn of a job it does not own.
+    """
+    job_id = request.path_params["job_id"]
+    job = state.store.get_job(job_id)
+    owner = owner_filter(request, caller_identity(request))
+    if job is None or (owner is not None and job.owner_role != owner):
+        raise errors.job_not_found(job_id, "any schema")
+    return job
 
 
 def _checkpoint_id(body: dict[str, Any]) -> str:
@@ -90,9 +107,7 @@ async def admin_faults(request: Request) -> Response:
 async def admin_job_status(request: Request) -> Response:
     """Force a job into a status (with reason), as the lifecycle would; answers the fresh record."""
     state = _require_loopback(request)
-    job = state.store.get_job(request.path_params["job_id"])
-    if job is None:
-        raise errors.job_not_found(request.path_params["job_id"], "any schema")
+    job = _callers_job(request, state)
     body = await json_body(request)
     if not isinstance(body, dict) or not isinstance(body.get("status"), str):
         raise errors.RequestValidationError([(["status"], "status must be a string")])
@@ -107,9 +122,7 @@ async def admin_job_status(request: Request) -> Response:
 async def admin_add_checkpoint(request: Request) -> Response:
     """Record a checkpoint for a job, with optional text files in its folder, without training."""
     state = _require_loopback(request)
-    job = state.store.get_job(request.path_params["job_id"])
-    if job is None:
-        raise errors.job_not_found(request.path_params["job_id"], "any schema")
+    job = _callers_job(request, state)
     body = await json_body(request, required=False) or {}
     if not isinstance(body, dict):
         raise errors.invalid_request("the body must be a JSON object")
@@ -146,7 +159,8 @@ async def admin_add_checkpoint(request: Request) -> Response:
 async def admin_executions(request: Request) -> Response:
     """How many requests of each kind a job's workers started (at-most-once checks in tests)."""
     state = _require_loopback(request)
-    counts = DataPlaneStore(state.store).execution_counts(request.path_params["job_id"])
+    job = _callers_job(request, state)
+    counts = DataPlaneStore(state.store).execution_counts(job.job_id)
     return JSONResponse({"executions": counts})
 
 

@@ -200,9 +200,13 @@ class LocalServer:
 
     @property
     def admin_headers(self) -> dict[str, str]:
-        """Headers for the ``/_ct/`` admin routes: one of the server's tokens, when it has tokens."""
-        token = next(iter(self.tokens), None)
-        return {"Authorization": f"Bearer {token}"} if token else {}
+        """Headers for the ``/_ct/`` admin routes: the server's first token, when it has tokens."""
+        return self._admin_headers(None)
+
+    def _admin_headers(self, token: str | None) -> dict[str, str]:
+        # The levers on one job act only for the job's own role: ``token`` signs as that role.
+        chosen = token or next(iter(self.tokens), None)
+        return {"Authorization": f"Bearer {chosen}"} if chosen else {}
 
     def set_faults(self, *rules: Mapping[str, Any]) -> None:
         """Add fault rules at runtime (see ct_local.http.faults for the rule keys)."""
@@ -217,25 +221,35 @@ class LocalServer:
         ).raise_for_status()
 
     def force_status(
-        self, job_id: str, status: str, reason: str = "", reason_details: str = ""
+        self,
+        job_id: str,
+        status: str,
+        reason: str = "",
+        reason_details: str = "",
+        *,
+        token: str | None = None,
     ) -> dict[str, Any]:
-        """Put a job in any status (for example failed or terminated), bypassing the lifecycle."""
+        """Put a job in any status (for example failed or terminated), bypassing the lifecycle.
+
+        On a server with tokens, ``token`` must be one of the job's role (the first token when
+        not given): another role's job answers 404."""
         response = httpx.post(
             f"{self.base_url}/_ct/jobs/{job_id}/status",
             json={"status": status, "reason": reason, "reason_details": reason_details},
-            headers=self.admin_headers,
+            headers=self._admin_headers(token),
             timeout=10.0,
         )
         response.raise_for_status()
         return response.json()
 
-    def add_checkpoint(self, job_id: str, **fields: Any) -> dict[str, Any]:
+    def add_checkpoint(self, job_id: str, *, token: str | None = None, **fields: Any) -> dict[str, Any]:
         """Record a checkpoint for a job (``checkpoint_id``, ``global_steps``, ``checkpoint_type``,
-        ``avg_loss``, ``files`` as a name -> text mapping written under the state dir)."""
+        ``avg_loss``, ``files`` as a name -> text mapping written under the state dir), signed with
+        ``token`` as :meth:`force_status` is."""
         response = httpx.post(
             f"{self.base_url}/_ct/jobs/{job_id}/checkpoints",
             json=fields,
-            headers=self.admin_headers,
+            headers=self._admin_headers(token),
             timeout=10.0,
         )
         response.raise_for_status()

@@ -1,8 +1,9 @@
-"""Who may see what: artifact routes follow job ownership, admin routes need the server's token.
+"""Who may see what: artifact and admin job routes follow job ownership, admin routes need a token.
 
 Every test runs a real `ct local serve` with two roles. A caller of the other role, or a run no job
-owns, gets the same 404; admin levers under ``/_ct/`` answer 401 without a token of the server, and a
-forced checkpoint id cannot name a folder outside the state dir.
+owns, gets the same 404; admin levers under ``/_ct/`` answer 401 without a token of the server, the
+levers on a job answer another role as if the job did not exist, and a forced checkpoint id cannot
+name a folder outside the state dir.
 """
 
 from __future__ import annotations
@@ -113,8 +114,46 @@ def test_admin_routes_need_a_token_of_the_server(two_roles: Any) -> None:
         for headers in ({}, {"Authorization": "Bearer wrong"}):
             refused = httpx.request(method, url, json=body, headers=headers)
             assert refused.status_code == 401, (method, url, refused.text)
-        allowed = httpx.request(method, url, json=body, headers={"Authorization": "Bearer tok-b"})
-        assert allowed.status_code == 200, (method, url, allowed.text)
+        # The job's own role may use every lever; the server-wide ones take any role's token.
+        for token in ("tok-a",) if "{job}" in template else ("tok-a", "tok-b"):
+            allowed = httpx.request(method, url, json=body, headers={"Authorization": f"Bearer {token}"})
+            assert allowed.status_code == 200, (method, url, token, allowed.text)
+
+
+JOB_ADMIN_CALLS = [call for call in ADMIN_CALLS if "{job}" in call[1]]
+
+
+def test_admin_job_routes_answer_another_role_as_a_missing_job(two_roles: Any) -> None:
+    """A role token once forced any role's job to failed: the job levers follow job ownership."""
+    job_id, _ = _job_of_a(two_roles)
+    missing = "00000000-0000-0000-0000-000000000000"
+    for method, template, body in JOB_ADMIN_CALLS:
+        refused = httpx.request(
+            method,
+            two_roles.base_url + template.format(job=job_id),
+            json=body,
+            headers={"Authorization": "Bearer tok-b"},
+        )
+        assert refused.status_code == 404, (method, template, refused.text)
+        assert refused.json()["code"] == "517601"
+        # Another role's job and a job that does not exist answer alike.
+        unknown = httpx.request(
+            method,
+            two_roles.base_url + template.format(job=missing),
+            json=body,
+            headers={"Authorization": "Bearer tok-b"},
+        )
+        assert unknown.status_code == 404
+        assert unknown.json()["message"].replace(missing, job_id) == refused.json()["message"]
+    with two_roles.http("tok-b") as b:
+        assert b.post(f"/_ct/jobs/{job_id}/status", json={"status": "failed"}).status_code == 404
+    with two_roles.http("tok-a") as a:
+        assert a.get(f"{two_roles.prefix()}/{job_id}").raise_for_status().json()["status"] != "failed"
+        assert a.get(f"{two_roles.prefix()}/{job_id}/checkpoints").json()["checkpoints"] == []
+        # The owner's own token works.
+        forced = a.post(f"/_ct/jobs/{job_id}/status", json={"status": "failed", "reason": "by the owner"})
+        assert forced.status_code == 200, forced.text
+        assert a.get(f"{two_roles.prefix()}/{job_id}").json()["status"] == "failed"
 
 
 def test_fixture_levers_work_on_a_server_with_tokens(two_roles: Any) -> None:
@@ -123,6 +162,14 @@ def test_fixture_levers_work_on_a_server_with_tokens(two_roles: Any) -> None:
     two_roles.clear_faults()
     assert two_roles.force_status(job_id, "failed", reason="forced")["status"] == "failed"
     assert two_roles.add_checkpoint(job_id, checkpoint_id="cp_fixture")["checkpoint_id"] == "cp_fixture"
+    # A job of another role than the first token's: the levers sign as its owner when told to.
+    with two_roles.http("tok-b") as b:
+        other = b.post(two_roles.prefix(), json={"sub_job_configs": [TRAINING]}).raise_for_status().json()
+    with pytest.raises(httpx.HTTPStatusError):
+        two_roles.force_status(other["job_id"], "failed")
+    assert two_roles.force_status(other["job_id"], "failed", token="tok-b")["status"] == "failed"
+    added = two_roles.add_checkpoint(other["job_id"], checkpoint_id="cp_b", token="tok-b")
+    assert added["checkpoint_id"] == "cp_b"
 
 
 @pytest.mark.parametrize(

@@ -86,7 +86,7 @@ def test_account_list_pages_newest_first(account) -> None:
 
 def test_account_list_filters(account) -> None:
     jobs = _make_jobs(account, "tok-c", "DB", "S", 3)
-    account.force_status(jobs[0], "failed")
+    account.force_status(jobs[0], "failed", token="tok-c")
     with account.http("tok-c") as client:
         terminal, _ = _walk(client, status="terminal")
         assert [j["job_id"] for j in terminal] == [jobs[0]]
