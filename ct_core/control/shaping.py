@@ -6,6 +6,7 @@ Nothing here sends a request; `ct_core.client` does, and hands the answers to th
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -18,6 +19,10 @@ from ct_core.constants import (
     DEFAULT_PENDING_TIMEOUT_SECONDS,
 )
 from ct_core.errors import response_json
+
+logger = logging.getLogger("ct_core.control")
+#: The key of source_checkpoint_info that names external weights (a stage path).
+EXTERNAL_WEIGHTS_KEY = "external_stage_path"
 
 # --------------------------------------------------------------------------------------------------
 # Capacity
@@ -248,12 +253,37 @@ def _is_deployment(job: Mapping[str, Any]) -> bool:
     )
 
 
+def _source_for_body(sub_job: Mapping[str, Any]) -> Any:
+    """The sub-job's source_checkpoint_info as a create body can carry it.
+
+    A source the record names (a checkpoint, or an external stage path) is kept as it is. A record
+    that only says the sub-job started from external weights, not which (`{"external_stage_path":
+    null}`), gives no source: the service refuses such a placeholder on create, so it is left out
+    (null) and a warning asks for the path to be set again.
+    """
+    source = sub_job.get("source_checkpoint_info")
+    if not isinstance(source, Mapping) or any(value is not None for value in source.values()):
+        return source
+    if EXTERNAL_WEIGHTS_KEY in source:
+        logger.warning(
+            "sub-job %s was started from external weights that its record does not name; the create "
+            "body leaves source_checkpoint_info out (the new job would start from %s's base weights): "
+            'set {"%s": "@DB.SCHEMA.STAGE/path"} in it to start from the same weights',
+            sub_job.get("sub_job_id") or "?",
+            sub_job.get("model_name") or "the model",
+            EXTERNAL_WEIGHTS_KEY,
+        )
+    return None
+
+
 def create_job_body_from_job(job: Mapping[str, Any], experiment_name: str | None = None) -> dict[str, Any]:
     """A create body for a job configured like `job` (a Get-job record) that create_job_from_body takes.
 
     The service's defaults fill the timeouts the record lacks; run state, times, owner, image and ids are
-    left out; whole-number floats become integers. ValueError for a record with no sub-jobs or no
-    hardware (the service could not read the job).
+    left out; whole-number floats become integers. A source checkpoint or external stage path the
+    record names is kept; external weights it does not name leave source_checkpoint_info null, with a
+    warning (never a `{"external_stage_path": null}` placeholder, which a create refuses).
+    ValueError for a record with no sub-jobs or no hardware (the service could not read the job).
     """
     if not isinstance(job, Mapping):
         raise ValueError("create_job_body_from_job expects a job record (a dict)")
@@ -269,6 +299,7 @@ def create_job_body_from_job(job: Mapping[str, Any], experiment_name: str | None
         config = {key: value for key, value in sub_job.items() if not _is_dropped(key)}
         for key in _SUB_JOB_FILLED:
             config.setdefault(key, None)
+        config["source_checkpoint_info"] = _source_for_body(sub_job)
         configs.append(config)
     deployment = _is_deployment(job)
     pending = job.get("pending_timeout_seconds")

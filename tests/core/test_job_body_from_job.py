@@ -129,3 +129,35 @@ def test_a_record_with_run_fields_round_trips_through_the_service(client):
     body = create_job_body_from_job(record, experiment_name="EXP")
     again = client.get_job(client.create_job_from_body(body)["job_id"])
     assert not {"image_tag", "submitted_by", "owner_role", "state_changed_at"} & set(again["sub_jobs"][0])
+
+
+TRAINING_SUB_JOB: dict[str, Any] = {
+    "job_type": "training",
+    "model_name": "Qwen/Qwen3-0.6B",
+    "training_config": {"optimizer": {"name": "AdamW", "lr": 1e-3}, "n_gpus": 1},
+}
+
+
+def test_external_weights_the_record_names_are_kept():
+    source = {"external_stage_path": "@MY_DB.MY_SCHEMA.MODEL_IMPORT/run7"}
+    record = {"hardware": "H200", "sub_jobs": [{**TRAINING_SUB_JOB, "source_checkpoint_info": source}]}
+    [config] = create_job_body_from_job(record)["sub_job_configs"]
+    assert config["source_checkpoint_info"] == source
+
+
+def test_external_weights_the_record_does_not_name_leave_no_placeholder(client, caplog):
+    # A sub-job started from external weights whose record says so but not which weights: the body
+    # carries no source at all (a `{"external_stage_path": null}` would be refused on create), and
+    # the log says the weights are to be named again.
+    created = client.create_job_from_body({"hardware": "H200", "sub_job_configs": [TRAINING_SUB_JOB]})
+    job_id = created["job_id"]
+    record = client.get_job(job_id)
+    [sub_job] = record["sub_jobs"]
+    record["sub_jobs"] = [{**sub_job, "source_checkpoint_info": {"external_stage_path": None}}]
+    with caplog.at_level("WARNING", logger="ct_core.control"):
+        body = create_job_body_from_job(record)
+    [config] = body["sub_job_configs"]
+    assert config["source_checkpoint_info"] is None
+    assert sub_job["sub_job_id"] in caplog.text and "external_stage_path" in caplog.text
+    again = client.get_job(client.create_job_from_body(body)["job_id"])
+    assert again["sub_jobs"][0].get("source_checkpoint_info") is None
