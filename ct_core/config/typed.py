@@ -43,12 +43,14 @@ class Hardware(StrEnum):
 
 
 def hardware_wire(hardware: Hardware | str) -> str:
-    """The wire spelling of `hardware` (the enum or its exact string), or ValueError."""
+    """The wire spelling (upper case) of `hardware`: the enum, or its name in any case (`h200` is
+    sent as `H200`, as deployments take it); ValueError for anything else."""
     if isinstance(hardware, Hardware):
         return hardware.value
     if isinstance(hardware, str):
+        wanted = hardware.strip().upper()
         for member in Hardware:
-            if member.value == hardware:
+            if member.value == wanted:
                 return member.value
     allowed = ", ".join(member.value for member in Hardware)
     raise ValueError(f"hardware must be one of {allowed}, got {hardware!r}")

@@ -187,9 +187,9 @@ def validate_create_body(body: Any) -> dict[str, Any]:
 
     Checks: the body is an object without a `job_id`; `sub_job_configs` is a non-empty
     list of objects; no log_probability/log_prob sub-job; at most one training sub-job; known
-    hardware; timeout ranges; no ZeRO-3; a `multiplex_job_id`, when set, is a complete sub-job id;
-    the `debug` block only with CORTEX_TRAINING_ENABLE_DEBUG_OPTIONS. A training
-    `model_provider` of "arctic" is sent as "prime_rl". Then every plugin validator runs (the lora
+    hardware (any case, sent upper case); timeout ranges; no ZeRO-3; a `multiplex_job_id`, when
+    set, is a complete sub-job id; the `debug` block only with CORTEX_TRAINING_ENABLE_DEBUG_OPTIONS.
+    A training `model_provider` of "arctic" is sent as "prime_rl". Then every plugin validator runs (the lora
     plugin normalizes `peft_config`). Everything else, the optimizer included, is forwarded as given.
     """
     if not isinstance(body, dict):
@@ -250,7 +250,7 @@ def validate_create_body(body: Any) -> dict[str, Any]:
     hardware = normalized.get("hardware")
     if hardware is not None:
         try:
-            hardware_wire(hardware)
+            normalized["hardware"] = hardware_wire(hardware)
         except ValueError as error:
             problems.append(str(error))
     problems.extend(

@@ -271,3 +271,19 @@ def test_create_job_body_from_job_rules():
         create_job_body_from_job({"hardware": "H200", "sub_jobs": []})
     with pytest.raises(ValueError, match="no hardware"):
         create_job_body_from_job({"sub_jobs": [{}]})
+
+
+def test_hardware_is_accepted_in_any_case_and_sent_upper_case(client, local_server, relay):
+    import json
+
+    recorder = relay(local_server.base_url)
+    with CortexTrainingClient(base_url=recorder.base_url, database=DB, schema=client.schema) as recorded:
+        typed = recorded.create_job([sampling()], hardware="b300")
+        raw = recorded.create_job_from_body({"hardware": "h200", "sub_job_configs": [sampling().to_dict()]})
+        assert recorded.get_capacity("b300") == recorded.get_capacity(Hardware.B300)
+    sent = [json.loads(seen.body)["hardware"] for seen in recorder.requests if seen.method == "POST"]
+    assert sent == ["B300", "H200"]
+    queries = [seen.path.split("?", 1)[1] for seen in recorder.requests if "/capacity?" in seen.path]
+    assert queries == ["hardware=B300", "hardware=B300"]
+    assert client.get_job(typed)["hardware"] == "B300"
+    assert client.get_job(raw["job_id"])["hardware"] == "H200"

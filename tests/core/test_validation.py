@@ -129,14 +129,14 @@ def test_typed_path_errors():
     bad = SubJobConfig.training_job("  ", optimizer={}, max_seq_len=0, train_batch_size=True, n_gpus=1)
     log_prob = SubJobConfig(job_type=JobType.LOG_PROBABILITY, model_name="m")
     with pytest.raises(ValidationError) as caught:
-        build_create_body([bad, log_prob], hardware="b200", pending_timeout_seconds=1)
+        build_create_body([bad, log_prob], hardware="b201", pending_timeout_seconds=1)
     found = caught.value.problems
     assert "sub_jobs[0]: sub_job.model_name is required" in found
     assert "sub_jobs[0]: training.optimizer is required and must be a non-empty dict" in found
     assert "sub_jobs[0]: training.max_seq_len must be > 0" in found
     assert any(p.startswith("sub_jobs[0]: training.train_batch_size must be an integer") for p in found)
     assert f"sub_jobs[1].job_type: {REFUSAL}" in found
-    assert "hardware must be one of H200, B200, B300, got 'b200'" in found
+    assert "hardware must be one of H200, B200, B300, got 'b201'" in found
 
 
 def test_sampling_job_factory_rules():
