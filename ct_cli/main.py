@@ -12,10 +12,19 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from ct_cli import context, output
-from ct_cli.cmdline import HELP_FLAGS, VERSION_FLAG, UsageError, parse_global_args, split_global_args
+from ct_cli.cmdline import (
+    GLOBAL_FLAG_FIELDS,
+    GLOBAL_VALUE_FIELDS,
+    HELP_FLAGS,
+    VERSION_FLAG,
+    UsageError,
+    parse_global_args,
+    split_global_args,
+)
 from ct_cli.context import ClientFactory
 from ct_core import __version__
 
@@ -28,6 +37,10 @@ if TYPE_CHECKING:
 PROG_NAMES = ("ct", "cortex-training")
 
 _INSTALL_HINT = "python3 -m pip install -e ."
+#: How alike (difflib's ratio, 0 to 1) a known name must be to a mistyped one to be suggested: 0.6,
+#: difflib's own default, takes `lst` for `list` and `--stauts` for `--status` but guesses nothing
+#: for a word that resembles no name.
+USAGE_SUGGESTION_CUTOFF = 0.6
 
 
 def _prog_name() -> str:
@@ -108,21 +121,80 @@ def _is_command_line_error(exc: BaseException) -> bool:
     return cyclopts is not None and isinstance(exc, cyclopts.CycloptsError)
 
 
-def _usage_message(exc: BaseException) -> str:
+def _usage_message(exc: BaseException) -> tuple[str, str]:
+    """The message and hint for a wrong command line (exit 2)."""
+    hint = "run with --help to see the usage"
     if isinstance(exc, UsageError):
-        return str(exc)
-    from cyclopts import UnknownCommandError, UnusedCliTokensError
+        return str(exc), hint
+    from cyclopts import UnknownCommandError, UnknownOptionError, UnusedCliTokensError
 
+    if isinstance(exc, UnknownOptionError):
+        return _unknown_option(exc), hint
     if isinstance(exc, UnusedCliTokensError):
         # cyclopts says "Unused Tokens: ['B']"; say which words the command did not take.
         extra = " ".join(str(token) for token in (exc.unused_tokens or []))
-        return f"unexpected argument(s): {extra}" if extra else "unexpected arguments"
+        return (f"unexpected argument(s): {extra}" if extra else "unexpected arguments"), hint
     if isinstance(exc, UnknownCommandError):
-        # cyclopts' own text imports every lazy command to suggest a near name; one plain line
-        # is enough, and keeps a typo from importing the local server's torch stack.
-        unknown = exc.unused_tokens[0] if exc.unused_tokens else ""
-        return f"unknown command or argument: {unknown}"
-    return str(exc).strip()
+        # cyclopts' own text imports every lazy command to suggest a near name; the names alone are
+        # enough, and keep a typo from importing the local server's torch stack.
+        return _unknown_command(exc)
+    return str(exc).strip(), hint
+
+
+def _nearest(word: str, names: Iterable[str]) -> str | None:
+    """The name most like `word`, when one is close enough to be what was meant."""
+    import difflib
+
+    found = difflib.get_close_matches(word, list(dict.fromkeys(names)), n=1, cutoff=USAGE_SUGGESTION_CUTOFF)
+    return found[0] if found else None
+
+
+def _global_placeholder(option: str) -> str:
+    """`--base-url BASE_URL`, `--poll-timeout SECONDS`, `--compact`: a global option as usage shows it."""
+    field = GLOBAL_VALUE_FIELDS.get(option)
+    if field is None:
+        return option
+    if field in ("poll_interval", "poll_timeout"):
+        return f"{option} SECONDS"
+    return f"{option} {'JOB_ID' if field == 'job' else field.upper()}"
+
+
+def _unknown_option(exc: Any) -> str:
+    token = exc.token
+    given = str(token.keyword or token.value or "")
+    option = given.partition("=")[0]
+    command = " ".join(exc.command_chain or ())
+    if option in GLOBAL_VALUE_FIELDS or option in GLOBAL_FLAG_FIELDS:
+        where = " ".join(part for part in (_prog_name(), _global_placeholder(option), command) if part)
+        return (
+            f"{option} is a global option of ct, not an option of {command}: "
+            f"put it before the command: {where} ..."
+        )
+    names = [
+        name
+        for argument in exc.argument_collection
+        for name in argument.names
+        if name.startswith("--") and (argument.show or argument.parameter.show is not False)
+    ]
+    message = f"unknown option {option} of {command}" if command else f"unknown option {option}"
+    near = _nearest(option, names)
+    return f"{message}; did you mean {near}?" if near else message
+
+
+def _unknown_command(exc: Any) -> tuple[str, str]:
+    prog = _prog_name()
+    word = str((exc.unused_tokens or [""])[0])
+    chain = " ".join(exc.command_chain or ())
+    if not chain and word.startswith("-"):
+        # `ct --compcat list`: a word before the command that is no global option.
+        near = _nearest(word.partition("=")[0], (*GLOBAL_VALUE_FIELDS, *GLOBAL_FLAG_FIELDS, *HELP_FLAGS))
+        message = f"unknown global option {word}" + (f"; did you mean {near}?" if near else "")
+        return message, f"run '{prog} --help' to see the global options, which go before the command"
+    names = [name for name in (exc.app or ()) if not str(name).startswith("-")] if exc.app else []
+    near = _nearest(word, names)
+    prefix = f"{chain} " if chain else ""
+    message = f"unknown command: {prefix}{word}" + (f"; did you mean '{prefix}{near}'?" if near else "")
+    return message, f"run '{prog} {prefix}--help' to see the commands"
 
 
 def _is_usage_error(exc: BaseException) -> bool:
@@ -222,7 +294,8 @@ def run(
             return code if isinstance(code, int) else (output.EXIT_OK if code is None else output.EXIT_ERROR)
         except Exception as exc:
             if _is_command_line_error(exc):
-                output.error(_usage_message(exc), hint="run with --help to see the usage", exc=exc)
+                message, hint = _usage_message(exc)
+                output.error(message, hint=hint, exc=exc)
                 return output.EXIT_USAGE
             message, hint = describe_error(exc)
             output.error(message, hint=hint, exc=exc)
