@@ -294,8 +294,8 @@ def run(
             return code if isinstance(code, int) else (output.EXIT_OK if code is None else output.EXIT_ERROR)
         except Exception as exc:
             if _is_command_line_error(exc):
-                message, hint = _usage_message(exc)
-                output.error(message, hint=hint, exc=exc)
+                usage, usage_hint = _usage_message(exc)
+                output.error(usage, hint=usage_hint, exc=exc)
                 return output.EXIT_USAGE
             message, hint = describe_error(exc)
             output.error(message, hint=hint, exc=exc)
