@@ -150,3 +150,15 @@ TRUTHY_ENV_VALUES = frozenset({"1", "true", "yes", "on"})
 #: it appears in an error message; a shorter one only where it stands alone, so that a short test
 #: token such as `tok` does not eat into the words around it.
 REDACT_ANYWHERE_MIN_LENGTH = 8
+
+# --- Managed runs (ct_core.runs and the runs service of ct_plugins/runs share these) ----------------
+#: A dataset build sends at most this share of its rows to validation (and more than none): past
+#: half, the split would train on less than it validates on. The SDK and `ct datasets build` check it
+#: before uploading anything; the service refuses the same bound.
+DATASET_VAL_FRACTION_MAX = 0.5
+#: The header of a run start's idempotency key: the SDK makes one key per `runs.start` call and
+#: sends it on every attempt; the service answers a key it has seen with that key's run.
+IDEMPOTENCY_KEY_HEADER = "Idempotency-Key"
+#: An idempotency key is 1 to this many visible ASCII characters (no spaces), as HTTP carries it
+#: unchanged through proxies; the SDK's own keys are 36.
+IDEMPOTENCY_KEY_MAX_CHARS = 255

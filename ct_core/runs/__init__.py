@@ -15,6 +15,6 @@ from __future__ import annotations
 
 from ct_core.runs.datasets import DatasetsAPI
 from ct_core.runs.polling import TERMINAL_RUN_STATUSES
-from ct_core.runs.runs import RunsAPI, load_run_spec
+from ct_core.runs.runs import RunsAPI, check_idempotency_key, load_run_spec
 
-__all__ = ["TERMINAL_RUN_STATUSES", "DatasetsAPI", "RunsAPI", "load_run_spec"]
+__all__ = ["TERMINAL_RUN_STATUSES", "DatasetsAPI", "RunsAPI", "check_idempotency_key", "load_run_spec"]

@@ -2,8 +2,10 @@
 
 A run is started from a run spec (a mapping, or a JSON file): `{dataset_id, model_config_tier,
 labels, seed, overrides, trainer}`. The service checks it and answers the run; an identical spec
-while that run is queued or running answers the same run, which is also why `start` may be
-retried after a lost answer. Metrics and logs are read in pages behind a cursor; `follow_metrics`
+while that run is queued or running answers the same run. Each `start` call sends an idempotency
+key of its own (the `Idempotency-Key` header) with every attempt, and the service answers a key it
+has seen with that key's run whatever became of it, so retrying a start whose answer was lost
+never starts a second run. Metrics and logs are read in pages behind a cursor; `follow_metrics`
 and `follow_logs` keep reading until the run has ended and nothing new is left.
 """
 
@@ -12,11 +14,14 @@ from __future__ import annotations
 import builtins
 import json
 import os
+import re
+import uuid
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from ct_core import errors
+from ct_core.constants import IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_MAX_CHARS
 from ct_core.errors import ValidationError
 from ct_core.runs.polling import (
     RUNS_RULE,
@@ -30,6 +35,19 @@ from ct_core.runs.polling import (
 RUN_STATUSES = ("queued", "running", "succeeded", "failed", "cancelled")
 #: `after_step` that asks for every point (the service's default).
 ALL_STEPS = -1
+#: What an idempotency key may hold: visible ASCII, no spaces (see IDEMPOTENCY_KEY_MAX_CHARS).
+_IDEMPOTENCY_KEY = re.compile(rf"[\x21-\x7e]{{1,{IDEMPOTENCY_KEY_MAX_CHARS}}}")
+
+
+def check_idempotency_key(key: Any, name: str = "idempotency_key") -> str:
+    """`key` when it is a usable idempotency key (1 to IDEMPOTENCY_KEY_MAX_CHARS visible ASCII
+    characters); otherwise `ValidationError` naming `name`."""
+    if not isinstance(key, str) or not _IDEMPOTENCY_KEY.fullmatch(key):
+        raise ValidationError(
+            f"{name} must be 1 to {IDEMPOTENCY_KEY_MAX_CHARS} visible ASCII characters without spaces, "
+            f"got {key!r}"
+        )
+    return key
 
 
 def load_run_spec(spec: Mapping[str, Any] | str | os.PathLike[str]) -> dict[str, Any]:
@@ -129,16 +147,24 @@ class RunsAPI:
         *,
         wait: bool = False,
         timeout: float | None = None,
+        idempotency_key: str | None = None,
     ) -> dict[str, Any]:
         """Start a run from a spec (a mapping or a JSON file path); returns the Run.
 
-        An identical spec while its run is queued or running returns that run. With `wait`, the
-        call returns the run once it has ended (see `wait`).
+        An identical spec while its run is queued or running returns that run. The call is
+        idempotent: it sends `idempotency_key` (by default a new random one per call) with every
+        attempt, and the service answers a key it has seen with that key's run, whatever became of
+        the run since, so a retry after a lost answer never starts a second run. Pass a key of your
+        own to make a start idempotent across processes (the same key with another spec is refused
+        with `ConflictError`). With `wait`, the call returns the run once it has ended (see `wait`).
         """
+        key = str(uuid.uuid4()) if idempotency_key is None else check_idempotency_key(idempotency_key)
         body = load_run_spec(spec)
-        # Retried under the general rule: a repeat of a spec whose run is in flight is answered
-        # with that same run, so a lost answer does not start a second one.
-        answer = self.client.request("startRun", json_body=body, predicate=RUNS_RULE).json()
+        # Retried under the general rule: every attempt carries the call's key, so the service
+        # answers a repeat with the run the first attempt started.
+        answer = self.client.request(
+            "startRun", json_body=body, headers={IDEMPOTENCY_KEY_HEADER: key}, predicate=RUNS_RULE
+        ).json()
         run = answer_object(answer, "startRun")
         if not wait:
             return run

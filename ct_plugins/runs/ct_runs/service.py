@@ -21,6 +21,7 @@ workflows back to the queue through DBOS's public API (``list_workflows`` by exe
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import json
 import logging
@@ -39,13 +40,16 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from ct_core.constants import IDEMPOTENCY_KEY_HEADER
+from ct_core.errors import ValidationError
 from ct_core.fs import atomic_write
+from ct_core.runs import check_idempotency_key
 from ct_runs import datasets as ds
 from ct_runs import spec as run_spec
 from ct_runs.engine import Engine, new_state, public_run
 from ct_runs.errors import RunsRefusal, invalid_argument, not_found
 from ct_runs.ids import is_id, new_id
-from ct_runs.store import IN_FLIGHT, TERMINAL, Store, rfc3339, sqlite_url
+from ct_runs.store import IN_FLIGHT, TERMINAL, RunKey, StartedRun, Store, rfc3339, sqlite_url
 
 log = logging.getLogger("ct_runs.service")
 
@@ -494,15 +498,24 @@ class RunsService:
             raise invalid_argument(f"dataset_id must be a string (a ds_ id), not {given}", "dataset_id")
         if not dataset_id:
             raise invalid_argument("dataset_id must not be empty: give a dataset build's id", "dataset_id")
-        return await run_in_threadpool(self._start_run, request, owner, spec, dataset_id)
+        key = _run_key(request, spec)
+        return await run_in_threadpool(self._start_run, request, owner, spec, dataset_id, key)
 
-    def _start_run(self, request: Request, owner: str, spec: dict[str, Any], dataset_id: str) -> Response:
+    def _start_run(
+        self, request: Request, owner: str, spec: dict[str, Any], dataset_id: str, key: RunKey | None
+    ) -> Response:
         assert self.store is not None
+        database, schema = self._where(request)
+        if key is not None:
+            # A key seen before answers its run as it is now, without resolving the spec again
+            # (the dataset may have changed meanwhile; the run the key started has not).
+            seen = self.store.run_for_key(owner, database, schema, key.key)
+            if seen is not None:
+                return self._started(seen, key)
         row = self._dataset_for(request, owner, dataset_id)
         dataset = _public_dataset(json.loads(row.summary))
         train_rows = self.store.dataset_rows(dataset_id, "train") if dataset["status"] == "succeeded" else []
         resolved = run_spec.resolve_run(spec, dataset, train_rows)
-        database, schema = self._where(request)
         now = time.time()
         labels_detail = [
             label for label in dataset.get("labels") or [] if label["label_id"] in set(resolved.label_ids)
@@ -532,10 +545,25 @@ class RunsService:
             "create_body": resolved.create_body,
         }
         with self._insert_lock:
-            run_id, created = self.store.insert_run_unless_in_flight(record, new_state(), owner)
-        if created:
-            self._enqueue_run(run_id)
-        return JSONResponse(public_run(self.store.run_row(run_id)), status_code=201 if created else 200)
+            started = self.store.insert_run_unless_in_flight(record, new_state(), owner, key)
+        if started.created:
+            self._enqueue_run(started.run_id)
+        return self._started(started, key)
+
+    def _started(self, started: StartedRun, key: RunKey | None) -> Response:
+        """The answer of a start: 201 and the new run, or 200 and the run that answers instead; a
+        key first used with another request is refused, naming its run."""
+        assert self.store is not None
+        if key is not None and started.request_sha256 not in (None, key.request_sha256):
+            raise RunsRefusal(
+                "already_exists",
+                f"idempotency key {key.key!r} already started run {started.run_id} with another spec; "
+                "use a new key for a different run",
+                field=IDEMPOTENCY_KEY_HEADER,
+            )
+        return JSONResponse(
+            public_run(self.store.run_row(started.run_id)), status_code=201 if started.created else 200
+        )
 
     async def list_runs(self, request: Request, owner: str) -> Response:
         assert self.store is not None
@@ -637,6 +665,19 @@ def _queue(name: str) -> Any:
     if queue is None:
         raise RuntimeError(f"the DBOS queue {name} is not registered in this process")
     return queue
+
+
+def _run_key(request: Request, spec: Mapping[str, Any]) -> RunKey | None:
+    """The idempotency key a start names (None without one), with its request's SHA-256."""
+    raw = request.headers.get(IDEMPOTENCY_KEY_HEADER)
+    if raw is None:
+        return None
+    try:
+        key = check_idempotency_key(raw, IDEMPOTENCY_KEY_HEADER)
+    except ValidationError as exc:
+        raise invalid_argument(str(exc), IDEMPOTENCY_KEY_HEADER) from None
+    canonical = json.dumps(spec, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return RunKey(key, hashlib.sha256(canonical.encode()).hexdigest())
 
 
 def _check_query(request: Request, allowed: tuple[str, ...]) -> None:

@@ -15,9 +15,10 @@ import json
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
@@ -97,6 +98,21 @@ jobs = sa.Table(
     sa.Column("ended_at", sa.Float),
 )
 
+#: The idempotency keys of run starts: a start that names a key this caller (owner, database and
+#: schema) has used before is answered with that key's run, whatever became of it since. Kept for the
+#: life of the database (a few dozen bytes a start).
+run_keys = sa.Table(
+    "ctr_run_keys",
+    metadata,
+    sa.Column("owner", sa.String(256), primary_key=True),
+    sa.Column("database", sa.String(256), primary_key=True),
+    sa.Column("schema", sa.String(256), primary_key=True),
+    sa.Column("key", sa.String(256), primary_key=True),
+    sa.Column("run_id", sa.String(64), nullable=False),
+    sa.Column("request_sha256", sa.String(64), nullable=False),
+    sa.Column("created_at", sa.Float, nullable=False),
+)
+
 models = sa.Table(
     "ctr_models",
     metadata,
@@ -126,6 +142,24 @@ deliveries = sa.Table(
     sa.Column("status_code", sa.Integer),
     sa.Column("error", sa.Text),
 )
+
+
+@dataclass(frozen=True)
+class RunKey:
+    """An idempotency key of a run start, with the SHA-256 of the request it came with."""
+
+    key: str
+    request_sha256: str
+
+
+class StartedRun(NamedTuple):
+    """What a start answers: the run, whether this start created it, and for a start under an
+    idempotency key the SHA-256 of the request that key was first used with."""
+
+    run_id: str
+    created: bool
+    request_sha256: str | None
+
 
 #: Statuses a run never leaves.
 TERMINAL = ("succeeded", "failed", "cancelled")
@@ -265,48 +299,107 @@ class Store:
     # --- runs -----------------------------------------------------------------------------------
 
     def insert_run_unless_in_flight(
-        self, record: Mapping[str, Any], state: Mapping[str, Any], owner: str
-    ) -> tuple[str, bool]:
-        """Insert a new run, or return the queued/running run of the same fingerprint and owner.
+        self,
+        record: Mapping[str, Any],
+        state: Mapping[str, Any],
+        owner: str,
+        key: RunKey | None = None,
+    ) -> StartedRun:
+        """Insert a new run, or return the run that answers this start instead.
 
-        Returns ``(run_id, created)``. The check and the insert share one transaction; on Postgres
-        a transaction-scoped advisory lock on the fingerprint makes two concurrent identical
-        requests agree on one run.
+        With an idempotency `key`, a key this caller has used before answers its run, whatever its
+        status now. Otherwise a queued or running run of the same fingerprint and owner answers.
+        A new run, or an in-flight one that answered, is recorded under the key. The checks and the
+        inserts share one transaction; on Postgres transaction-scoped advisory locks on the
+        fingerprint and the key make concurrent starts agree on one run. Two processes on one
+        SQLite file that race on one key meet at the key's primary key: the loser reads the
+        winner's run.
         """
+        try:
+            return self._insert_run(record, state, owner, key)
+        except sa.exc.IntegrityError:
+            if key is None:
+                raise
+            found = self.run_for_key(owner, str(record["database"]), str(record["schema"]), key.key)
+            if found is None:
+                raise
+            return found
+
+    def _insert_run(
+        self, record: Mapping[str, Any], state: Mapping[str, Any], owner: str, key: RunKey | None
+    ) -> StartedRun:
+        database, schema = str(record["database"]), str(record["schema"])
         with self.tx() as c:
             if c.dialect.name == "postgresql":
                 c.execute(
                     sa.text("SELECT pg_advisory_xact_lock(hashtext(:f))"), {"f": record["config_fingerprint"]}
                 )
+                if key is not None:
+                    c.execute(sa.text("SELECT pg_advisory_xact_lock(hashtext(:k))"), {"k": "key:" + key.key})
+            if key is not None:
+                found = self._key_row(c, owner, database, schema, key.key)
+                if found is not None:
+                    return found
             existing = c.execute(
                 sa.select(runs.c.run_id)
                 .where(
                     runs.c.fingerprint == record["config_fingerprint"],
                     runs.c.owner == owner,
-                    runs.c.database == record["database"],
-                    runs.c.schema == record["schema"],
+                    runs.c.database == database,
+                    runs.c.schema == schema,
                     runs.c.status.in_(IN_FLIGHT),
                 )
                 .order_by(runs.c.created_at)
             ).first()
-            if existing is not None:
-                return str(existing.run_id), False
-            c.execute(
-                runs.insert().values(
-                    run_id=record["run_id"],
-                    database=record["database"],
-                    schema=record["schema"],
-                    owner=owner,
-                    status="queued",
-                    fingerprint=record["config_fingerprint"],
-                    dataset_id=record["dataset_id"],
-                    created_at=record["created_ts"],
-                    record=_dumps(dict(record)),
-                    state=_dumps(dict(state)),
-                    cancel_requested=False,
-                )
+            run_id, created = (
+                (str(existing.run_id), False) if existing is not None else (str(record["run_id"]), True)
             )
-            return str(record["run_id"]), True
+            if created:
+                c.execute(
+                    runs.insert().values(
+                        run_id=run_id,
+                        database=database,
+                        schema=schema,
+                        owner=owner,
+                        status="queued",
+                        fingerprint=record["config_fingerprint"],
+                        dataset_id=record["dataset_id"],
+                        created_at=record["created_ts"],
+                        record=_dumps(dict(record)),
+                        state=_dumps(dict(state)),
+                        cancel_requested=False,
+                    )
+                )
+            if key is not None:
+                c.execute(
+                    run_keys.insert().values(
+                        owner=owner,
+                        database=database,
+                        schema=schema,
+                        key=key.key,
+                        run_id=run_id,
+                        request_sha256=key.request_sha256,
+                        created_at=time.time(),
+                    )
+                )
+            return StartedRun(run_id, created, key.request_sha256 if key is not None else None)
+
+    def run_for_key(self, owner: str, database: str, schema: str, key: str) -> StartedRun | None:
+        """The run an idempotency key of this caller started, or None for a key not seen yet."""
+        with self.tx() as c:
+            return self._key_row(c, owner, database, schema, key)
+
+    @staticmethod
+    def _key_row(c: Connection, owner: str, database: str, schema: str, key: str) -> StartedRun | None:
+        row = c.execute(
+            sa.select(run_keys.c.run_id, run_keys.c.request_sha256).where(
+                run_keys.c.owner == owner,
+                run_keys.c.database == database,
+                run_keys.c.schema == schema,
+                run_keys.c.key == key,
+            )
+        ).first()
+        return None if row is None else StartedRun(str(row.run_id), False, str(row.request_sha256))
 
     def run_row(self, run_id: str) -> Any:
         with self.tx() as c:

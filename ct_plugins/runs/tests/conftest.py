@@ -131,6 +131,104 @@ def webhook_receiver() -> Iterator[Receiver]:
         server.server_close()
 
 
+@dataclass
+class Seen:
+    """One request a :class:`LossyProxy` received."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+
+#: Headers of one hop, which the proxy does not pass on (it sends the body on as it was read).
+_HOP_HEADERS = frozenset({"connection", "keep-alive", "transfer-encoding", "content-length", "host"})
+
+
+class LossyProxy:
+    """A real HTTP server in front of another one that passes each request on and its answer back,
+    except that it can lose answers: a request for which ``lose(seen)`` is true does reach the
+    server behind, but its caller gets the connection closed instead of the answer, as when a
+    gateway or the network drops it. ``before(seen)`` runs before a request is passed on, so a test
+    can make something happen between two attempts of one call. ``requests`` holds what came in."""
+
+    def __init__(self, upstream: str) -> None:
+        import httpx
+
+        self.upstream = upstream.rstrip("/")
+        self.requests: list[Seen] = []
+        self.lose: Any = lambda seen: False
+        self.before: Any = lambda seen: None
+        self.lock = threading.Lock()
+        self._http = httpx.Client(timeout=120.0)
+        proxy = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def _relay(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                seen = Seen(
+                    self.command,
+                    self.path,
+                    {k.lower(): v for k, v in self.headers.items()},
+                    self.rfile.read(length) if length else b"",
+                )
+                with proxy.lock:
+                    proxy.requests.append(seen)
+                proxy.before(seen)
+                headers = {k: v for k, v in seen.headers.items() if k not in _HOP_HEADERS}
+                answer = proxy._http.request(
+                    seen.method, proxy.upstream + seen.path, headers=headers, content=seen.body
+                )
+                if proxy.lose(seen):
+                    # The server behind has answered; the caller gets a closed connection instead.
+                    self.close_connection = True
+                    return
+                self.send_response(answer.status_code)
+                for key, value in answer.headers.items():
+                    if key.lower() not in _HOP_HEADERS and key.lower() != "content-encoding":
+                        self.send_header(key, value)
+                self.send_header("content-length", str(len(answer.content)))
+                self.end_headers()
+                self.wfile.write(answer.content)
+
+            do_GET = do_POST = do_DELETE = do_PUT = _relay
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base_url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+
+    def seen(self, method: str, path_end: str) -> list[Seen]:
+        with self.lock:
+            return [
+                r for r in self.requests if r.method == method and r.path.split("?")[0].endswith(path_end)
+            ]
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._http.close()
+
+
+@pytest.fixture
+def lossy_proxy() -> Iterator[Any]:
+    """``lossy_proxy(upstream_base_url)``: a :class:`LossyProxy` in front of that server."""
+    proxies: list[LossyProxy] = []
+
+    def start(upstream: str) -> LossyProxy:
+        proxies.append(LossyProxy(upstream))
+        return proxies[-1]
+
+    try:
+        yield start
+    finally:
+        for proxy in proxies:
+            proxy.close()
+
+
 @dataclass(frozen=True)
 class Kit:
     """The helpers above as one fixture (test modules cannot import conftest under importlib mode)."""

@@ -153,7 +153,7 @@ def _stores(race: Race, url: str, n: int = 2) -> list[Store]:
 
 
 def _insert(store: Store, record: dict[str, Any], state: dict[str, Any]) -> str:
-    run_id, created = store.insert_run_unless_in_flight(record, state, OWNER)
+    run_id, created, _ = store.insert_run_unless_in_flight(record, state, OWNER)
     assert created
     return run_id
 

@@ -8,7 +8,7 @@ from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.run import Run
 from ...models.run_spec import RunSpec
-from ...types import Response
+from ...types import UNSET, Response, Unset
 
 
 def _get_kwargs(
@@ -17,8 +17,11 @@ def _get_kwargs(
     endpoint: str,
     *,
     body: RunSpec,
+    idempotency_key: str | Unset = UNSET,
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
+    if not isinstance(idempotency_key, Unset):
+        headers["Idempotency-Key"] = idempotency_key
 
     _kwargs: dict[str, Any] = {
         "method": "post",
@@ -78,19 +81,24 @@ def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
     body: RunSpec,
+    idempotency_key: str | Unset = UNSET,
 ) -> Response[Any | Run]:
     """Start a training run on a succeeded dataset build.
 
      The spec is assembled into a canonical run config whose SHA-256 is the run's config_fingerprint.
-    When a run with the same fingerprint is queued or running, that run is answered (200) and nothing
-    new starts, so repeating the call is safe. A dataset that failed its leakage gates answers
-    `failed_precondition`; an unknown key or a value out of bounds answers `invalid_argument` naming it
-    in `field`.
+    With an Idempotency-Key the service has seen from this caller in this schema, the run that key
+    started is answered (200) as it is now, whatever happened to it meanwhile, and nothing new starts;
+    the same key with another spec answers `already_exists`. Without a known key, a queued or running
+    run with the same fingerprint is answered (200). Clients send one key per call on every attempt, so
+    a retry after a lost answer never starts a second run. A dataset that failed its leakage gates
+    answers `failed_precondition`; an unknown key or a value out of bounds answers `invalid_argument`
+    naming it in `field`.
 
     Args:
         database (str):
         schema (str):
         endpoint (str):
+        idempotency_key (str | Unset):
         body (RunSpec): What to train. Unknown keys are refused with invalid_argument naming them.
             Omitted `labels` means every label of the dataset; an empty list means none (self-
             supervised only).
@@ -108,6 +116,7 @@ def sync_detailed(
         schema=schema,
         endpoint=endpoint,
         body=body,
+        idempotency_key=idempotency_key,
     )
 
     response = client.get_httpx_client().request(
@@ -124,19 +133,24 @@ def sync(
     *,
     client: AuthenticatedClient | Client,
     body: RunSpec,
+    idempotency_key: str | Unset = UNSET,
 ) -> Any | Run | None:
     """Start a training run on a succeeded dataset build.
 
      The spec is assembled into a canonical run config whose SHA-256 is the run's config_fingerprint.
-    When a run with the same fingerprint is queued or running, that run is answered (200) and nothing
-    new starts, so repeating the call is safe. A dataset that failed its leakage gates answers
-    `failed_precondition`; an unknown key or a value out of bounds answers `invalid_argument` naming it
-    in `field`.
+    With an Idempotency-Key the service has seen from this caller in this schema, the run that key
+    started is answered (200) as it is now, whatever happened to it meanwhile, and nothing new starts;
+    the same key with another spec answers `already_exists`. Without a known key, a queued or running
+    run with the same fingerprint is answered (200). Clients send one key per call on every attempt, so
+    a retry after a lost answer never starts a second run. A dataset that failed its leakage gates
+    answers `failed_precondition`; an unknown key or a value out of bounds answers `invalid_argument`
+    naming it in `field`.
 
     Args:
         database (str):
         schema (str):
         endpoint (str):
+        idempotency_key (str | Unset):
         body (RunSpec): What to train. Unknown keys are refused with invalid_argument naming them.
             Omitted `labels` means every label of the dataset; an empty list means none (self-
             supervised only).
@@ -155,6 +169,7 @@ def sync(
         endpoint=endpoint,
         client=client,
         body=body,
+        idempotency_key=idempotency_key,
     ).parsed
 
 
@@ -165,19 +180,24 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
     body: RunSpec,
+    idempotency_key: str | Unset = UNSET,
 ) -> Response[Any | Run]:
     """Start a training run on a succeeded dataset build.
 
      The spec is assembled into a canonical run config whose SHA-256 is the run's config_fingerprint.
-    When a run with the same fingerprint is queued or running, that run is answered (200) and nothing
-    new starts, so repeating the call is safe. A dataset that failed its leakage gates answers
-    `failed_precondition`; an unknown key or a value out of bounds answers `invalid_argument` naming it
-    in `field`.
+    With an Idempotency-Key the service has seen from this caller in this schema, the run that key
+    started is answered (200) as it is now, whatever happened to it meanwhile, and nothing new starts;
+    the same key with another spec answers `already_exists`. Without a known key, a queued or running
+    run with the same fingerprint is answered (200). Clients send one key per call on every attempt, so
+    a retry after a lost answer never starts a second run. A dataset that failed its leakage gates
+    answers `failed_precondition`; an unknown key or a value out of bounds answers `invalid_argument`
+    naming it in `field`.
 
     Args:
         database (str):
         schema (str):
         endpoint (str):
+        idempotency_key (str | Unset):
         body (RunSpec): What to train. Unknown keys are refused with invalid_argument naming them.
             Omitted `labels` means every label of the dataset; an empty list means none (self-
             supervised only).
@@ -195,6 +215,7 @@ async def asyncio_detailed(
         schema=schema,
         endpoint=endpoint,
         body=body,
+        idempotency_key=idempotency_key,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -209,19 +230,24 @@ async def asyncio(
     *,
     client: AuthenticatedClient | Client,
     body: RunSpec,
+    idempotency_key: str | Unset = UNSET,
 ) -> Any | Run | None:
     """Start a training run on a succeeded dataset build.
 
      The spec is assembled into a canonical run config whose SHA-256 is the run's config_fingerprint.
-    When a run with the same fingerprint is queued or running, that run is answered (200) and nothing
-    new starts, so repeating the call is safe. A dataset that failed its leakage gates answers
-    `failed_precondition`; an unknown key or a value out of bounds answers `invalid_argument` naming it
-    in `field`.
+    With an Idempotency-Key the service has seen from this caller in this schema, the run that key
+    started is answered (200) as it is now, whatever happened to it meanwhile, and nothing new starts;
+    the same key with another spec answers `already_exists`. Without a known key, a queued or running
+    run with the same fingerprint is answered (200). Clients send one key per call on every attempt, so
+    a retry after a lost answer never starts a second run. A dataset that failed its leakage gates
+    answers `failed_precondition`; an unknown key or a value out of bounds answers `invalid_argument`
+    naming it in `field`.
 
     Args:
         database (str):
         schema (str):
         endpoint (str):
+        idempotency_key (str | Unset):
         body (RunSpec): What to train. Unknown keys are refused with invalid_argument naming them.
             Omitted `labels` means every label of the dataset; an empty list means none (self-
             supervised only).
@@ -241,5 +267,6 @@ async def asyncio(
             endpoint=endpoint,
             client=client,
             body=body,
+            idempotency_key=idempotency_key,
         )
     ).parsed
