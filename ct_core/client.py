@@ -761,6 +761,7 @@ class CortexTrainingClient:
     handle = forward_to("_data", DataPlane.handle)
     tail_logs = forward_to("_data", DataPlane.tail_logs)
     stream_logs = forward_to("_data", DataPlane.stream_logs)
+    default_log_sub_job = forward_to("_data", DataPlane.default_log_sub_job)
     tail_events = forward_to("_data", DataPlane.tail_events)
     stream_events = forward_to("_data", DataPlane.stream_events)
 

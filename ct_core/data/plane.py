@@ -49,7 +49,7 @@ from ct_core.data.results import (
 )
 from ct_core.errors import CTConnectionError, TLSVerificationError
 from ct_core.http import retry as _retry
-from ct_core.ids import checkpoint_id_from_save_result
+from ct_core.ids import checkpoint_id_from_save_result, find_sub_jobs
 
 if TYPE_CHECKING:
     from ct_core.context import ClientContext
@@ -103,6 +103,8 @@ class DataPlane:
         self._ctx = ctx
         self._transport = ctx.transport
         self._requests = ctx.requests
+        #: job id -> the sub-job live logs read when none is named (a job's sub-jobs never change).
+        self._log_sub_jobs: dict[str, str | None] = {}
 
     @property
     def poll_interval(self) -> float:
@@ -579,9 +581,13 @@ class DataPlane:
         """One page of live log lines: `{"entries": [{"_raw": ...}], "next_cursor": ..., "eof": ...}`.
 
         Without a cursor, max_lines gives the newest lines (else the log from its start). Allowed
-        while the job is placing. After the job ended this raises LogsUnavailableError at once,
-        pointing at `ct download-log`; an unknown sub_job_id raises UnknownSubJobError.
+        while the job is placing. With neither sub_job_id nor sub_job_type, a job with several
+        sub-jobs is read from its training sub-job, as `ct logs` does (see `default_log_sub_job`).
+        After the job ended this raises LogsUnavailableError at once, pointing at `ct download-log`;
+        an unknown sub_job_id raises UnknownSubJobError.
         """
+        if sub_job_id is None and sub_job_type is None:
+            sub_job_id = self.default_log_sub_job(job_id)
         payload = ops.tail_logs_payload(cursor, max_lines)
         check = EndOfJobCheck(self.get_job, job_id, sub_job_id)
         predicate = _retry.general(job_id=job_id, recent_jobs=self._transport.recent_jobs, final=check)
@@ -609,7 +615,8 @@ class DataPlane:
 
         follow=False stops once caught up (the first empty page); follow=True keeps polling with
         backoff. Both stop at an empty page with eof: true, and end quietly when the job ends
-        after lines were read.
+        after lines were read. With neither sub_job_id nor sub_job_type, a job with several
+        sub-jobs is read from its training sub-job (see `default_log_sub_job`).
         """
 
         def tail(page_cursor: str | None) -> dict[str, Any]:
@@ -622,6 +629,34 @@ class DataPlane:
             )
 
         return self._follow_pages(tail, cursor, follow, poll_interval, "entries")
+
+    def default_log_sub_job(self, job_id: str) -> str | None:
+        """The sub-job whose live log is read when the caller names none.
+
+        None (the service's own choice) for a job with one sub-job; for a job with several, its
+        training sub-job, as `ct logs` chooses, said once per job on the `ct_core.dataplane` logger
+        (the service refuses a tail without routing hints then). A job with several sub-jobs and no
+        training one gets None too, and the service's answer lists them. The job is read once.
+        """
+        if job_id in self._log_sub_jobs:
+            return self._log_sub_jobs[job_id]
+        job = self.get_job(job_id)
+        entries = [entry for entry in job.get("sub_jobs") or [] if isinstance(entry, dict)]
+        training = find_sub_jobs(job, "training")
+        chosen: str | None = None
+        if len(entries) > 1 and training:
+            chosen = str(training[0].get("sub_job_id"))
+            others = ", ".join(str(e.get("sub_job_id")) for e in entries if e.get("sub_job_id") != chosen)
+            logger.info(
+                "job %s has %d sub-jobs and no sub_job_id was named: reading the training sub-job %s "
+                "(pass sub_job_id= for another: %s)",
+                job_id,
+                len(entries),
+                chosen,
+                others,
+            )
+        self._log_sub_jobs[job_id] = chosen
+        return chosen
 
     def _follow_pages(
         self,

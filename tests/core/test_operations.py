@@ -286,7 +286,9 @@ def test_tail_logs_after_the_job_ended(dp_client: Any, dataplane: Any, act: Any,
     with pytest.raises(LogsUnavailableError, match=r"download-log job --log-type stdout"):
         dp_client.tail_logs("job")
     assert len([r for r in server.requests if r.path.endswith("/operation")]) == 1
-    assert service.job_reads == 1
+    # One read chooses the training sub-job (the job has two), one explains the refused tail.
+    assert service.job_reads == 2
+    assert _ops(service)[0]["sub_job_id"] == "job:training:0"
 
 
 def test_tail_logs_unknown_sub_job_lists_the_real_ones(dp_client: Any, dataplane: Any, act: Any) -> None:
@@ -303,7 +305,8 @@ def test_tail_logs_while_starting_keeps_retrying(dp_client: Any, dataplane: Any,
     ok = {"entries": [], "next_cursor": "", "eof": False}
     service.operation_answers["tail-logs"] = _Tail([act(404, {}), act(409, {})], ok)
     assert dp_client.tail_logs("job") == ok
-    assert service.job_reads == 1
+    # One read chooses the training sub-job, one on the first refused tail; none after.
+    assert service.job_reads == 2
 
 
 def test_stream_logs_follow_false_stops_when_caught_up(dp_client: Any, dataplane: Any, no_sleep: Any) -> None:
