@@ -23,6 +23,13 @@ app = App(name="model-deployment", help="Create, watch, call and drop OpenAI-com
 
 #: How many tokens `chat` asks for when --max-completion-tokens is not given.
 DEFAULT_CHAT_TOKENS = 64
+Resume = Annotated[
+    bool,
+    Parameter(
+        negative=(),
+        help="Keep what an earlier download into the folder saved and fetch only what is new.",
+    ),
+]
 #: The SSE line prefix and end marker of a streamed chat completion (operation createChatCompletion).
 SSE_DONE = "[DONE]"
 
@@ -178,10 +185,11 @@ def logs(
         Parameter(help="execution (the service's logs) or stdout (the console)."),
     ] = "execution",
     output_dir: Annotated[Path, Parameter(help="Folder the files are written into, flat.")] = Path("."),
+    resume: Resume = False,
 ) -> None:
     """Download a deployment's logs into a folder (files are owner-only)."""
-    files = _deployments().download_logs(deployment, output_dir, log_type=log_type)
-    output.emit({"deployment": deployment, "log_type": log_type, "files": files})
+    files = _deployments().download_logs(deployment, output_dir, log_type=log_type, resume=resume)
+    output.emit({"deployment": deployment, "log_type": log_type, "files": _in_cli_words(files)})
 
 
 @app.command
@@ -189,10 +197,19 @@ def metrics(
     deployment: Annotated[str, Parameter(help="The deployment id, sf-ct-<UUID>.")],
     *,
     output_dir: Annotated[Path, Parameter(help="Folder the files are written into, flat.")] = Path("."),
+    resume: Resume = False,
 ) -> None:
     """Download a deployment's GPU and system metrics into a folder (files are owner-only)."""
-    files = _deployments().download_metrics(deployment, output_dir)
-    output.emit({"deployment": deployment, "files": files})
+    files = _deployments().download_metrics(deployment, output_dir, resume=resume)
+    output.emit({"deployment": deployment, "files": _in_cli_words(files)})
+
+
+def _in_cli_words(files: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The entries with their notices worded for the command line (`--resume`, not `resume=True`)."""
+    for entry in files:
+        if entry.get("warnings"):
+            entry["warnings"] = [output.cli_words(str(notice)) for notice in entry["warnings"]]
+    return files
 
 
 @app.command

@@ -13,7 +13,6 @@ import json
 import logging
 import os
 import shutil
-import tempfile
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator
@@ -21,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from ct_core.control.polling import PollSchedule
+from ct_core.downloads.chunks import sub_job_dir
 from ct_core.errors import APIError, CTConnectionError, ValidationError, redact_secrets
-from ct_core.fs import atomic_replace
+from ct_core.fs import atomic_replace, exclusive_lock
 from ct_core.http import retry as _retry
 from ct_model_deployment import records
 from ct_model_deployment.errors import (
@@ -51,6 +51,13 @@ INFERENCE_PATH = "/inference/v1"
 LOG_TYPES = ("execution", "stdout")
 #: Every downloaded file is readable by its owner only.
 FILE_MODE = 0o600
+#: The notes a job download keeps beside a file `{}` and reads back to resume: a rebuilt file's
+#: manifest, a rebuild cut short (its file and manifest), an execution log's listed size and checksum.
+RESUME_NOTES = (".{}.manifest.json", ".{}.partial", ".{}.partial.manifest.json", ".{}.artifact.json")
+#: The hidden folder, inside the output folder, where the job downloads run (same filesystem).
+STAGING_DIR = ".ct-deployment-download"
+#: Held while a deployment download works in a folder: one at a time per folder.
+LOCK_FILE = ".ct-deployment-download.lock"
 #: The status of the server's refusal to cancel a failed or terminated job (cancelJob).
 CONFLICT_STATUS = 409
 #: The status of an unknown registered model (getRegisteredModel): final at once, never retried.
@@ -367,48 +374,96 @@ class ModelDeployments:
     # --- logs and metrics ---------------------------------------------------------------------
 
     def download_logs(
-        self, deployment: str, output_dir: str | os.PathLike[str], log_type: str = "execution"
+        self,
+        deployment: str,
+        output_dir: str | os.PathLike[str],
+        log_type: str = "execution",
+        *,
+        resume: bool = False,
     ) -> list[dict[str, Any]]:
-        """Save the deployment's execution (or stdout) logs flat into `output_dir`, mode 0600."""
+        """Save the deployment's execution (or stdout) logs flat into `output_dir`, mode 0600.
+
+        With `resume`, what an earlier download into the same folder saved is kept: an execution
+        log whose size and checksum did not change is not fetched again (`unchanged: True`), and
+        the console gets only its new chunks appended.
+        """
         if log_type not in LOG_TYPES:
             raise ValidationError(f"log_type must be one of {', '.join(LOG_TYPES)}")
-        job_id, _ = self._lookup(deployment)
+        job_id, job = self._lookup(deployment)
         if log_type == "stdout":
-            return self._download_flat(deployment, job_id, output_dir, "download_stdout_logs", counted=True)
-        return self._download_flat(deployment, job_id, output_dir, "download_execution_logs", counted=False)
+            method, counted = "download_stdout_logs", True
+        else:
+            method, counted = "download_execution_logs", False
+        return self._download_flat(
+            deployment, job_id, job, output_dir, method, counted=counted, resume=resume
+        )
 
-    def download_metrics(self, deployment: str, output_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
-        """Save the deployment's GPU and system metrics flat into `output_dir`, mode 0600."""
-        job_id, _ = self._lookup(deployment)
-        return self._download_flat(deployment, job_id, output_dir, "download_metrics", counted=True)
+    def download_metrics(
+        self, deployment: str, output_dir: str | os.PathLike[str], *, resume: bool = False
+    ) -> list[dict[str, Any]]:
+        """Save the deployment's GPU and system metrics flat into `output_dir`, mode 0600.
+
+        With `resume`, only chunks an earlier download into the same folder did not have are fetched.
+        """
+        job_id, job = self._lookup(deployment)
+        return self._download_flat(
+            deployment, job_id, job, output_dir, "download_metrics", counted=True, resume=resume
+        )
 
     def _download_flat(
-        self, deployment: str, job_id: str, output_dir: str | os.PathLike[str], method: str, *, counted: bool
+        self,
+        deployment: str,
+        job_id: str,
+        job: dict[str, Any],
+        output_dir: str | os.PathLike[str],
+        method: str,
+        *,
+        counted: bool,
+        resume: bool,
     ) -> list[dict[str, Any]]:
         target = Path(output_dir)
         target.mkdir(parents=True, exist_ok=True)
-        # The job downloads write <sub_job_id>/<file>; they land in a private folder next to the
-        # target (same filesystem, so the final move is a rename) and are lifted out of it.
-        staging = Path(tempfile.mkdtemp(prefix=".ct-deployment-", dir=target))
-        try:
-            with self.errors_named(deployment, job_id):
-                entries = getattr(self.client, method)(job_id, staging)
-            results = []
-            for entry in entries:
-                saved = entry.get("saved_path")
-                if not saved:
-                    continue
-                dest = target / str(entry["filename"])
-                os.chmod(saved, FILE_MODE)
-                # The downloads already wrote the file whole; lifting it out is one rename.
-                atomic_replace(saved, dest, durable=False)
-                result: dict[str, Any] = {"filename": entry["filename"], "saved_path": str(dest)}
-                if counted:
-                    result["chunk_count"] = entry.get("chunk_count", 0)
-                results.append(result)
-            return results
-        finally:
+        # The job downloads write <sub_job_id>/<file> with their resume notes beside it. They work in a
+        # hidden folder inside the target (same filesystem: every move is a rename), one download
+        # of a folder at a time; a folder left by a killed download is emptied back out first.
+        staging = target / STAGING_DIR
+        with exclusive_lock(target / LOCK_FILE):
+            _lift_out(staging, target)
             shutil.rmtree(staging, ignore_errors=True)
+            staging.mkdir(mode=0o700)
+            try:
+                if resume:
+                    _bring_back(target, sub_job_dir(staging, _sub_job_id(job, job_id)))
+                with self.errors_named(deployment, job_id):
+                    entries = getattr(self.client, method)(job_id, staging, resume=resume)
+                return [self._flat_entry(entry, target, deployment, job_id, counted) for entry in entries]
+            finally:
+                # Whatever is still in the job layout (a file brought back but not listed again,
+                # a rebuild cut short) goes back beside the others, so a later resume finds it.
+                _lift_out(staging, target)
+                shutil.rmtree(staging, ignore_errors=True)
+
+    @staticmethod
+    def _flat_entry(
+        entry: dict[str, Any], target: Path, deployment: str, job_id: str, counted: bool
+    ) -> dict[str, Any]:
+        name = str(entry["filename"])
+        saved = entry.get("saved_path")
+        for note in [name, *(pattern.format(name) for pattern in RESUME_NOTES)]:
+            moved = Path(saved).with_name(note) if saved else None
+            if moved is not None and moved.is_file():
+                os.chmod(moved, FILE_MODE)
+                # The downloads already wrote the file whole; lifting it out is one rename.
+                atomic_replace(moved, target / note, durable=False)
+        result: dict[str, Any] = {"filename": name, "saved_path": str(target / name)}
+        if counted:
+            result["chunk_count"] = entry.get("chunk_count", 0)
+        else:
+            result["unchanged"] = bool(entry.get("unchanged"))
+        notices = [replace_backing_ids(str(n), job_id, deployment) for n in entry.get("warnings") or []]
+        if notices:
+            result["warnings"] = notices
+        return result
 
     # The method names of the reference documentation, for code written against it.
     create_model_deployment = create
@@ -419,6 +474,46 @@ class ModelDeployments:
     download_model_deployment_logs = download_logs
     download_model_deployment_metrics = download_metrics
     model_deployment_base_url = base_url
+
+
+def _sub_job_id(job: dict[str, Any], job_id: str) -> str:
+    """The deployment's one sub-job id, as its files are filed under it."""
+    sub_job = records.sampling_sub_job(job) or {}
+    return str(sub_job.get("sub_job_id") or f"{job_id}:sampling:0")
+
+
+def _notes_of(folder: Path, name: str) -> list[Path]:
+    return [
+        folder / pattern.format(name) for pattern in RESUME_NOTES if (folder / pattern.format(name)).is_file()
+    ]
+
+
+def _bring_back(target: Path, sub_folder: Path) -> None:
+    """Move each flat file that has resume notes, with its notes, into the job layout the job
+    downloads resume from (`<staging>/<sub_job_id>/`)."""
+    sub_folder.mkdir(parents=True, exist_ok=True)
+    names = set()
+    for pattern in RESUME_NOTES:
+        suffix = pattern.format("")[1:]  # the note's name is "." + the file's name + this
+        names.update(note.name[1 : -len(suffix)] for note in target.glob(pattern.format("?*")))
+    for name in sorted(names):
+        for path in [target / name, *_notes_of(target, name)]:
+            if path.is_file():
+                os.replace(path, sub_folder / path.name)
+
+
+def _lift_out(staging: Path, target: Path) -> None:
+    """Move every file left in the job layout back flat into `target`, owner-only."""
+    if not staging.is_dir():
+        return
+    for sub_folder in staging.iterdir():
+        if not sub_folder.is_dir():
+            continue
+        for path in sub_folder.iterdir():
+            # Locks and the downloads' own temporary files stay behind with the folder.
+            if path.is_file() and not path.name.endswith((".lock", ".tmp")):
+                os.chmod(path, FILE_MODE)
+                os.replace(path, target / path.name)
 
 
 def model_deployments(client: Any) -> ModelDeployments:
