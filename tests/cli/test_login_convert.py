@@ -45,7 +45,7 @@ def existing_location(server: Any) -> tuple[str, str]:
     with CortexTrainingClient(
         base_url=server.base_url, database=database, schema=schema, headers=headers
     ) as c:
-        sampling = SubJobConfig.sampling_job("tiny/model", max_seq_len=64, n_gpus=1)
+        sampling = SubJobConfig.sampling_job("Qwen/Qwen3-0.6B", max_seq_len=64, n_gpus=1)
         job_id = c.create_job([sampling])
         c.cancel_job(job_id)
     return database, schema
@@ -149,7 +149,7 @@ def test_a_refused_token_gets_the_pat_hint_and_changes_nothing(
     config.write_text(json.dumps({"base_url": server.base_url, "pat": "stale-token"}), encoding="utf-8")
     result = ct("login", "--convert-legacy-config", str(config), "--no-verify")
     assert result.returncode == 1, result
-    assert "401 Client Error" in result.stderr and "Missing network policy" in result.stderr
+    assert "HTTP 401 Unauthorized" in result.stderr and "Missing network policy" in result.stderr
     assert "stale-token" not in result.stderr
     assert not _connections(ct_home).exists()
 
