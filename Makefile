@@ -88,12 +88,15 @@ docs: venv
 demo: venv
 	$(PY) examples/demo.py
 
+# Every benchmark in bench/ (a script with a __main__ block; reference_path.py and verdict.py are
+# helpers), one after another; each prints a `verdict:` line per target (bench/verdict.py). One that
+# fails does not stop the others, and `make bench` then fails.
+BENCHMARKS := $(shell grep -l '__name__ == "__main__"' bench/*.py)
+
 bench: venv
-	$(PY) bench/cli_startup.py
-	$(PY) bench/wire.py
-	$(PY) bench/train_loop.py
-	$(PY) bench/generate.py
-	$(PY) bench/downloads.py
+	status=0; for script in $(BENCHMARKS); do \
+		echo "== $$script"; $(PY) $$script || status=1; \
+	done; exit $$status
 
 # A long property-based fuzz run of the wire decoder (not part of `make test`).
 fuzz: venv

@@ -41,6 +41,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
+from verdict import report
+
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 REFERENCE_DIR = REPO / ".venv" / "reference"
@@ -218,22 +220,23 @@ def main() -> int:
         )
         print(f"{name:36} {median * 1000:10.1f} {min(values) * 1000:9.1f} {median / baseline:12.3f}")
     by_name = {row["command"]: row for row in rows}
-    help_ratio = by_name["ct --help"]["ratio_to_reference"]
-    verdicts = [
-        (
-            f"ct --help is {help_ratio:.3f}x the reference's --help",
-            help_ratio <= HELP_TARGET_RATIO,
-            f"target <= {HELP_TARGET_RATIO}x",
-        )
-    ]
-    for name in ("ct get JOB", "ct list"):
-        median_ms = by_name[name]["median_s"] * 1000
-        verdicts.append(
-            (f"{name} takes {median_ms:.0f} ms", median_ms <= COMMAND_TARGET_S * 1000, "target <= 200 ms")
-        )
     print()
-    for text, met, target in verdicts:
-        print(f"{text}: {'meets' if met else 'misses'} the {target}")
+    report(
+        "ct --help",
+        by_name["ct --help"]["ratio_to_reference"],
+        "the reference's --help",
+        HELP_TARGET_RATIO,
+        at_most=True,
+    )
+    for name in ("ct get JOB", "ct list"):
+        median_s = by_name[name]["median_s"]
+        report(
+            f"{name} takes {median_s * 1000:.0f} ms",
+            median_s / COMMAND_TARGET_S,
+            f"the {COMMAND_TARGET_S * 1000:.0f} ms budget",
+            1.0,
+            at_most=True,
+        )
     floor_ms = by_name["imports a request cannot avoid"]["median_s"] * 1000
     print(f"(of which the imports a request cannot avoid take {floor_ms:.0f} ms: {THIRD_PARTY_FLOOR})")
     if args.json:

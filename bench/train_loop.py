@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from reference_path import reference_on_path
+from verdict import report
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -368,13 +369,10 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(f"{name}: {numbers}\n")
         sys.stdout.flush()
     sys.stdout.write("\n")
+    sys.stdout.flush()
     for section, key, anchor, limit, at_most in VERDICTS:
         if section in results:
-            ratio = results[section][key]
-            met = ratio <= limit if at_most else ratio >= limit
-            bound = f"{'<=' if at_most else '>='} {limit}x"
-            verdict = "meets" if met else "misses"
-            sys.stdout.write(f"{section}: {ratio:.2f}x {anchor}: {verdict} the target {bound}\n")
+            report(section, results[section][key], anchor, limit, at_most=at_most)
     if args.json:
         # The machine's state travels with the numbers: on a shared, loaded box they swing a lot.
         results["machine"] = {"cpus": float(os.cpu_count() or 0), "load_1min": os.getloadavg()[0]}
