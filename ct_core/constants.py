@@ -114,6 +114,9 @@ SESSION_EXPIRED_CODES = frozenset({"390111", "390112", "390114"})
 # --- Error messages: how much of the service's message is kept, how deep a body is searched -------
 ERROR_MESSAGE_LIMIT = 1000
 ERROR_BODY_SEARCH_DEPTH = 8
+#: A validation list (a 422's `detail`) names at most this many problems in an error's text; the
+#: rest are counted ("and 2 more"), so one line still fits a terminal while the first ones show.
+MAX_VALIDATION_DETAILS = 5
 
 # --- Create-job limits the service enforces (checked before a body is sent) -----------------------
 TIMEOUT_MIN_SECONDS = 300

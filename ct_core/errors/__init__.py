@@ -4,10 +4,13 @@ Families:
 
 - `APIError` and its per-status subclasses (also `requests.HTTPError`, for code ported from the
   reference client): the service answered with a status the caller must see.
-  Each carries `status_code`, the service `code` (when the JSON body has one), `request_id` (the
-  `x-snowflake-request-id` header) and the `httpx.Response` itself. Their messages have a fixed
-  shape (request-id prefix, `(code): message` suffix, 1,000-character cut, credentials redacted,
-  `Unexpected redirect ...` for a 3xx).
+  Each carries `status_code`, the service `code` and `server_message` (when the body has them: a
+  `message`, a 422's validation list, a `detail` or `error` text), `request_id` (the
+  `x-snowflake-request-id` header) and the answer itself as an `ErrorResponse`, ct's small copy of
+  what ported code reads on a `requests.Response` (no httpx object is built for an error). Their
+  messages lead with the service's reason: `<message> (<code>); HTTP <status> <reason> for <METHOD>
+  <url> [snowflake request id: <id>]` (the reason cut at 1,000 characters, credentials redacted, the
+  URL without any; `Unexpected redirect ...` for a 3xx).
 - `CTConnectionError` / `CTTimeoutError` / `TLSVerificationError`: the request got no answer.
 - `RequestOutcomeUnknown`: a call that must not run twice was sent and its answer lost, so it may
   have been applied; each instance is also the connection, timeout or server error it replaces.
@@ -18,6 +21,8 @@ Families:
   that keeps working.
 
 `api_error_from_response` builds the right `APIError` for a response; the transport calls it.
+`describe_service_error` puts a service's error value (an object, a list, a text) in words, never
+a Python repr, for messages built elsewhere (a failed request, a failed run or build).
 
 Every name is imported from here. The tree lives in two modules: `base` (the root and everything that
 needs only the standard library) and `api` (the `APIError` family and how one is built from an
@@ -72,6 +77,7 @@ from ct_core.errors.base import (
     ValidationError,
     WireError,
     authorization_secrets,
+    describe_service_error,
     error_codes,
     is_pat_rejection,
     iter_error_objects,
@@ -82,6 +88,7 @@ from ct_core.errors.base import (
     remember_secrets,
     response_json,
     shorten,
+    validation_details,
     with_pat_rejected_hint,
 )
 
@@ -97,6 +104,8 @@ if TYPE_CHECKING:
         ChunkGroupRestartError,
         ConflictError,
         DatabaseAccessError,
+        ErrorRequest,
+        ErrorResponse,
         FailedPreconditionError,
         InvalidArgumentError,
         InvalidPageToken,
@@ -110,9 +119,11 @@ if TYPE_CHECKING:
         ServerError,
         UnexpectedRedirectError,
         api_error_from_response,
+        as_error_response,
         outcome_is_unknown,
         outcome_unknown,
         pat_rejected_from_connector,
+        safe_url,
         standard_http_message,
     )
 
@@ -128,6 +139,8 @@ _API_NAMES = frozenset(
         "ChunkGroupRestartError",
         "ConflictError",
         "DatabaseAccessError",
+        "ErrorRequest",
+        "ErrorResponse",
         "FailedPreconditionError",
         "InvalidArgumentError",
         "InvalidPageToken",
@@ -142,9 +155,11 @@ _API_NAMES = frozenset(
         "ServerError",
         "UnexpectedRedirectError",
         "api_error_from_response",
+        "as_error_response",
         "outcome_is_unknown",
         "outcome_unknown",
         "pat_rejected_from_connector",
+        "safe_url",
         "standard_http_message",
     }
 )
@@ -187,6 +202,8 @@ __all__ = [
     "DatabaseAccessError",
     "DownloadCancelled",
     "DownloadInProgress",
+    "ErrorRequest",
+    "ErrorResponse",
     "ExperimentalFeatureError",
     "FailedPreconditionError",
     "IncompleteConnectionError",
@@ -220,7 +237,9 @@ __all__ = [
     "ValidationError",
     "WireError",
     "api_error_from_response",
+    "as_error_response",
     "authorization_secrets",
+    "describe_service_error",
     "error_codes",
     "is_pat_rejection",
     "iter_error_objects",
@@ -233,7 +252,9 @@ __all__ = [
     "redact_values",
     "remember_secrets",
     "response_json",
+    "safe_url",
     "shorten",
     "standard_http_message",
+    "validation_details",
     "with_pat_rejected_hint",
 ]

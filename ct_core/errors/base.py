@@ -14,16 +14,14 @@ import json
 import re
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ct_core.constants import (
     ERROR_BODY_SEARCH_DEPTH,
     ERROR_MESSAGE_LIMIT,
+    MAX_VALIDATION_DETAILS,
     REDACT_ANYWHERE_MIN_LENGTH,
 )
-
-if TYPE_CHECKING:
-    import httpx
 
 
 class CTError(Exception):
@@ -222,7 +220,8 @@ class RequestFailedError(CTError, RuntimeError):
     """A polled request ended failed or cancelled; `.state` and `.error` say how."""
 
     def __init__(self, request_id: str, state: str, error: Any) -> None:
-        super().__init__(f"Request {request_id} ended with state '{state}': {error or ''}")
+        said = describe_service_error(error)
+        super().__init__(f"Request {request_id} ended with state '{state}'" + (f": {said}" if said else ""))
         self.request_id = request_id
         self.state = state
         self.error = error
@@ -365,8 +364,8 @@ def error_codes(body: Any) -> list[str]:
     return codes
 
 
-def response_json(response: httpx.Response) -> Any:
-    """The decoded JSON body of a response, or None when it is empty or not JSON."""
+def response_json(response: Any) -> Any:
+    """The decoded JSON body of a response (anything with `.content`), or None when empty or not JSON."""
     try:
         content = response.content
     except Exception:  # a streamed body that was never read
@@ -377,6 +376,62 @@ def response_json(response: httpx.Response) -> Any:
         return json.loads(content)
     except (ValueError, UnicodeDecodeError):
         return None
+
+
+def validation_details(details: Sequence[Any], *, limit: int = MAX_VALIDATION_DETAILS) -> str | None:
+    """A validation list (`[{"loc": ["body", "a", 0], "msg": "..."}, ...]`) in words: `a.0: ...; ...`.
+
+    At most `limit` problems are named, the rest counted (`(and 2 more)`); plain strings in the list
+    count as problems too. None when no item says anything.
+    """
+    parts: list[str] = []
+    for item in details:
+        if isinstance(item, str) and item.strip():
+            parts.append(item.strip())
+            continue
+        if not isinstance(item, Mapping) or not isinstance(item.get("msg"), str):
+            continue
+        loc = item.get("loc")
+        where = ".".join(str(part) for part in loc if part != "body") if isinstance(loc, list) else ""
+        parts.append(f"{where}: {item['msg']}" if where else item["msg"])
+    if not parts:
+        return None
+    extra = len(parts) - limit
+    return "; ".join(parts[:limit]) + (f" (and {extra} more)" if extra > 0 else "")
+
+
+def describe_service_error(value: Any) -> str:
+    """A service's error value in words, never a Python repr: `message (code)` for an error object,
+    its problems for a validation list, each item of a list, the text of a string; '' for nothing.
+
+    For the `error` field of a request, a dataset build or a run, which may be a text or an object.
+    Anything else is shown as JSON.
+    """
+    if value is None or value == "" or value == {} or value == []:
+        return ""
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, list):
+        listed = validation_details(value)
+        if listed and all(isinstance(item, Mapping) and "msg" in item for item in value):
+            return listed
+        return "; ".join(filter(None, (describe_service_error(item) for item in value)))
+    if isinstance(value, Mapping):
+        message = value.get("message", value.get("msg"))
+        code = value.get("code", value.get("error_code"))
+        code_text = "" if code is None or isinstance(code, (dict, list)) else str(code)
+        if isinstance(message, str) and message.strip():
+            return f"{message.strip()} ({code_text})" if code_text else message.strip()
+        detail = value.get("detail", value.get("error"))
+        if detail not in (None, "", [], {}):
+            said = describe_service_error(detail)
+            return f"{said} ({code_text})" if code_text and said else said or code_text
+        if code_text:
+            return code_text
+    try:
+        return json.dumps(value, default=str, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(value)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any, Protocol, cast
 
 from ct_core import __version__, errors
@@ -282,7 +283,14 @@ class Transport:
         return [*headers, (b"Authorization", signature.encode("latin-1"))], signature
 
     def _check(
-        self, method: str, target: str, status: int, headers: Headers, content: bytes, sent: Headers
+        self,
+        method: str,
+        target: str,
+        status: int,
+        headers: Headers,
+        content: bytes,
+        sent: Headers,
+        started: float,
     ) -> None:
         if logger.isEnabledFor(logging.DEBUG):
             request_id = header_value(headers, REQUEST_ID_HEADER)
@@ -290,11 +298,16 @@ class Transport:
                 logger.debug("snowflake request_id=%s  %s %s  status=%d", request_id, method, target, status)
         if 200 <= status < 300:
             return
-        # Only a refused request builds httpx objects: they are what an APIError carries.
-        import httpx
-
-        request = httpx.Request(method, self._shared.pool.url(target), headers=sent)
-        response = httpx.Response(status, headers=headers, content=content, request=request)
+        # A refused request: the APIError carries ct's own copy of the answer (`started` is when it
+        # was sent, for `.elapsed`), built from the bytes already read; no other HTTP library.
+        request = errors.ErrorRequest(method, self._shared.pool.url(target), sent)
+        response = errors.ErrorResponse(
+            status,
+            headers=headers,
+            content=content,
+            request=request,
+            elapsed=timedelta(seconds=max(time.monotonic() - started, 0.0)),
+        )
         raise errors.api_error_from_response(response, direct_pat=self._shared.direct_pat)
 
     def _prepare(
@@ -365,8 +378,9 @@ class Transport:
 
         def once(sent: Headers) -> Response:
             body = content() if callable(content) else content
+            started = time.monotonic()
             raw = shared.pool.send(method, target, sent, body, timeouts)
-            self._check(method, target, raw.status, raw.headers, raw.content, sent)
+            self._check(method, target, raw.status, raw.headers, raw.content, sent, started)
             return Response(raw.status, raw.headers, raw.content)
 
         def attempt() -> Response:
@@ -410,9 +424,10 @@ class Transport:
         body = cast("bytes | None", prepared)
         sent, _signature = self._headers(extra)
         timeouts = shared.default_timeouts if timeout is None else _timeouts(timeout)
+        started = time.monotonic()
         with shared.pool.stream(method, target, sent, body, timeouts) as (status, answer_headers, blocks):
             if not 200 <= status < 300:
-                self._check(method, target, status, answer_headers, b"".join(blocks), sent)
+                self._check(method, target, status, answer_headers, b"".join(blocks), sent, started)
             yield StreamedResponse(status, answer_headers, blocks)
 
     def close(self) -> None:

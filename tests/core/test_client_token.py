@@ -85,4 +85,4 @@ def test_pat_header_token_is_redacted_by_value_from_error_messages(misbehaving_s
     ):
         client.list_jobs()
     assert SECRET not in str(caught.value)
-    assert str(caught.value).endswith("(003001): denied for <redacted>")
+    assert str(caught.value).startswith("denied for <redacted> (003001); HTTP 403")

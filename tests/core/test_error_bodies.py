@@ -30,7 +30,7 @@ def test_nested_job_not_found_fails_on_the_first_request(misbehaving_server, no_
         client.get_job("nope")
     assert len(misbehaving_server.requests) == 1 and no_sleep.calls == []
     assert caught.value.code == "517601"
-    assert str(caught.value).endswith("(517601): Training job nope not found in S")
+    assert str(caught.value).startswith("Training job nope not found in S (517601); HTTP 404")
 
 
 def test_code_deep_in_a_string_field_is_found(misbehaving_server, no_sleep, act):
@@ -47,7 +47,7 @@ def test_outer_message_kept_when_the_coded_object_has_none(misbehaving_server, n
     with make_client(misbehaving_server, no_sleep) as client, pytest.raises(errors.BadRequestError) as caught:
         client.list_jobs()
     assert caught.value.code == "517602"
-    assert str(caught.value).endswith("(517602): Bad Request")
+    assert str(caught.value).startswith("Bad Request (517602); HTTP 400")
 
 
 def test_message_without_any_code_is_still_a_retried_gateway_404(misbehaving_server, no_sleep, act):

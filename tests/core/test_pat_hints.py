@@ -42,10 +42,10 @@ def test_refused_pat_keeps_the_error_and_appends_next_steps(token_server) -> Non
     error = caught.value
     text = str(error)
     first_line = text.splitlines()[0]
-    # The original error comes first, unchanged (request id prefix included).
-    assert first_line.startswith("[snowflake request id: ")
-    assert "] 401 Client Error: Unauthorized for url: " in first_line
-    assert "(401): Authentication required" in first_line
+    # The original error comes first, unchanged: the service's reason, the request, the request id.
+    assert first_line.startswith("Authentication required")
+    assert "(401); HTTP 401 Unauthorized for GET " in first_line
+    assert "[snowflake request id: " in first_line
     assert text.endswith(errors.PAT_REJECTED_HINT)
     assert "Missing network policy" in text and "Bypass requirement for network policy" in text
     assert "expired" in text and "another user" in text
@@ -87,7 +87,7 @@ def test_from_pat_gets_the_hint(tls_server, act) -> None:
     )
     with client, pytest.raises(errors.PATRejectedError) as caught:
         client.list_jobs()
-    assert "(390303): Invalid OAuth access token." in str(caught.value).splitlines()[0]
+    assert str(caught.value).splitlines()[0].startswith("Invalid OAuth access token. (390303); HTTP 401")
     assert server.requests[0].headers["X-Snowflake-Authorization-Token-Type"] == PAT_TOKEN_TYPE
 
 
@@ -105,7 +105,7 @@ def test_cli_prints_the_next_steps_on_stderr(tls_server, act, ct_home) -> None:
     )
     assert completed.returncode == 1, completed.stderr
     assert completed.stdout == ""
-    assert completed.stderr.startswith("error: [") or completed.stderr.startswith("error: 401")
+    assert completed.stderr.startswith("error: Invalid OAuth access token. (390303); HTTP 401")
     assert "Missing network policy" in completed.stderr
     assert errors.PAT_AUTH_DOC_URL in completed.stderr
     assert BAD not in completed.stderr

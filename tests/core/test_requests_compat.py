@@ -34,7 +34,7 @@ def test_not_found_from_a_real_server_is_a_requests_http_error(local_server):
     assert error.response.json()["code"] == "517601"
     assert "517601" in error.response.text
     assert error.request is not None and error.request.url == error.response.request.url
-    assert "404 Client Error: Not Found for url: " in str(error)
+    assert "(517601); HTTP 404 Not Found for GET " in str(error)
 
 
 def test_invalid_page_token_is_a_requests_http_error(local_server):

@@ -57,7 +57,7 @@ def test_invalid_argument_names_the_field_and_stays_a_bad_request() -> None:
     assert type(error) is InvalidArgumentError
     assert isinstance(error, BadRequestError)
     assert (error.status_code, error.code, error.field) == (400, "invalid_argument", "trainer.epochs")
-    assert "(invalid_argument): epochs must be at least 1" in str(error)
+    assert str(error).startswith("epochs must be at least 1 (invalid_argument); HTTP 400")
     assert error.hint is not None and "trainer.epochs" in error.hint
 
 

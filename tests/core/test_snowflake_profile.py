@@ -123,7 +123,7 @@ def test_a_second_expiry_is_raised_without_a_pat_hint(
         session_server.clear_faults()
     assert len(fake_connector.CALLS) == 2  # one renewal, one replay, then the error
     assert not isinstance(caught.value, errors.PATRejectedError)
-    assert "(390112): Your session has expired" in str(caught.value)
+    assert "Your session has expired" in str(caught.value) and "(390112)" in str(caught.value)
     assert "network policy" not in str(caught.value)
 
 
