@@ -22,6 +22,7 @@ from typing import Any
 
 from ct_core import fs
 from ct_core.constants import SNOWFLAKE_HOST_SUFFIXES
+from ct_core.control.polling import TERMINAL_JOB_STATES, normalize_job_status
 from ct_core.downloads.artifacts import ArtifactEntry, ArtifactStore, LocalArtifactStore
 from ct_core.downloads.chunks import (
     DEFAULT_TRANSFER_TIMEOUT_S,
@@ -51,7 +52,9 @@ MISSING_METRICS_AFTER_S = 120.0
 #: A job-status lookup still running once the chunks are written is waited for this long.
 STATUS_LOOKUP_GRACE_S = 10.0
 EXECUTION_ROOTS = ("_logs", "checkpoints/_logs")
-_ENDED = frozenset({"terminated", "failed", "cancelled", "succeeded", "completed"})
+#: Job states after which no new chunk is written: every ended state, the legacy spellings (`done`,
+#: `canceled`) included.
+_ENDED = TERMINAL_JOB_STATES
 
 
 class SharedDownloadState:
@@ -146,7 +149,7 @@ def stall_warning(
 ) -> str | None:
     """The stall notice: the newest chunk is old while the job, and the sub-job, have been running a
     while."""
-    if newest is None or str(job.get("status", "")).lower() != "running":
+    if newest is None or normalize_job_status(job.get("status")) != "running":
         return None
     for entry in job.get("sub_jobs") or []:
         listed = isinstance(entry, dict) and entry.get("sub_job_id") == sub and entry.get("status")
@@ -171,7 +174,7 @@ def _late_chunk_warning(job: dict[str, Any], now: datetime, label: str, sub: str
     missing.
 
     ``now`` is the server's clock (the Date header of the job lookup), like the stall check's."""
-    status = str(job.get("status", "")).lower()
+    status = normalize_job_status(job.get("status"))
     changed = _parse_time(job.get("state_changed_at"))
     recent_end = (
         status in _ENDED and changed is not None and (now - changed).total_seconds() < LATE_CHUNK_WINDOW_S
@@ -237,11 +240,14 @@ def download_chunked(
             return results
         job, server_now = known
         extra = _missing_metrics_entries(job, server_now, grouped, console) if stream is GPU_METRICS else []
-        if stale_after_seconds is not None and stream is not TRAINING_METRICS:
+        if stale_after_seconds is not None:
             for entry in results:
                 sub = entry["sub_job_id"]
                 notices = [
-                    stall_warning(
+                    # Training rows come only with training calls: a quiet trainer is not a stall.
+                    None
+                    if stream is TRAINING_METRICS
+                    else stall_warning(
                         job,
                         server_now,
                         stream.label,
@@ -298,7 +304,7 @@ def _missing_metrics_entries(
     """Sub-jobs with stdout but no metrics get an entry with a warning instead of nothing.
 
     Ages are judged with ``now``, the server's clock."""
-    status = str(job.get("status", "")).lower()
+    status = normalize_job_status(job.get("status"))
     changed = _parse_time(job.get("state_changed_at"))
     entries = []
     for sub in sorted(set(console) - set(grouped)):
