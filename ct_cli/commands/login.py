@@ -14,8 +14,13 @@ Three forms:
   database and schema exist; a missing database is created only after the SQL is shown and the
   user agrees (`--yes` agrees in advance; without a terminal and without `--yes` it stops).
 
-Each form then checks the connection with one capacity call (skip with `--no-verify`) and
-prints a JSON summary. No form ever prints the token.
+Every form (not `--reset`) first says on stderr which setup commands use today and checks it with
+a capacity call; a remembered login that is stale (its config file or profile is gone) or fails that
+check is forgotten before anything else. The form then remembers its connection (forgetting the
+login of the other form: one login is remembered at a time), checks it with one capacity call, and
+prints a JSON summary that adds `in_effect` (the setup later commands will use, which an environment
+variable may still override: a warning says so) and `ignored` (setups that exist but are not used).
+`--no-verify` skips both calls. No form ever prints the token.
 """
 
 from __future__ import annotations
@@ -99,8 +104,8 @@ def _warn_if_readable_by_others(path: Path) -> None:
         output.warn(f"{path} is readable by other users; it may hold a token: chmod 600 {path}")
 
 
-def _verify(options: context.GlobalOptions) -> bool:
-    """One capacity call through the connection just remembered; a failure is a warning."""
+def _check(options: context.GlobalOptions) -> str | None:
+    """One capacity call through `options`' connection: None when it answers, else what went wrong."""
     try:
         client = context.default_client_factory(options)
         try:
@@ -110,9 +115,187 @@ def _verify(options: context.GlobalOptions) -> bool:
             if callable(close):
                 close()
     except Exception as exc:
-        output.warn(f"the connection could not be verified: {exc}")
+        return str(exc) or type(exc).__name__
+    return None
+
+
+def _verify(options: context.GlobalOptions) -> bool:
+    """One capacity call through the connection just remembered; a failure is a warning."""
+    problem = _check(options)
+    if problem is not None:
+        output.warn(f"the connection could not be verified: {problem}")
         return False
     return True
+
+
+# --- which setup later commands use ---------------------------------------------------------------
+
+
+def _plain_options() -> Any:
+    """The connection options of a later `ct COMMAND` given no connection flags (only --no-verify-ssl)."""
+    from ct_core.connect.resolve import ConnectionOptions
+
+    return ConnectionOptions(verify_ssl=not context.current().options.no_verify_ssl)
+
+
+def _token_location(resolved: Any) -> str | None:
+    """Where the setup's token lives (never the token itself)."""
+    from ct_core.connect.resolve import connections_toml_path, load_config_file, read_connection_profiles
+
+    if resolved.mode == "profile":
+        profile = read_connection_profiles().get(resolved.profile or "", {})
+        if profile.get("token") or profile.get("password"):
+            return f"profile {resolved.profile} in {connections_toml_path()}"
+        authenticator = profile.get("authenticator") or "the Connector's default"
+        return f"the Snowflake Connector's sign-in for profile {resolved.profile} ({authenticator})"
+    if not resolved.pat:
+        return None
+    if resolved.config_path:
+        try:
+            if load_config_file(resolved.config_path).get("pat") == resolved.pat:
+                return f"config file {resolved.config_path}"
+        except Exception:
+            pass  # the file was read a moment ago; if it changed meanwhile, look at the environment
+    for name in _PAT_ENV_VARS:
+        if os.environ.get(name) == resolved.pat:
+            return f"${name}"
+    return "the command line"
+
+
+def _setup_summary(resolved: Any) -> dict[str, Any]:
+    """A printable description of a resolved connection: where it comes from, where it goes, no secret."""
+    summary: dict[str, Any] = {
+        "source": resolved.source,
+        "mode": resolved.mode,
+        "database": resolved.database,
+        "schema": resolved.schema,
+        "endpoint": resolved.endpoint,
+        "token": _token_location(resolved),
+    }
+    for key in ("profile", "config_path", "base_url", "host"):
+        if getattr(resolved, key):
+            summary[key] = getattr(resolved, key)
+    return summary
+
+
+def _setup_line(summary: dict[str, Any]) -> str:
+    where = summary.get("base_url") or summary.get("host") or "?"
+    parts = [f"{summary['source']} ({summary['mode']}, {where})"]
+    parts.append(
+        f"database {summary['database']}, schema {summary['schema']}, endpoint {summary['endpoint']}"
+    )
+    parts.append(f"token: {summary['token'] or 'none'}")
+    return "; ".join(parts)
+
+
+#: Environment variables that take part in resolution, and the field of the connection each fills.
+_ENV_FIELDS = (
+    ("CORTEX_TRAINING_BASE_URL", "base_url"),
+    ("CORTEX_TRAINING_HOST", "host"),
+    ("SNOWFLAKE_HOST", "host"),
+    ("CORTEX_TRAINING_PAT", "pat"),
+    ("SNOWFLAKE_PAT", "pat"),
+    ("CORTEX_TRAINING_DATABASE", "database"),
+    ("SNOWFLAKE_DATABASE", "database"),
+    ("CORTEX_TRAINING_SCHEMA", "schema"),
+    ("SNOWFLAKE_SCHEMA", "schema"),
+    ("CORTEX_TRAINING_ENDPOINT", "endpoint"),
+)
+
+
+def _ignored_setups(resolved: Any) -> list[str]:
+    """Setups that exist but are not the one in effect, each as a sentence (no secret in any)."""
+    from ct_core.connect.resolve import (
+        connections_toml_path,
+        normalize_host,
+        read_connection_profiles,
+        read_login_state,
+    )
+
+    first = f"{resolved.source} comes first"
+    ignored: list[str] = []
+    for name in ("CORTEX_TRAINING_CONNECTION", "CORTEX_TRAINING_CONFIG"):
+        value = os.environ.get(name, "").strip()
+        if value and not resolved.source.startswith(name):
+            ignored.append(f"${name}={value}: {first}")
+    for name, field in _ENV_FIELDS:
+        value = os.environ.get(name, "").strip()
+        if not value:
+            continue
+        used = getattr(resolved, field)
+        if field == "host" and used:
+            value, used = normalize_host(value), normalize_host(str(used))
+        if value != used:
+            ignored.append(
+                f"${name}" + ("" if field == "pat" else f"={value}") + f": not used by {resolved.source}"
+            )
+    try:
+        login = read_login_state()
+    except Exception:
+        login = None
+    if login is not None and not resolved.source.startswith("login "):
+        what = f"profile {login.profile}" if login.profile else f"config file {login.config_path}"
+        ignored.append(f"the remembered login {login.path} ({what}): {first}")
+    try:
+        profiles = read_connection_profiles()
+    except Exception:
+        profiles = {}
+    for name in profiles:
+        if name != resolved.profile:
+            ignored.append(f"profile {name} in {connections_toml_path()}: not the one in use")
+    return ignored
+
+
+def _current_setup(verify: bool) -> None:
+    """Before anything else: say which setup commands use today, check it, drop a stale or failing login.
+
+    Everything goes to stderr; a remembered login that is stale (its file or profile is gone) or fails
+    the capacity call is forgotten, so a broken login never outlives this command.
+    """
+    from ct_core.connect.files import stale_login
+    from ct_core.connect.resolve import forget_login, resolve_connection
+    from ct_core.errors import ConfigError
+
+    stale = stale_login()
+    if stale is not None:
+        forget_login()
+        output.warn(f"removed the remembered login {stale[0]}: {stale[1]}")
+    try:
+        resolved = resolve_connection(_plain_options())
+    except ConfigError as exc:
+        output.progress(f"current setup: none ({exc})")
+        return
+    output.progress(f"current setup: {_setup_line(_setup_summary(resolved))}")
+    if not verify:
+        return
+    problem = _check(context.GlobalOptions(resolved=resolved))
+    if problem is None:
+        output.progress("current setup works (a capacity call answered)")
+    elif resolved.source.startswith("login "):
+        forget_login()
+        output.warn(
+            f"removed the remembered login {resolved.source[len('login ') :]}: it failed the check: {problem}"
+        )
+    else:
+        output.warn(f"current setup failed the check: {problem}")
+
+
+def _in_effect(result: dict[str, Any]) -> dict[str, Any]:
+    """`result` with the setup later commands will use (`in_effect`) and the ones they ignore."""
+    from ct_core.connect.resolve import resolve_connection
+    from ct_core.errors import ConfigError
+
+    try:
+        resolved = resolve_connection(_plain_options())
+    except ConfigError as exc:
+        output.warn(f"later commands find no whole connection: {exc}")
+        return {**result, "ignored": [], "in_effect": None}
+    if not resolved.source.startswith("login "):
+        output.warn(
+            f"the login is remembered, but later commands use {resolved.source}, which comes first; "
+            "unset it (or pass options) to use the login"
+        )
+    return {**result, "ignored": _ignored_setups(resolved), "in_effect": _setup_summary(resolved)}
 
 
 def _remembered_options(**changes: Any) -> context.GlobalOptions:
@@ -470,17 +653,17 @@ def login(
                 "--convert-legacy-config takes the token and host from the file; it cannot be combined "
                 "with a config file, --host, --user, --pat-stdin or --reset"
             )
-        output.emit(
-            _convert_legacy_config(
-                convert_legacy_config,
-                name=connection,
-                database=database,
-                schema=schema,
-                force=force,
-                yes=yes,
-                verify=verify,
-            )
+        _current_setup(verify)
+        converted = _convert_legacy_config(
+            convert_legacy_config,
+            name=connection,
+            database=database,
+            schema=schema,
+            force=force,
+            yes=yes,
+            verify=verify,
         )
+        output.emit(_in_effect(converted))
         return
     if yes:
         raise UsageError("--yes only applies to --convert-legacy-config")
@@ -492,25 +675,27 @@ def login(
     if config_path is not None:
         if connection or host or user:
             raise UsageError("a config file cannot be combined with --connection, --host or --user")
-        output.emit(_login_config(config_path, verify))
+        _current_setup(verify)
+        output.emit(_in_effect(_login_config(config_path, verify)))
         return
     if connection and not host and not user:
-        output.emit(_login_profile(connection, database=database, schema=schema, verify=verify))
+        _current_setup(verify)
+        output.emit(_in_effect(_login_profile(connection, database=database, schema=schema, verify=verify)))
         return
     if not host and not _interactive():
         raise UsageError(
             "nothing to log in with: pass a config file (ct login CONFIG), a profile "
             "(--connection NAME), or --host and --user to create a profile"
         )
-    output.emit(
-        _create_profile(
-            host=host,
-            user=user,
-            database=database,
-            schema=schema,
-            name=connection,
-            pat_stdin=pat_stdin,
-            force=force,
-            verify=verify,
-        )
+    _current_setup(verify)
+    created = _create_profile(
+        host=host,
+        user=user,
+        database=database,
+        schema=schema,
+        name=connection,
+        pat_stdin=pat_stdin,
+        force=force,
+        verify=verify,
     )
+    output.emit(_in_effect(created))

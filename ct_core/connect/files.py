@@ -212,22 +212,68 @@ def read_login_state() -> LoginState | None:
     return LoginState(path=legacy, config_path=config_path)
 
 
+def _remove(path: Path) -> None:
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass  # never written, or removed meanwhile by another process
+
+
 def save_login_profile(profile: str) -> Path:
-    """Remember `profile` as the default connection; returns the file."""
+    """Remember `profile` as the default connection; returns the file.
+
+    A config file remembered before (the legacy form) is forgotten: one login is remembered at a time.
+    """
     if not profile:
         raise ConfigError("a profile name is required")
     path = login_state_path()
     _write_json(path, {"profile": profile})
+    _remove(legacy_login_state_path())
     return path
 
 
 def save_login_config_path(config_path: str | os.PathLike[str]) -> Path:
-    """Remember a legacy JSON config file (checked first) under the XDG config dir; returns the file."""
+    """Remember a legacy JSON config file (checked first) under the XDG config dir; returns the file.
+
+    A profile remembered before is forgotten: it is read first and would still win over the config.
+    """
     resolved = Path(config_path).expanduser().resolve()
     load_config_file(resolved)
     path = legacy_login_state_path()
     _write_json(path, {"config_path": str(resolved)})
+    _remove(login_state_path())
     return path
+
+
+def stale_login() -> tuple[Path, str] | None:
+    """A remembered login that can no longer work, as (its file, why); None when there is none.
+
+    Stale is what needs no request to tell: a state file that cannot be read, a remembered config
+    file that was deleted, a remembered profile no longer in connections.toml / config.toml.
+    """
+    for path in (login_state_path(), legacy_login_state_path()):
+        try:
+            parsed = _read_state_file(path)
+        except ConfigError as error:
+            return path, str(error)
+        if parsed is None:
+            continue
+        profile = parsed.get("profile") if path == login_state_path() else parsed.get("connection")
+        config_path = parsed.get("config_path")
+        if isinstance(profile, str) and profile:
+            try:
+                known = read_connection_profiles()
+            except ConfigError:
+                return None  # the profiles file is what is broken; the login itself may be fine
+            if profile not in known:
+                return path, f"its profile {profile!r} is no longer in {connections_toml_path()}"
+        elif isinstance(config_path, str) and config_path:
+            if not Path(config_path).expanduser().exists():
+                return path, f"its config file {config_path} no longer exists"
+        else:
+            return path, f"invalid cortex-training login state {path}: names no profile or config file"
+        return None  # the file read first is the one in use
+    return None
 
 
 def forget_login() -> list[Path]:

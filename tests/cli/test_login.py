@@ -8,7 +8,19 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 CtRunner = Any
+
+
+@pytest.fixture(scope="module")
+def token_server(module_local_server_factory: Any) -> Any:
+    """A local server that refuses every request without the test's token."""
+    return module_local_server_factory(tokens={TOKEN: "TRAINER"})
+
+
+def state_path(home: Path) -> Path:
+    return home / ".config" / "cortex-training" / "login.json"
 
 
 def test_login_with_a_config_file_is_remembered(
@@ -19,8 +31,26 @@ def test_login_with_a_config_file_is_remembered(
     config.chmod(0o600)
     result = ct("login", str(config))
     assert result.returncode == 0, result
-    assert result.json == {"config_path": str(config.resolve()), "logged_in": True, "verified": True}
-    state = ct_home / ".config" / "cortex-training" / "login.json"
+    summary = result.json
+    assert {key: summary[key] for key in ("config_path", "logged_in", "verified")} == {
+        "config_path": str(config.resolve()),
+        "logged_in": True,
+        "verified": True,
+    }
+    # Nothing else competes: the remembered config is what later commands use.
+    assert summary["ignored"] == []
+    assert summary["in_effect"] == {
+        "base_url": local_server.base_url,
+        "config_path": str(config.resolve()),
+        "database": "CT_CLI_LOGIN",
+        "endpoint": "cortex-training",
+        "mode": "base_url",
+        "schema": "PUBLIC",
+        "source": f"login {state_path(ct_home)}",
+        "token": None,
+    }
+    assert "current setup: none" in result.stderr
+    state = state_path(ct_home)
     assert json.loads(state.read_text()) == {"config_path": str(config.resolve())}
     # Later commands use it with no connection flags at all.
     listed = ct("list")
@@ -113,3 +143,83 @@ def test_login_with_two_forms_at_once_is_a_usage_error(ct: CtRunner, tmp_path: P
         result = ct(*argv, "--no-verify")
         assert result.returncode == 2, result
         assert result.stderr.startswith("error: ")
+
+
+TOKEN = "login-test-token-0123456789"
+LOGIN_STATE = Path(".snowflake") / "cortex-training" / "config.json"
+LEGACY_STATE = Path(".config") / "cortex-training" / "login.json"
+
+
+def _config(path: Path, **values: Any) -> Path:
+    path.write_text(json.dumps(values))
+    path.chmod(0o600)
+    return path
+
+
+def test_a_new_login_replaces_the_other_remembered_form(
+    ct: CtRunner, ct_home: Path, local_server: Any, tmp_path: Path
+) -> None:
+    (ct_home / ".snowflake" / "connections.toml").write_text('[work]\naccount = "acct"\nuser = "BOB"\n')
+    assert ct("login", "--connection", "work", "--no-verify").returncode == 0
+    config = _config(tmp_path / "local.json", base_url=local_server.base_url, database="CT_CLI_LOGIN")
+    result = ct("login", str(config), "--no-verify")
+    assert result.returncode == 0, result
+    # The profile remembered before is forgotten: it would otherwise still win over the new login.
+    assert not (ct_home / LOGIN_STATE).exists()
+    assert result.json["in_effect"]["config_path"] == str(config.resolve())
+    listed = ct("list")
+    assert listed.returncode == 0, listed
+    # And the other way round: a profile login forgets the remembered config file.
+    assert ct("login", "--connection", "work", "--no-verify").returncode == 0
+    assert not (ct_home / LEGACY_STATE).exists()
+
+
+def test_login_reports_the_setup_in_effect_and_what_is_ignored(
+    ct: CtRunner, ct_home: Path, local_server: Any, tmp_path: Path
+) -> None:
+    (ct_home / ".snowflake" / "connections.toml").write_text('[spare]\naccount = "acct"\nuser = "BOB"\n')
+    chosen = _config(tmp_path / "env.json", base_url=local_server.base_url, database="CT_FROM_ENV")
+    remembered = _config(tmp_path / "login.json", base_url=local_server.base_url, database="CT_REMEMBERED")
+    env = {"CORTEX_TRAINING_CONFIG": str(chosen), "SNOWFLAKE_DATABASE": "UNUSED_DB"}
+    result = ct("login", str(remembered), env=env)
+    assert result.returncode == 0, result
+    # Before anything changes: the setup commands use today, checked with a capacity call.
+    assert "current setup: CORTEX_TRAINING_CONFIG" in result.stderr, result.stderr
+    assert "current setup works" in result.stderr, result.stderr
+    # After: the login is saved and checked, but the environment's config still comes first.
+    summary = result.json
+    assert summary["verified"] is True
+    effect = summary["in_effect"]
+    assert effect["source"].startswith("CORTEX_TRAINING_CONFIG") and effect["database"] == "CT_FROM_ENV"
+    assert effect["config_path"] == str(chosen)
+    ignored = "\n".join(summary["ignored"])
+    assert str(remembered.resolve()) in ignored and "remembered login" in ignored
+    assert "profile spare" in ignored
+    assert "SNOWFLAKE_DATABASE" in ignored
+    assert "later commands use CORTEX_TRAINING_CONFIG" in result.stderr, result.stderr
+
+
+def test_login_removes_a_stale_or_failing_remembered_login_first(
+    ct: CtRunner, ct_home: Path, token_server: Any, tmp_path: Path
+) -> None:
+    refused = _config(
+        tmp_path / "refused.json", base_url=token_server.base_url, database="D", pat="wrong-token"
+    )
+    assert ct("login", str(refused), "--no-verify").returncode == 0
+    assert (ct_home / LEGACY_STATE).exists()
+    # The remembered login fails its check (401), so it is forgotten before the new login is tried,
+    # even though the new one then fails too.
+    result = ct("login", "--connection", "nope")
+    assert result.returncode == 1 and "not found" in result.stderr, result
+    assert not (ct_home / LEGACY_STATE).exists()
+    assert "removed the remembered login" in result.stderr and "401" in result.stderr, result.stderr
+    assert "wrong-token" not in result.stderr
+
+    # A remembered config file that was deleted is stale: removed without any check.
+    gone = _config(tmp_path / "gone.json", base_url=token_server.base_url, database="D", pat=TOKEN)
+    assert ct("login", str(gone), "--no-verify").returncode == 0
+    gone.unlink()
+    stale = ct("login", "--connection", "nope", "--no-verify")
+    assert stale.returncode == 1
+    assert not (ct_home / LEGACY_STATE).exists()
+    assert "removed the remembered login" in stale.stderr and "no longer exists" in stale.stderr
