@@ -271,7 +271,8 @@ def error(message: str, *, hint: str | None = None, exc: BaseException | None = 
 
         _stderr_line(redact("".join(traceback.format_exception(exc)).rstrip()))
     message = redact(message)
-    hint = redact(hint) if hint else hint
+    # A hint the message already says (a 422's problems, which the SDK's message names) is not repeated.
+    hint = redact(hint) if hint and hint.strip() not in message else None
     lines = cli_words(message).strip().splitlines() or [""]
     _stderr_line(f"error: {lines[0]}")
     for line in lines[1:]:

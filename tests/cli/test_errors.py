@@ -110,10 +110,31 @@ def test_unknown_job_shows_the_request_id_and_a_hint(ct: CtRunner, server_args: 
     result = ct(*server_args, "get", "no-such-job")
     assert result.returncode == 1
     lines = result.stderr.splitlines()
-    assert lines[0].startswith("error: [snowflake request id: ")
-    assert "(517601)" in lines[0]
+    # The service's reason and code lead, then the status and the request, then the request id.
+    assert lines[0].startswith(
+        "error: Training job no-such-job not found in PUBLIC (517601); HTTP 404 Not Found"
+    )
+    assert f"for GET {server_args[1]}/api/v2/databases/" in lines[0]
+    assert lines[0].endswith("]") and " [snowflake request id: " in lines[0]
+    assert "Client Error" not in result.stderr
     assert lines[1].startswith("hint: ")
     assert len(lines) == 2
+
+
+def test_a_refused_body_leads_with_the_validation_reason(
+    ct: CtRunner, server_args: list[str], job_body: dict[str, Any], tmp_path: Path
+) -> None:
+    # The local server checks a comment's type; ct sends it as given, so the service's 422 answers.
+    path = tmp_path / "job.json"
+    path.write_text(json.dumps({**job_body, "comment": ["not", "text"]}))
+    result = ct(*server_args, "submit", str(path))
+    assert result.returncode == 1, result
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith("error: comment: comment must be a string; HTTP 422 Unprocessable"), lines
+    assert f"for POST {server_args[1]}/api/v2/databases/" in lines[0]
+    # Said once: the reason is in the message, so no hint repeats it; no Python repr anywhere.
+    assert result.stderr.count("comment must be a string") == 1
+    assert "{" not in result.stderr and "'loc'" not in result.stderr
 
 
 def test_pat_is_never_printed(ct: CtRunner) -> None:
