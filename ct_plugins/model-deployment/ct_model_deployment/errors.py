@@ -27,6 +27,29 @@ class ModelDeploymentNotFound(ModelDeploymentError):
     )
 
 
+#: The next step under a 404 that names a deployment but is not the management API's job-not-found
+#: answer (the endpoint's model_not_found, say).
+DEPLOYMENT_404_HINT = (
+    "check the deployment id (sf-ct-...), database and schema; only a READY deployment of your role "
+    "answers (ct model-deployment list shows yours)"
+)
+
+#: The next step under a 404 of a call that names no deployment yet (create).
+LOCATION_404_HINT = "check the database and schema (--database, --schema) the deployment is made in"
+
+
+class DeploymentSpecError(core_errors.ValidationError):
+    """A deployment spec failed the client-side checks; `.problems` lists every one."""
+
+    hint = "the rules of a spec are in docs/model-deployments.md (The spec)"
+
+    def __str__(self) -> str:
+        if len(self.problems) > 1:
+            # One line per problem under a heading that says what was checked: the spec, not a job.
+            return core_errors.redact_known("the deployment spec is invalid:\n" + "\n".join(self.problems))
+        return super().__str__()
+
+
 class MalformedDeploymentRecord(core_errors.CTError, ValueError):
     """A job that claims to be a deployment but whose counts cannot be right."""
 
@@ -70,8 +93,14 @@ def rewrite_api_error(
     job_id: str | None,
     database: str,
     schema: str,
+    hint: str | None = None,
 ) -> ModelDeploymentError:
-    """The deployment-worded form of an HTTP error raised while serving a deployment method."""
+    """The deployment-worded form of an HTTP error raised while serving a deployment method.
+
+    `hint` is the next step for a 404 the caller knows more about (a checkpoint source's job, say);
+    a 404 naming a deployment gets the deployment's. Other statuses get none, so the command line
+    can show the service's validation details instead.
+    """
     kwargs: dict[str, Any] = {
         "response": error.response,
         "status_code": error.status_code,
@@ -94,7 +123,10 @@ def rewrite_api_error(
         message += f": {core_errors.redact_secrets(server_message)}"
     if error.request_id:
         message += f" (snowflake request id: {error.request_id})"
-    return ModelDeploymentError(message, **kwargs)
+    reworded = ModelDeploymentError(message, **kwargs)
+    if error.status_code == 404:
+        reworded.hint = hint or (DEPLOYMENT_404_HINT if deployment_id else LOCATION_404_HINT)
+    return reworded
 
 
 def rewrite_connection_error(

@@ -64,6 +64,16 @@ CONFLICT_STATUS = 409
 NOT_FOUND_STATUS = 404
 
 
+#: The next step under a 404 for a checkpoint source's job, and for an unknown registered model.
+SOURCE_JOB_HINT = (
+    "check source.job_id (the training job that saved the checkpoint), database and schema; "
+    "ct list shows your jobs"
+)
+REGISTERED_MODEL_HINT = (
+    "check source.model_id against the model_id of the run that registered it, and that the runs "
+    "service serves this database and schema"
+)
+
 #: Loggers whose lines may name the backing job while a deployment method runs: the request log,
 #: retry notes and the download notices. Each gets the filter below, because a logger's
 #: filter does not see records that only propagate through it.
@@ -126,8 +136,13 @@ class ModelDeployments:
     # --- plumbing ------------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def errors_named(self, deployment: str | None, job_id: str | None) -> Iterator[None]:
-        """Inside the block, API and connection errors name the deployment, never its backing job."""
+    def errors_named(
+        self, deployment: str | None, job_id: str | None, *, hint: str | None = None
+    ) -> Iterator[None]:
+        """Inside the block, API and connection errors name the deployment, never its backing job.
+
+        `hint` is the next step a 404 inside the block gets instead of the deployment's own.
+        """
         token = _NAMING.set((job_id, deployment) if job_id and deployment else None)
         try:
             yield
@@ -138,6 +153,7 @@ class ModelDeployments:
                 job_id=job_id,
                 database=self.client.database,
                 schema=self.client.schema,
+                hint=hint,
             ) from None
         except CTConnectionError as error:
             raise rewrite_connection_error(error, deployment_id=deployment, job_id=job_id) from None
@@ -195,10 +211,7 @@ class ModelDeployments:
     def _registered_model_error(self, error: APIError, model_id: str) -> ModelDeploymentError:
         where = f"{self.client.database}.{self.client.schema}"
         if error.status_code == NOT_FOUND_STATUS:
-            message = (
-                f"registered model {model_id} not found in {where} (check the id against the run's "
-                "model_id, and that the runs service serves this schema)"
-            )
+            message = f"registered model {model_id} not found in {where}"
         else:
             message = f"registered model {model_id} lookup failed with HTTP {error.status_code}"
             if error.code is not None:
@@ -207,7 +220,7 @@ class ModelDeployments:
                 message += f": {redact_secrets(error.server_message)}"
         if error.request_id:
             message += f" (snowflake request id: {error.request_id})"
-        return ModelDeploymentError(
+        reworded = ModelDeploymentError(
             message,
             response=error.response,
             status_code=error.status_code,
@@ -215,6 +228,9 @@ class ModelDeployments:
             request_id=error.request_id,
             server_message=error.server_message,
         )
+        if error.status_code == NOT_FOUND_STATUS:
+            reworded.hint = REGISTERED_MODEL_HINT
+        return reworded
 
     def create(
         self, spec: dict[str, Any] | str | Path, *, on_created: Callable[[str], None] | None = None
@@ -231,11 +247,12 @@ class ModelDeployments:
         if source["type"] == "registered_model":
             source = self.resolve_registered_model(source["model_id"])
             checked = {**checked, "source": source}
-        with self.errors_named(None, None):
-            if source["type"] == "checkpoint":
+        if source["type"] == "checkpoint":
+            with self.errors_named(None, None, hint=SOURCE_JOB_HINT):
                 model = _source_model(self.client.get_job(source["job_id"]), source["job_id"])
-            else:
-                model = source["model"]
+        else:
+            model = source["model"]
+        with self.errors_named(None, None):
             answer = self.client.create_job_from_body(create_body(checked, model))
         job_id = str(answer.get("job_id", ""))
         deployment = deployment_id_of(job_id)

@@ -2,7 +2,8 @@
 
 A spec is one JSON object with exactly `deployment`, `source` and `inference`. Only the rules below
 are checked here; which models can be deployed, and on how many GPUs, is the server's call, so a new
-model needs no client release. Every problem found is reported in one ValidationError.
+model needs no client release. Every problem found is reported in one DeploymentSpecError
+(a ValidationError).
 
 A `registered_model` source (the model a managed run registered) is only checked for its shape here;
 `registered_checkpoint` turns the runs service's record of it into the `checkpoint` source it stands
@@ -16,6 +17,7 @@ import re
 from typing import Any, TypeGuard
 
 from ct_core.errors import ValidationError
+from ct_model_deployment.errors import DeploymentSpecError
 
 #: The top-level objects of a spec and the keys each may hold.
 SPEC_KEYS = ("deployment", "source", "inference")
@@ -84,10 +86,10 @@ def _is_count(value: Any) -> TypeGuard[int]:
 
 
 def check_spec(spec: Any) -> dict[str, Any]:
-    """The normalized spec (gpu_type upper-cased), or ValidationError naming every problem."""
+    """The normalized spec (gpu_type upper-cased), or DeploymentSpecError naming every problem."""
     problems = _key_problems(spec, "spec", SPEC_KEYS)
     if not isinstance(spec, dict):
-        raise ValidationError(problems)
+        raise DeploymentSpecError(problems)
     normalized = copy.deepcopy(spec)
     deployment = normalized.get("deployment")
     if "deployment" in normalized:
@@ -103,7 +105,7 @@ def check_spec(spec: Any) -> dict[str, Any]:
     if isinstance(inference, dict) and "max_seq_len" in inference and not _is_count(inference["max_seq_len"]):
         problems.append("inference.max_seq_len must be a positive integer")
     if problems:
-        raise ValidationError(problems)
+        raise DeploymentSpecError(problems)
     return normalized
 
 

@@ -337,3 +337,47 @@ def test_chat_stream_escapes_control_bytes_on_a_terminal_only(
         dep_server.clear_faults()
     assert shown.decode().replace("\r\n", "\n") == "hi\\x1b[2J\\x07there\n"
     assert run_ct(*args, "model-deployment", "drop", deployment).returncode == 0
+
+
+def _job_words(text: str) -> list[str]:
+    """The job wording a deployment error must not use (a deployment's user never sees a job)."""
+    return [words for words in ("job body", "check the job id", "owner role)") if words in text]
+
+
+def test_errors_speak_of_deployments_not_jobs(
+    run_ct: Any, dep_server: Any, tmp_path: Path, spec: dict[str, Any]
+) -> None:
+    args = base_args(dep_server)
+    path = tmp_path / "spec.json"
+
+    # A spec with several problems, refused before anything is sent.
+    broken = json.loads(json.dumps(spec))
+    broken["deployment"]["gpus_per_replica"] = 3
+    broken["inference"]["max_seq_len"] = 0
+    path.write_text(json.dumps(broken))
+    refused = run_ct(*args, "model-deployment", "create", str(path))
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert "error: the deployment spec is invalid:" in refused.stderr, refused.stderr
+    assert "gpus_per_replica must be one of" in refused.stderr and "max_seq_len" in refused.stderr
+    assert _job_words(refused.stderr) == []
+
+    # A deployment the endpoint does not know.
+    missing = "sf-ct-00000000-0000-4000-8000-000000000000"
+    chat = run_ct(*args, "model-deployment", "chat", missing, "hi")
+    assert chat.returncode == 1 and "HTTP 404" in chat.stderr
+    assert "hint: check the deployment id" in chat.stderr and _job_words(chat.stderr) == []
+
+    # A checkpoint source whose training job does not exist.
+    source = {"type": "checkpoint", "job_id": "00000000-0000-4000-8000-00000000abcd", "checkpoint_id": "cp_x"}
+    path.write_text(json.dumps({**spec, "source": source}))
+    no_source = run_ct(*args, "model-deployment", "create", str(path))
+    assert no_source.returncode == 1 and "HTTP 404" in no_source.stderr
+    assert "hint: check source.job_id" in no_source.stderr and _job_words(no_source.stderr) == []
+
+    # A registered model the runs service does not know.
+    path.write_text(
+        json.dumps({**spec, "source": {"type": "registered_model", "model_id": "mdl_" + "0" * 26}})
+    )
+    unknown = run_ct(*args, "model-deployment", "create", str(path))
+    assert unknown.returncode == 1 and "registered model mdl_" in unknown.stderr
+    assert "hint: check source.model_id" in unknown.stderr and _job_words(unknown.stderr) == []
