@@ -293,9 +293,15 @@ def test_explicit_fields_complete_with_env_skip_the_remembered_config(ct_home, t
     assert (resolved.base_url, resolved.database, resolved.config_path) == ("http://flag:1", "ENVDB", None)
 
 
-def test_forget_login(ct_home, tmp_path):
-    conn.save_login_profile("p")
+def _remember_both(tmp_path):
+    # `ct login` keeps one form at a time; both files exist when an older ct or the reference wrote one.
     conn.save_login_config_path(write_config(tmp_path / "c.json", base_url="http://x:1"))
+    conn.login_state_path().parent.mkdir(parents=True, exist_ok=True)
+    conn.login_state_path().write_text(json.dumps({"profile": "p"}))
+
+
+def test_forget_login(ct_home, tmp_path):
+    _remember_both(tmp_path)
     removed = conn.forget_login()
     assert len(removed) == 2 and conn.read_login_state() is None
 
@@ -305,8 +311,7 @@ def test_a_login_state_removed_by_another_process_meanwhile_is_simply_gone(ct_ho
     from ct_core.connect import files
 
     def remember() -> None:
-        conn.save_login_profile("p")
-        conn.save_login_config_path(write_config(tmp_path / "c.json", base_url="http://x:1"))
+        _remember_both(tmp_path)
 
     remember()
     state_files = {files.login_state_path(), files.legacy_login_state_path()}
