@@ -117,6 +117,9 @@ class ErrorResponse:
         self.request = request
         self.elapsed = elapsed if elapsed is not None else datetime.timedelta(0)
         self.reason = reason if reason is not None else _standard_reason(status_code)
+        #: How `text` decodes the body: the charset the Content-Type names, else UTF-8 (what the
+        #: service sends). Settable, as on a requests.Response.
+        self.encoding = _charset(self.headers.get("content-type", "")) or "utf-8"
         #: Earlier answers of redirects followed on the way: ct follows none.
         self.history: list[ErrorResponse] = []
 
@@ -135,15 +138,6 @@ class ErrorResponse:
     @property
     def reason_phrase(self) -> str:
         return self.reason
-
-    @property
-    def encoding(self) -> str:
-        """The charset the Content-Type names, else UTF-8 (what the service sends)."""
-        for param in self.headers.get("content-type", "").split(";")[1:]:
-            name, _, value = param.strip().partition("=")
-            if name.strip().lower() == "charset" and value.strip(" \"'"):
-                return value.strip(" \"'")
-        return "utf-8"
 
     @property
     def text(self) -> str:
@@ -193,6 +187,14 @@ class ErrorResponse:
 
     def __repr__(self) -> str:
         return f"<ErrorResponse [{self.status_code}]>"
+
+
+def _charset(content_type: str) -> str | None:
+    for param in content_type.split(";")[1:]:
+        name, _, value = param.strip().partition("=")
+        if name.strip().lower() == "charset" and value.strip(" \"'"):
+            return value.strip(" \"'")
+    return None
 
 
 def _standard_reason(status: int) -> str:

@@ -117,6 +117,19 @@ def test_json_of_a_body_that_is_not_json_raises_requests_decode_error(
         error.response.json()
 
 
+def test_text_follows_the_charset_and_a_set_encoding(misbehaving_server: Any, act: Any) -> None:
+    body = "caf\u00e9 ferm\u00e9\nrevenez demain".encode("latin-1")
+    misbehaving_server.script(act(503, body, headers={"Content-Type": "text/plain; charset=latin-1"}))
+    with _client(misbehaving_server.base_url, max_retries=0) as client:
+        error = _caught(client.list_jobs)
+    response = error.response
+    assert response is not None and response.encoding == "latin-1"
+    assert response.text == "caf\u00e9 ferm\u00e9\nrevenez demain"
+    assert list(response.iter_lines(decode_unicode=True)) == ["caf\u00e9 ferm\u00e9", "revenez demain"]
+    response.encoding = "ascii"  # as ported code may set it on a requests.Response
+    assert response.text.startswith("caf\ufffd")
+
+
 def test_no_httpx_is_imported_on_the_error_path(local_server: Any) -> None:
     """A refused request over the standard-library road imports neither httpx nor httpcore."""
     script = (
