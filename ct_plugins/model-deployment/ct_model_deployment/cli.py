@@ -11,7 +11,6 @@ OpenAI-compatible client would.
 from __future__ import annotations
 
 import json
-import unicodedata
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -253,34 +252,14 @@ def chat(
             _print_stream(response)
 
 
-def _escaped(char: str) -> str:
-    code = ord(char)
-    if code <= 0xFF:
-        return f"\\x{code:02x}"
-    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
-
-
-def for_terminal(text: str) -> str:
-    """`text` as a terminal can show it: what it would act on instead of showing, written as an escape.
-
-    Escape sequences, bells, carriage returns, C1 controls, format characters such as a right-to-left
-    override, line separators and unassigned code points become `\\x1b`, `\\u202e`, ...; newlines, tabs
-    and spaces of any width are kept.
-    """
-    return "".join(
-        char if char.isprintable() or char in "\t\n" or unicodedata.category(char) == "Zs" else _escaped(char)
-        for char in text
-    )
-
-
 def _print_stream(response: Any) -> None:
     """Print the text deltas of an OpenAI-style server-sent-event answer as they arrive.
 
-    On a terminal, what is not printable is escaped (`for_terminal`); a pipe or file gets the text
-    as the deployment generated it.
+    On a terminal, what it would act on rather than show is written as its JSON escape
+    (`output.printable`, as ct's other output); a pipe or file gets the text as generated.
     """
     out = output.current().stdout
-    shown = for_terminal if bool(getattr(out, "isatty", lambda: False)()) else str
+    shown = output.printable if output.stdout_is_terminal() else str
     finished = False
     for event in response.iter_sse():
         data = event.data

@@ -335,7 +335,7 @@ def test_chat_stream_escapes_control_bytes_on_a_terminal_only(
         assert process.wait(timeout=60) == 0, process.stderr.read() if process.stderr else ""
     finally:
         dep_server.clear_faults()
-    assert shown.decode().replace("\r\n", "\n") == "hi\\x1b[2J\\x07there\n"
+    assert shown.decode().replace("\r\n", "\n") == "hi\\u001b[2J\\u0007there\n"
     assert run_ct(*args, "model-deployment", "drop", deployment).returncode == 0
 
 
