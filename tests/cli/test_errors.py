@@ -121,6 +121,31 @@ def test_unknown_job_shows_the_request_id_and_a_hint(ct: CtRunner, server_args: 
     assert len(lines) == 2
 
 
+REFUSED_IN_A_CHILD = """
+import json, sys
+from ct_cli.main import main
+code = main(json.loads(sys.argv[1]))
+heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("httpx", "httpcore", "h11"))
+sys.stdout.write(json.dumps({"code": code, "heavy": heavy}))
+"""
+
+
+def test_a_refused_request_is_reported_without_httpx(ct_home: Path, server_args: list[str]) -> None:
+    # The error's answer is ct's own object, built from what the connection read: no HTTP library
+    # beyond the standard one is imported to report a 404.
+    done = subprocess.run(
+        [sys.executable, "-c", REFUSED_IN_A_CHILD, json.dumps([*server_args, "get", "no-such-job"])],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "CT_PLUGINS": ""},
+        timeout=120,
+        check=False,
+    )
+    report = json.loads(done.stdout)
+    assert report["code"] == 1 and "(517601); HTTP 404 Not Found" in done.stderr
+    assert report["heavy"] == []
+
+
 def test_a_refused_body_leads_with_the_validation_reason(
     ct: CtRunner, server_args: list[str], job_body: dict[str, Any], tmp_path: Path
 ) -> None:
