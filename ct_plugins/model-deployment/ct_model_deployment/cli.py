@@ -100,6 +100,9 @@ def create(
     created: list[str] = []
     try:
         record = deployments.create(_read_spec(spec), on_created=created.append)
+        if not wait:
+            output.emit(summary(record))
+            return output.EXIT_OK
     except KeyboardInterrupt:
         if created:
             output.error(
@@ -108,13 +111,10 @@ def create(
             )
         else:
             output.error(
-                "interrupted before the service answered the create; a deployment may still have been "
-                "made (ct model-deployment list shows yours)"
+                "interrupted before the service confirmed a deployment; if the create was sent, one "
+                "may exist (ct model-deployment list shows yours)"
             )
         return output.EXIT_INTERRUPTED
-    if not wait:
-        output.emit(summary(record))
-        return output.EXIT_OK
     announce = f"created {record['deployment']}; waiting for it to be READY"
     return _wait_and_print(deployments, record["deployment"], timeout, announce=announce)
 
