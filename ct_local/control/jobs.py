@@ -20,7 +20,7 @@ import uuid
 from typing import Any
 
 from ct_local.control.capacity import job_gpus
-from ct_local.http.errors import RequestValidationError, invalid_request
+from ct_local.http.errors import RequestValidationError, invalid_request, unsupported_model
 from ct_local.model.training_spec import SpecError, create_problems, parse_source
 from ct_local.settings import (
     DEFAULT_HARDWARE,
@@ -207,6 +207,22 @@ def _check_sub_job(index: int, sub: dict[str, Any], shape: list[tuple[list[str |
     return problems
 
 
+def _check_models(sub_jobs: list[dict[str, Any]], served: tuple[str, ...]) -> None:
+    """Refuse a sub-job whose model the server does not serve (the names its models route lists),
+    as the service refuses one it has no weights for: a deployment in its own words."""
+    for sub in sub_jobs:
+        model = str(sub["model_name"])
+        if model in served:
+            continue
+        config = sub.get("inference_config")
+        if isinstance(config, dict) and config.get("deployment_class") is not None:
+            kind = "model deployment"
+        else:
+            kind = f"{normalize_job_type(sub.get('job_type', ''))} job"
+        shown = model if len(model) <= _SHOWN_CHARS else model[:_SHOWN_CHARS] + "..."
+        raise unsupported_model(shown, kind)
+
+
 def data_parallel_size(sub_job: dict[str, Any]) -> float:
     """A training sub-job's data-parallel size: its n_gpus (1 when unset), as the contract counts it."""
     config = sub_job.get("training_config")
@@ -307,6 +323,7 @@ def build_job(
         raise RequestValidationError(shape)
     if problems:
         raise invalid_request("; ".join(problems))
+    _check_models(sub_jobs, settings.models)
 
     job_id = str(uuid.uuid4())
     counters: dict[str, int] = {}

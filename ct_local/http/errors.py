@@ -14,6 +14,7 @@ from typing import Any
 CODE_JOB_NOT_FOUND = "517601"
 CODE_INVALID_REQUEST = "517602"
 CODE_UNSUPPORTED_HARDWARE = "517604"
+CODE_UNSUPPORTED_MODEL = "517650"
 CODE_NO_CREATE_PRIVILEGE = "003001"
 
 
@@ -80,6 +81,18 @@ def unsupported_hardware(hardware: str, supported: list[str]) -> ServiceError:
         f'Cortex training getCapacity failed: unsupported hardware "{hardware}": '
         f"supported hardware is {', '.join(supported)}",
         CODE_UNSUPPORTED_HARDWARE,
+    )
+
+
+def unsupported_model(model: str, kind: str) -> ServiceError:
+    """A job or deployment of a model the server does not serve; ``kind`` is "model deployment",
+    "training job" or "sampling job". The service's sentence comes first, then where the local
+    server's list comes from."""
+    return ServiceError(
+        400,
+        f"Unsupported model for a {kind}: {model}. This local server serves the models "
+        "GET /api/v2/cortex-training/models lists (`ct local serve --model NAME` chooses them)",
+        CODE_UNSUPPORTED_MODEL,
     )
 
 

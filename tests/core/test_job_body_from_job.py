@@ -18,7 +18,7 @@ from ct_core.control.shaping import create_job_body_from_job
 
 DEPLOYMENT_SUB_JOB: dict[str, Any] = {
     "job_type": "sampling",
-    "model_name": "tiny/model",
+    "model_name": "Qwen/Qwen3-0.6B",
     "inference_config": {
         "deployment_class": "EVALUATION",
         "num_replicas": 1,
@@ -120,7 +120,7 @@ def test_a_deployment_record_round_trips_through_the_service(client):
 def test_a_record_with_run_fields_round_trips_through_the_service(client):
     # The service's record with what a real one adds to each sub-job; the body it makes is accepted.
     job_id = client.create_job_from_body(
-        {"hardware": "H200", "sub_job_configs": [{"job_type": "sampling", "model_name": "tiny/model"}]}
+        {"hardware": "H200", "sub_job_configs": [{"job_type": "sampling", "model_name": "Qwen/Qwen3-0.6B"}]}
     )["job_id"]
     record = client.get_job(job_id)
     record["sub_jobs"] = [

@@ -31,7 +31,7 @@ BODY = {
     "sub_job_configs": [
         {
             "job_type": "training",
-            "model_name": "m",
+            "model_name": "Qwen/Qwen3-0.6B",
             "training_config": {"optimizer": {"name": "AdamW", "lr": 1e-2}},
         }
     ],

@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-BODY = {"sub_job_configs": [{"job_type": "training", "model_name": "m"}]}
+BODY = {"sub_job_configs": [{"job_type": "training", "model_name": "Qwen/Qwen3-0.6B"}]}
 
 
 @pytest.fixture

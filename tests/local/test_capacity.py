@@ -7,7 +7,7 @@ import pytest
 
 def _job(n_gpus: int, job_type: str = "training") -> dict:
     config = "training_config" if job_type == "training" else "inference_config"
-    return {"job_type": job_type, "model_name": "m", config: {"n_gpus": n_gpus}}
+    return {"job_type": job_type, "model_name": "Qwen/Qwen3-0.6B", config: {"n_gpus": n_gpus}}
 
 
 @pytest.fixture

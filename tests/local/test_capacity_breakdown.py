@@ -23,7 +23,7 @@ BOTH = {"breakdown": "job_type,submitted_by"}
 
 def _sub(n_gpus: int, job_type: str = "training") -> dict[str, Any]:
     config = "training_config" if job_type == "training" else "inference_config"
-    return {"job_type": job_type, "model_name": "m", config: {"n_gpus": n_gpus}}
+    return {"job_type": job_type, "model_name": "Qwen/Qwen3-0.6B", config: {"n_gpus": n_gpus}}
 
 
 def _totals(answer: dict[str, Any]) -> tuple[Any, ...]:
@@ -165,7 +165,7 @@ def test_stored_log_prob_and_untyped_sub_jobs_are_grouped() -> None:
     # Rows as a store could hold them (the raw API spells the type log_prob; old rows may lack one).
     jobs = [
         _row("a", "running", [_sub(2), {"job_type": "log_prob", "inference_config": {"n_gpus": 4}}], 1.0),
-        _row("b", "pending", [{"model_name": "m", "training_config": {"n_gpus": 2}}], 2.0),
+        _row("b", "pending", [{"model_name": "Qwen/Qwen3-0.6B", "training_config": {"n_gpus": 2}}], 2.0),
         _row("c", "initializing", [{"job_type": ["odd"], "inference_config": {"n_gpus": 1}}], 3.0),
     ]
     answer = capacity.capacity_answer(
@@ -192,7 +192,7 @@ def test_stored_log_prob_and_untyped_sub_jobs_are_grouped() -> None:
 
 def test_multiplexed_sub_jobs_add_no_gpus_but_are_counted() -> None:
     # A sub-job that sets multiplex_job_id shares another job's GPUs, so it adds none of its own.
-    shared = {"job_type": "sampling", "model_name": "m", "inference_config": {"n_gpus": 4}}
+    shared = {"job_type": "sampling", "model_name": "Qwen/Qwen3-0.6B", "inference_config": {"n_gpus": 4}}
     shared["inference_config"]["multiplex_job_id"] = "other-job:sampling:0"
     trainer = _sub(2)
     trainer["training_config"]["multiplex_job_id"] = "other-job:training:0"

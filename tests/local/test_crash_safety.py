@@ -57,7 +57,11 @@ class Loop:
         return f"{self.prefix}/{self.job_id}"
 
     def create(self, *sub_jobs: dict[str, Any]) -> Loop:
-        training = {"job_type": "training", "model_name": "m", "training_config": {"optimizer": OPTIMIZER}}
+        training = {
+            "job_type": "training",
+            "model_name": "Qwen/Qwen3-0.6B",
+            "training_config": {"optimizer": OPTIMIZER},
+        }
         self.job_id = create_job(self.http, self.prefix, sub_jobs or (training,), idle_timeout_seconds=0)
         wait_for_job_status(self.http, self.url, {"running"}, limit_s=POLL_LIMIT_S)
         return self
@@ -238,8 +242,12 @@ def test_a_state_above_the_snapshot_limit_fails_the_job_naming_the_newest_checkp
 @pytest.mark.slow
 def test_a_sampler_whose_synced_weights_a_kill_lost_fails_the_job(local_server_factory) -> None:
     server = local_server_factory()
-    training = {"job_type": "training", "model_name": "m", "training_config": {"optimizer": OPTIMIZER}}
-    sampling = {"job_type": "sampling", "model_name": "m"}
+    training = {
+        "job_type": "training",
+        "model_name": "Qwen/Qwen3-0.6B",
+        "training_config": {"optimizer": OPTIMIZER},
+    }
+    sampling = {"job_type": "sampling", "model_name": "Qwen/Qwen3-0.6B"}
     with server.http() as http:
         loop = Loop(http, server.prefix(), _frame()).create(training, sampling)
         loop.train_step()

@@ -90,3 +90,61 @@ def test_hardware_the_account_lacks_is_refused(local_server_factory, training) -
         "message": 'unsupported hardware "B300": supported hardware is H200',
         "code": "517602",
     }
+
+
+# --- models the server does not serve ------------------------------------------------------------
+
+UNKNOWN_MODEL = "Some/Unknown-Model"
+
+
+def test_a_job_of_a_model_the_server_does_not_serve_is_refused(client, prefix, training, sampling) -> None:
+    for sub_job, kind in ((training, "training"), (sampling, "sampling")):
+        response = _post(client, prefix, {"sub_job_configs": [{**sub_job, "model_name": UNKNOWN_MODEL}]})
+        assert response.status_code == 400, response.text
+        body = response.json()
+        assert body["code"] == "517650"
+        assert body["message"].startswith(f"Unsupported model for a {kind} job: {UNKNOWN_MODEL}")
+    # One unknown sub-job refuses the whole job, and nothing is stored.
+    mixed = _post(client, prefix, {"sub_job_configs": [training, {**sampling, "model_name": UNKNOWN_MODEL}]})
+    assert mixed.status_code == 400
+    assert client.get(prefix).json()["jobs"] == []
+
+
+def test_a_deployment_of_a_model_the_server_does_not_serve_is_refused(client, prefix) -> None:
+    deployment = {
+        "idle_timeout_seconds": 0,
+        "hardware": "H200",
+        "sub_job_configs": [
+            {
+                "job_type": "sampling",
+                "model_name": UNKNOWN_MODEL,
+                "inference_config": {"deployment_class": "EVALUATION", "num_replicas": 1, "n_gpus": 1},
+            }
+        ],
+    }
+    response = _post(client, prefix, deployment)
+    assert response.status_code == 400, response.text
+    assert response.json()["code"] == "517650"
+    assert response.json()["message"].startswith(f"Unsupported model for a model deployment: {UNKNOWN_MODEL}")
+
+
+def test_every_model_the_server_lists_is_accepted(local_server, client, prefix, sampling) -> None:
+    names = [m["name"] for m in client.get("/api/v2/cortex-training/models").json()["models"]]
+    assert "Qwen/Qwen3-0.6B" in names
+    for name in names:
+        response = _post(client, prefix, {"sub_job_configs": [{**sampling, "model_name": name}]})
+        assert response.status_code == 200, (name, response.text)
+
+
+def test_the_models_a_server_is_started_with_are_the_ones_it_accepts(local_server_factory, sampling) -> None:
+    server = local_server_factory(extra_args=["--model", "my-org/my-model"])
+    with server.http() as client:
+        listed = client.get("/api/v2/cortex-training/models").json()["models"]
+        assert listed == [{"name": "my-org/my-model"}]
+        accepted = _post(
+            client, server.prefix(), {"sub_job_configs": [{**sampling, "model_name": "my-org/my-model"}]}
+        )
+        assert accepted.status_code == 200, accepted.text
+        refused = _post(client, server.prefix(), {"sub_job_configs": [sampling]})
+        assert refused.status_code == 400
+        assert refused.json()["code"] == "517650"

@@ -46,7 +46,7 @@ def account(module_local_server_factory):
 def _make_jobs(server, token: str, database: str, schema: str, count: int) -> list[str]:
     with server.http(token) as client:
         url = server.prefix(database=database, schema=schema)
-        body = {"sub_job_configs": [{"job_type": "training", "model_name": "m"}]}
+        body = {"sub_job_configs": [{"job_type": "training", "model_name": "Qwen/Qwen3-0.6B"}]}
         return [client.post(url, json=body).raise_for_status().json()["job_id"] for _ in range(count)]
 
 

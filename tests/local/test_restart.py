@@ -7,7 +7,10 @@ import sqlite3
 
 import httpx
 
-BODY = {"sub_job_configs": [{"job_type": "training", "model_name": "m"}], "idle_timeout_seconds": 0}
+BODY = {
+    "sub_job_configs": [{"job_type": "training", "model_name": "Qwen/Qwen3-0.6B"}],
+    "idle_timeout_seconds": 0,
+}
 
 
 def test_restart_keeps_jobs_statuses_and_checkpoints(local_server_factory, wait_for) -> None:

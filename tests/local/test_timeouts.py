@@ -11,7 +11,9 @@ SCALE = {"timeout_scale": 0.001}
 def test_pending_timeout_fails_the_job(local_server_factory, wait_for) -> None:
     server = local_server_factory(settings={**SCALE, "capacity": {"H200": {"max_total_gpus": 2}}})
     body = {
-        "sub_job_configs": [{"job_type": "training", "model_name": "m", "training_config": {"n_gpus": 8}}],
+        "sub_job_configs": [
+            {"job_type": "training", "model_name": "Qwen/Qwen3-0.6B", "training_config": {"n_gpus": 8}}
+        ],
         "pending_timeout_seconds": 300,
     }
     with server.http() as client:
@@ -23,7 +25,10 @@ def test_pending_timeout_fails_the_job(local_server_factory, wait_for) -> None:
 
 def test_idle_timeout_terminates_a_running_job(local_server_factory, wait_for) -> None:
     server = local_server_factory(settings=SCALE)
-    body = {"sub_job_configs": [{"job_type": "training", "model_name": "m"}], "idle_timeout_seconds": 300}
+    body = {
+        "sub_job_configs": [{"job_type": "training", "model_name": "Qwen/Qwen3-0.6B"}],
+        "idle_timeout_seconds": 300,
+    }
     with server.http() as client:
         job_id = client.post(server.prefix(), json=body).json()["job_id"]
         record = wait_for(client, f"{server.prefix()}/{job_id}", {"terminated"})
@@ -34,8 +39,14 @@ def test_idle_timeout_terminates_a_running_job(local_server_factory, wait_for) -
 
 def test_idle_timeout_zero_disables_reclamation(local_server_factory, wait_for) -> None:
     server = local_server_factory(settings=SCALE)
-    never = {"sub_job_configs": [{"job_type": "training", "model_name": "m"}], "idle_timeout_seconds": 0}
-    short = {"sub_job_configs": [{"job_type": "training", "model_name": "m"}], "idle_timeout_seconds": 300}
+    never = {
+        "sub_job_configs": [{"job_type": "training", "model_name": "Qwen/Qwen3-0.6B"}],
+        "idle_timeout_seconds": 0,
+    }
+    short = {
+        "sub_job_configs": [{"job_type": "training", "model_name": "Qwen/Qwen3-0.6B"}],
+        "idle_timeout_seconds": 300,
+    }
     with server.http() as client:
         kept = client.post(server.prefix(), json=never).json()["job_id"]
         reclaimed = client.post(server.prefix(), json=short).json()["job_id"]

@@ -38,7 +38,11 @@ def test_restart_keeps_results_groups_and_training_state(local_server_factory) -
     assert len(chunks) >= 2
     body = {
         "sub_job_configs": [
-            {"job_type": "training", "model_name": "m", "training_config": {"optimizer": {"lr": 0.01}}}
+            {
+                "job_type": "training",
+                "model_name": "Qwen/Qwen3-0.6B",
+                "training_config": {"optimizer": {"lr": 0.01}},
+            }
         ],
         "idle_timeout_seconds": 0,
     }

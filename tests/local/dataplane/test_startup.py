@@ -21,7 +21,12 @@ def test_create_refuses_what_the_backend_cannot_run(dp, tmp_path) -> None:
     def create(training_config: dict, **sub_job) -> dict:
         body = {
             "sub_job_configs": [
-                {"job_type": "training", "model_name": "m", "training_config": training_config, **sub_job}
+                {
+                    "job_type": "training",
+                    "model_name": "Qwen/Qwen3-0.6B",
+                    "training_config": training_config,
+                    **sub_job,
+                }
             ]
         }
         response = dp.http.post(dp.prefix, json=body)
@@ -45,7 +50,7 @@ def test_create_refuses_what_the_backend_cannot_run(dp, tmp_path) -> None:
             "sub_job_configs": [
                 {
                     "job_type": "training",
-                    "model_name": "m",
+                    "model_name": "Qwen/Qwen3-0.6B",
                     "source_checkpoint_info": {"checkpoint_id": "cp_1", "source_job_id": "nope"},
                 }
             ]
@@ -60,7 +65,7 @@ def test_create_refuses_what_the_backend_cannot_run(dp, tmp_path) -> None:
             "sub_job_configs": [
                 {
                     "job_type": "training",
-                    "model_name": "m",
+                    "model_name": "Qwen/Qwen3-0.6B",
                     "training_config": {
                         "optimizer": {"type": "AdamW", "params": {"lr": 0.001, "beta1": 0.8}}
                     },

@@ -297,8 +297,8 @@ def test_load_into_a_sampling_sub_job_answers_501(http, new_driver, training_ser
     prefix = training_server.prefix(schema="S_LOAD501")
     body = {
         "sub_job_configs": [
-            {"job_type": "training", "model_name": "m", "training_config": {"n_gpus": 1}},
-            {"job_type": "sampling", "model_name": "m", "inference_config": {"n_gpus": 1}},
+            {"job_type": "training", "model_name": "Qwen/Qwen3-0.6B", "training_config": {"n_gpus": 1}},
+            {"job_type": "sampling", "model_name": "Qwen/Qwen3-0.6B", "inference_config": {"n_gpus": 1}},
         ]
     }
     driver = new_driver(prefix)
