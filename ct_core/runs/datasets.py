@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ct_core.constants import DATASET_VAL_FRACTION_MAX
 from ct_core.errors import ValidationError
 from ct_core.runs.polling import DATASET_BUILDING, RUNS_RULE, answer_object, upload_rule, wait_until
 
@@ -61,11 +62,19 @@ def _label_fields(label_fields: Iterable[str] | str) -> list[str]:
     return names
 
 
-def _val_fraction(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ValidationError(f"val_fraction must be a number between 0 and 1, got {value!r}")
-    if not 0 < value < 1:
-        raise ValidationError(f"val_fraction must be between 0 and 1 (both excluded), got {value!r}")
+def check_val_fraction(value: Any, name: str = "val_fraction") -> float:
+    """`value` as a float when the service takes it as a build's validation share (greater than 0
+    and at most DATASET_VAL_FRACTION_MAX); otherwise `ValidationError` naming `name`, before any
+    upload."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or not 0 < value <= DATASET_VAL_FRACTION_MAX
+    ):
+        raise ValidationError(
+            f"{name} must be greater than 0 and at most {DATASET_VAL_FRACTION_MAX}, got {value!r}"
+        )
     return float(value)
 
 
@@ -90,7 +99,8 @@ class DatasetsAPI:
         """Upload a JSONL file (a path, or its bytes) and start a build; returns the Dataset.
 
         `text_field` is the key holding each row's text, `label_fields` the keys holding labels,
-        `val_fraction` the share of rows for validation and `seed` the split's seed. With `wait`
+        `val_fraction` the share of rows for validation (greater than 0, at most 0.5) and `seed` the
+        split's seed. With `wait`
         the call returns the settled build (see `wait`). The upload is sent once: it is retried
         only when it provably never left this machine, or a starting service refused it unread
         (503 `unavailable`, after its Retry-After), since a repeat would build twice.
@@ -102,7 +112,7 @@ class DatasetsAPI:
         query: dict[str, Any] = {
             "text_field": text_field,
             "label_field": _label_fields(label_fields) or None,
-            "val_fraction": _val_fraction(val_fraction),
+            "val_fraction": check_val_fraction(val_fraction),
             "seed": seed,
             "name": name,
         }

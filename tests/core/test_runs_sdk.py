@@ -128,8 +128,9 @@ def offline_client() -> Iterator[CortexTrainingClient]:
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"val_fraction": 1.0}, "val_fraction must be between 0 and 1"),
-        ({"val_fraction": "0.1"}, "val_fraction must be a number"),
+        ({"val_fraction": 1.0}, "val_fraction must be greater than 0 and at most 0.5"),
+        ({"val_fraction": 0.75}, "val_fraction must be greater than 0 and at most 0.5"),
+        ({"val_fraction": "0.1"}, "val_fraction must be greater than 0 and at most 0.5, got '0.1'"),
         ({"text_field": ""}, "text_field must be a non-empty string"),
         ({"label_fields": ["topic", ""]}, "label fields must be non-empty strings"),
         ({"seed": 1.5}, "seed must be an integer"),

@@ -97,7 +97,9 @@ def build(
             help="A key of each row that holds a label (repeat the flag for several).",
         ),
     ] = None,
-    val_fraction: Annotated[float, Parameter(help="Share of rows for validation (0 < x < 1).")] = 0.1,
+    val_fraction: Annotated[
+        float, Parameter(help="Share of rows for validation (greater than 0, at most 0.5).")
+    ] = 0.1,
     seed: Annotated[int, Parameter(help="Seed of the deterministic train/validation split.")] = 0,
     name: Annotated[str | None, Parameter(help="A name for people; the id stays the reference.")] = None,
     wait: Annotated[bool, Parameter(negative=(), help="Wait until the build succeeds or fails.")] = False,
@@ -109,8 +111,14 @@ def build(
 
     Prints the Dataset. With --wait, prints it once settled; a failed build exits 1.
     """
-    from ct_core.runs.datasets import read_source
+    from ct_core.errors import ValidationError
+    from ct_core.runs.datasets import check_val_fraction, read_source
 
+    try:
+        # Before the file is read or anything is sent: the service would refuse it after the upload.
+        check_val_fraction(val_fraction, "--val-fraction")
+    except ValidationError as exc:
+        raise _usage(str(exc)) from None
     source: str | bytes = file
     if file == "-":
         source = context.current().stdin.read().encode("utf-8")

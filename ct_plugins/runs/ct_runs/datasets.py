@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from ct_core.constants import DATASET_VAL_FRACTION_MAX
 from ct_runs.errors import failed_precondition, invalid_argument
 from ct_runs.ids import new_id
 
@@ -54,8 +55,9 @@ MAX_LABEL_FIELDS = 64
 #: validation scores each of its values on each validation row, so a field with a value per row
 #: (an id, a timestamp) would make validation cost rows x rows forward passes.
 MAX_LABEL_VALUES = 256
-#: The largest validation fraction: beyond half the rows, the "training" split is the smaller one.
-MAX_VAL_FRACTION = 0.5
+#: The largest validation fraction (shared with the SDK, which checks it before uploading): beyond
+#: half the rows, the "training" split is the smaller one.
+MAX_VAL_FRACTION = DATASET_VAL_FRACTION_MAX
 #: Seeds are stored as signed 64-bit integers.
 MAX_SEED = 2**63 - 1
 #: The violation report lists at most this many pairs; the rest are only counted.

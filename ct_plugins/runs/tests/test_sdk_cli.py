@@ -120,8 +120,34 @@ def test_a_dataset_file_must_exist_and_hold_rows(ct: Callable[..., CtResult], tm
     assert result.returncode == 1 and "is empty" in result.stderr, result
     rows = tmp_path / "rows.jsonl"
     rows.write_text('{"text": "a"}\n', encoding="utf-8")
-    bad = ct(*NOWHERE, "datasets", "build", str(rows), "--val-fraction", "1.5")
-    assert bad.returncode == 1 and "val_fraction must be between 0 and 1" in bad.stderr, bad
+
+
+@pytest.mark.parametrize("fraction", ["0", "0.6", "0.99", "1.5", "-0.1", "nan"])
+def test_a_val_fraction_the_service_refuses_is_refused_before_uploading(
+    ct: Callable[..., CtResult], tmp_path: Path, fraction: str
+) -> None:
+    # The service takes 0 < x <= 0.5; nothing is read or sent for another value (port 9 would
+    # answer a connection error otherwise).
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text('{"text": "a"}\n', encoding="utf-8")
+    bad = ct(*NOWHERE, "datasets", "build", str(rows), "--val-fraction", fraction)
+    assert bad.returncode == 2, bad
+    assert bad.stderr.startswith("error: --val-fraction must be greater than 0 and at most 0.5"), bad.stderr
+    assert "uploading" not in bad.stderr
+
+
+def test_the_sdk_and_the_service_share_the_val_fraction_bound() -> None:
+    from ct_runs import datasets as service_datasets
+
+    from ct_core import CortexTrainingClient
+    from ct_core.constants import DATASET_VAL_FRACTION_MAX
+    from ct_core.errors import ValidationError
+
+    assert service_datasets.MAX_VAL_FRACTION == DATASET_VAL_FRACTION_MAX == 0.5
+    with CortexTrainingClient(base_url="http://127.0.0.1:9", database="RUNS_DB", schema="PUBLIC") as client:
+        for fraction in (0.6, 0.0, 1.0):
+            with pytest.raises(ValidationError, match=r"at most 0\.5"):
+                client.datasets.build(b'{"text": "a"}\n', val_fraction=fraction)
 
 
 @pytest.mark.parametrize(
