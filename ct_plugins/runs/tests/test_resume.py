@@ -23,6 +23,8 @@ KILLS = 10
 #: How long the server holds the one status read the test scripts: ample time for the test to
 #: fail the job meanwhile (it waits for the read to arrive, not for a time).
 HOLD_S = 5.0
+#: How long the server would hold the step the first kill lands on: longer than any wait for it.
+HOLD_STEP_S = 600.0
 
 
 @pytest.fixture(scope="module")
@@ -162,11 +164,14 @@ def test_sigkill_at_ten_random_points_resumes_exactly(
             if run["status"] in ("succeeded", "failed", "cancelled"):
                 break
             if kills == 0:
-                # The first kill comes mid-segment after a committed checkpoint, so at least one
-                # restart resumes from a checkpoint however slow the machine makes the others.
+                # The first kill lands inside a segment that trains on from a committed checkpoint,
+                # however fast or slow the machine: the server holds that segment's first step (a
+                # segment is marked open before it sends anything). A run's visible step only moves
+                # when a segment commits, so a kill "a few steps on" lands just after a commit, often
+                # before the next segment opens: the restart then carries on with the same job, and a
+                # run whose every kill landed there never resumed from a checkpoint at all.
                 _wait_until_checkpoint(client, run_id)
-                run = client.runs.get(run_id)
-                _wait_until_step(client, run_id, run["step"] + rng.randint(1, 3))
+                _hold_the_next_step(server, client, run_id)
             elif rng.random() < 0.3:
                 # While the service is starting up or recovering.
                 time.sleep(rng.uniform(0.0, 1.0))
@@ -180,12 +185,9 @@ def test_sigkill_at_ten_random_points_resumes_exactly(
         assert run["status"] == "succeeded", run.get("error")
         assert kills >= 6
         _same_metrics(client, run, reference)
-        resumed = [
-            e
-            for e in client.runs.logs(run_id, structured=True, limit=10_000)["logs"]
-            if e.get("event") == "resumed"
-        ]
-        assert resumed, "the run never resumed from a checkpoint"
+        logs = client.runs.logs(run_id, structured=True, limit=10_000)["logs"]
+        events = [e.get("event") for e in logs]
+        assert "resumed" in events, f"the run never resumed from a checkpoint: {events}"
         # Every job but the live one was ended; the run names them all.
         assert len(run["job_ids"]) >= 2
 
@@ -197,6 +199,17 @@ def _wait_until_step(client: CortexTrainingClient, run_id: str, step: int, timeo
         if run["step"] >= step or run["status"] in ("succeeded", "failed", "cancelled"):
             return
         assert time.monotonic() < deadline, f"run {run_id} stuck at step {run['step']}"
+        time.sleep(0.02)
+
+
+def _hold_the_next_step(server: Any, client: CortexTrainingClient, run_id: str) -> None:
+    """Hold the next step request the server receives (the kill that follows ends it) and return
+    once it is held: the run then stands inside an open segment past a committed checkpoint."""
+    server.set_faults({"path": "/step$", "method": "POST", "action": "delay", "delay_s": HOLD_STEP_S})
+    deadline = time.monotonic() + 300
+    while not any(rule["hits"] for rule in _fault_rules(server)):
+        run = client.runs.get(run_id)
+        assert time.monotonic() < deadline and run["status"] in ("queued", "running"), run
         time.sleep(0.02)
 
 
