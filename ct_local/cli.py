@@ -28,7 +28,7 @@ def serve(
     *,
     host: str = "127.0.0.1",
     port: int = 8080,
-    state_dir: Path = Path(".ct-local"),
+    state_dir: Path | None = None,
     token: Repeated = None,
     hardware: Repeated = None,
     pending_delay: float | None = None,
@@ -53,6 +53,8 @@ def serve(
         Port to listen on; 0 picks a free one (see --ready-file).
     state_dir
         Folder holding the SQLite state and blobs; a restart on the same folder keeps every job.
+        Default: ``ct/local-server`` in the platform's user data folder (on Linux
+        ``~/.local/share/ct/local-server``); the folder in use is printed at start-up.
     token
         Require ``Authorization: Bearer TOKEN``. Repeatable. ``TOKEN=ROLE`` names the role owning
         what the token creates; without it a role is derived from the token.
@@ -93,7 +95,9 @@ def serve(
     logging.basicConfig(level=logging.WARNING, format="%(message)s", stream=sys.stderr)
     try:
         settings = load_settings(ServerSettings(), settings_json)
-        overrides: dict[str, object] = {"host": host, "port": port, "state_dir": state_dir}
+        overrides: dict[str, object] = {"host": host, "port": port}
+        if state_dir is not None:
+            overrides["state_dir"] = state_dir
         if token:
             overrides["tokens"] = parse_token_specs(token)
         if hardware:

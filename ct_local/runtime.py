@@ -158,7 +158,8 @@ def _serve(
         timeout_graceful_shutdown=5,
     )
     server = _Server(config, ready_file, base_url, state)
-    log.warning("ct local server listening on %s (state dir %s)", base_url, settings.state_dir)
+    # The folder in full: without --state-dir it is the platform's data folder, not the current one.
+    log.warning("ct local server listening on %s (state dir %s)", base_url, settings.state_dir.resolve())
     server.run(sockets=[sock])
     return 0 if server.started else 1
 

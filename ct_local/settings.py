@@ -129,6 +129,22 @@ class Identity:
     user: str
 
 
+#: The application folder name under the platform's user data folder, and the local server's
+#: subfolder in it.
+DATA_APP_NAME = "ct"
+DEFAULT_STATE_SUBDIR = "local-server"
+
+
+def default_state_dir() -> Path:
+    """Where the local server keeps its state when no state dir is given: ``ct/local-server`` in
+    the platform's user data folder (``$XDG_DATA_HOME`` or ``~/.local/share`` on Linux,
+    ``~/Library/Application Support`` on macOS, ``%LOCALAPPDATA%`` on Windows), never the current
+    folder."""
+    import platformdirs
+
+    return platformdirs.user_data_path(DATA_APP_NAME, appauthor=False) / DEFAULT_STATE_SUBDIR
+
+
 def _default_capacity() -> dict[str, HardwareCapacity]:
     return {name: HardwareCapacity() for name in KNOWN_HARDWARE}
 
@@ -137,7 +153,7 @@ def _default_capacity() -> dict[str, HardwareCapacity]:
 class ServerSettings:
     """Everything that shapes one local server run. Durations are seconds."""
 
-    state_dir: Path = Path(".ct-local")
+    state_dir: Path = field(default_factory=default_state_dir)
     host: str = "127.0.0.1"
     port: int = 0
     # token -> role; empty means no authentication at all.
