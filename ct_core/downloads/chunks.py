@@ -36,7 +36,7 @@ from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, BinaryIO, cast
 
 from ct_core import fs
 from ct_core.constants import DEFAULT_TRANSFER_TIMEOUT_S
@@ -128,6 +128,23 @@ def preview_indices(new_paths: Sequence[str], preview_seconds: float) -> list[in
         if (start := chunk_start_time(path)) is not None and start >= cutoff
     ]
     return [] if len(picked) * 2 > len(new_paths) else picked
+
+
+def open_private(path: Path, *, truncate: bool) -> BinaryIO:
+    """Open ``path`` for reading and writing, readable by its owner only (mode 0600).
+
+    A new file is created with that mode, so it is never readable by others, not even for a moment;
+    one left by an older download with wider bits is narrowed, as every download's files are 0600.
+    """
+    flags = os.O_RDWR | os.O_CREAT | (os.O_TRUNC if truncate else 0) | getattr(os, "O_BINARY", 0)
+    descriptor = os.open(path, flags, 0o600)
+    try:
+        if hasattr(os, "fchmod"):
+            os.fchmod(descriptor, 0o600)
+        return os.fdopen(descriptor, "r+b")
+    except BaseException:
+        os.close(descriptor)
+        raise
 
 
 def sub_job_dir(output_dir: Path, sub_job_id: str) -> Path:
@@ -420,7 +437,8 @@ class ChunkDownload:
         if preview_seconds is not None and not preview_seconds >= 0:
             raise ValueError(f"preview_seconds must be >= 0, got {preview_seconds!r}")
         self.store, self.job_id, self.stream = store, job_id, stream
-        self.output_dir = Path(output_dir)
+        # Absolute, so every saved_path in the answer is (as a checkpoint download's are).
+        self.output_dir = Path(output_dir).expanduser().resolve()
         self.resume, self.strict, self.missing_ok = resume, strict, missing_ok
         self.max_workers = workers
         self.progress, self.on_chunk, self.on_commit = progress, on_chunk, on_commit
@@ -592,7 +610,7 @@ class ChunkDownload:
         # The first progress line comes before anything in the output folder changes.
         folder.mkdir(parents=True, exist_ok=True)
         self._remove_stale_leftovers(folder)
-        mode = "r+b" if target.exists() and manifest.names else "wb"
+        keep = target.exists() and bool(manifest.names)
         lookahead = self.max_workers * LOOKAHEAD_PER_WORKER
         pending: dict[int, Future[Path]] = {}
         preview: list[int] = []
@@ -603,7 +621,7 @@ class ChunkDownload:
             pending[index] = pool.submit(self._fetch, new_paths[index])
         next_submit = 0
         last_checkpoint, since_checkpoint = time.monotonic(), 0
-        with target.open(mode) as sink:
+        with open_private(target, truncate=not keep) as sink:
             sink.truncate(manifest.bytes)
             sink.seek(manifest.bytes)
             try:

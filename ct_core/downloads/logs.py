@@ -380,7 +380,9 @@ def download_execution_logs(
     progress: Callable[[str], None] | None = None,
     transfer_timeout_seconds: float | None = DEFAULT_TRANSFER_TIMEOUT_S,
 ) -> list[dict[str, Any]]:
-    """Every execution-log file to ``<output_dir>/<sub_job_id>/<filename>``, streamed."""
+    """Every execution-log file to ``<output_dir>/<sub_job_id>/<filename>``, streamed (mode 0600; each
+    saved_path absolute, whatever ``output_dir`` is)."""
+    output_dir = Path(output_dir).expanduser().resolve()
     store = artifact_store(client, job_id)
     cancelled = threading.Event()
     listing = Retrier(cancelled, transfer_timeout_seconds)

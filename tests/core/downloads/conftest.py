@@ -245,3 +245,66 @@ def fake_connection(tmp_path: Path) -> FakeConnection:
     tree = tmp_path / "stage"
     tree.mkdir()
     return FakeConnection(tree)
+
+
+# --------------------------------------------------------------------------------------------------
+# A job on a real local server whose run folder a test fills with chunks of its own
+# --------------------------------------------------------------------------------------------------
+
+ARTIFACTS_DB = "CT_DOWNLOADS_DB"
+ARTIFACTS_TRAINING = {
+    "job_type": "training",
+    "model_name": "Qwen/Qwen3-0.6B",
+    "training_config": {"n_gpus": 1},
+}
+
+
+@dataclass
+class RunJob:
+    """A running training job, its client, and the folder its run's artifacts live in."""
+
+    client: Any
+    job_id: str
+    root: Path
+
+    @property
+    def sub(self) -> str:
+        return f"{self.job_id}:training:0"
+
+    def stage(self, folder: str, name: str, text: str) -> Path:
+        """Stage ``text`` gzipped as ``<folder>/<training sub-job>/<name>`` in the run."""
+        import gzip
+
+        target = self.root / folder / self.sub / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(gzip.compress(text.encode()))
+        return target
+
+
+@pytest.fixture(scope="module")
+def artifacts_server(module_local_server_factory: Any) -> Any:
+    """A local server whose uploader runs once an hour: a run holds only what a test stages."""
+    return module_local_server_factory(settings={"artifact_upload_interval_s": 3600})
+
+
+@pytest.fixture
+def run_job(artifacts_server: Any) -> Iterator[RunJob]:
+    """A running training job (its own schema) with nothing in its run yet."""
+    import uuid
+
+    from ct_core import CortexTrainingClient
+    from ct_local.http.artifacts import run_root
+
+    schema = "S_" + uuid.uuid4().hex[:10].upper()
+    with CortexTrainingClient(
+        base_url=artifacts_server.base_url,
+        database=ARTIFACTS_DB,
+        schema=schema,
+        poll_interval=0.02,
+        poll_timeout=60,
+    ) as client:
+        job_id = str(client.create_job_from_body({"sub_job_configs": [ARTIFACTS_TRAINING]})["job_id"])
+        client.wait_for_job(job_id)
+        run = client.get_experiment_run(job_id)
+        root = run_root(Path(artifacts_server.state_dir), run["experiment_name"], run["experiment_run_name"])
+        yield RunJob(client, job_id, root)
