@@ -24,14 +24,18 @@ Under both rules, a 409 or a 404 517601 that would be retried makes the client r
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 import os
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ct_core import errors
 from ct_core.constants import JOB_NOT_FOUND_CODE, PERMANENT_CONFLICT_CODES
+from ct_core.control.polling import normalize_request_status
 from ct_core.data import operations as ops
 from ct_core.data.chunk_groups import (
     ChunkBody,
@@ -44,6 +48,7 @@ from ct_core.data.logs import EndOfJobCheck, stream_entries
 from ct_core.data.results import (
     KIND_FORWARD,
     KIND_FORWARD_BACKWARD,
+    MAX_TRACKED_REQUESTS,
     decode_event_results,
     poll_until_done,
 )
@@ -63,6 +68,8 @@ CHECKPOINT_TYPES = ("resumable", "weights-only")
 #: followed), 404/409 while the job becomes visible or its zone restarts, 429 and 503.
 _NOTHING_RAN_STATUSES = frozenset({307, 308, 404, 409, 429, 503})
 _FWD_BWD = "fwd-bwd"
+#: The label every DEBUG line of the forward/backward trace starts with.
+FWD_BWD_TRACE = "[ct fwd-bwd]"
 #: The header naming a call that must run at most once with an id the client made (a uuid4); the
 #: local server uses it as the request id, so a call whose answer was lost can be looked up.
 CLIENT_REQUEST_ID_HEADER = "x-ct-request-id"
@@ -105,6 +112,11 @@ class DataPlane:
         self._requests = ctx.requests
         #: job id -> the sub-job live logs read when none is named (a job's sub-jobs never change).
         self._log_sub_jobs: dict[str, str | None] = {}
+        # The debug trace: forward/backward calls are numbered per client, and a submitted call's
+        # label is kept (bounded) until its request is polled.
+        self._fwd_bwd_calls = itertools.count(1)
+        self._traced: OrderedDict[str, str] = OrderedDict()
+        self._traced_lock = threading.Lock()
 
     @property
     def poll_interval(self) -> float:
@@ -230,23 +242,35 @@ class DataPlane:
             data, operation=_FWD_BWD, max_bytes=self._ctx.max_request_chunk_bytes, force_chunk=True
         )
         predicate = chunk_predicate(self.general_rule(job_id))
+        label = f"{FWD_BWD_TRACE} call={next(self._fwd_bwd_calls)} job_id={job_id}"
+        tracing = logger.isEnabledFor(logging.DEBUG)
         logger.debug(
-            "[ct fwd-bwd] phase=submit job_id=%s payload_bytes=%d chunks=%d group=%s",
-            job_id,
-            len(data),
-            len(plan),
-            plan.group_id,
+            "%s phase=submit payload_bytes=%d chunks=%d group=%s", label, len(data), len(plan), plan.group_id
         )
 
         def send(index: int, body: ChunkBody) -> Any:
-            return self.post_frame("forwardBackward", job_id, body, predicate=predicate)
+            trace = f"{label} phase=submit chunk={index + 1}/{len(plan)}" if tracing else None
+            return self.post_frame("forwardBackward", job_id, body, predicate=predicate, trace=trace)
 
         answer = upload_chunks(plan, send, operation=_FWD_BWD, group_id=plan.group_id)
         if answer is None:
             raise RuntimeError("fwd-bwd produced no request body")
         request_id = self._request_id(answer, "fwd-bwd")
         self._requests.add(request_id, KIND_FORWARD_BACKWARD)
+        if tracing:
+            logger.debug("%s phase=submit request_id=%s", label, request_id)
+            self._remember_trace(request_id, label)
         return request_id
+
+    def _remember_trace(self, request_id: str, label: str) -> None:
+        with self._traced_lock:
+            self._traced[request_id] = label
+            while len(self._traced) > MAX_TRACKED_REQUESTS:
+                self._traced.popitem(last=False)
+
+    def _take_trace(self, request_id: str) -> str | None:
+        with self._traced_lock:
+            return self._traced.pop(request_id, None)
 
     def post_frame(
         self,
@@ -256,6 +280,7 @@ class DataPlane:
         *,
         predicate: _retry.Predicate,
         query: dict[str, Any] | None = None,
+        trace: str | None = None,
     ) -> Any:
         # `body.stream` gives a fresh iterator per attempt: a retry resends the same bytes from their start.
         return self._transport.request(
@@ -266,6 +291,7 @@ class DataPlane:
             length=body.size,
             content_type="application/octet-stream",
             predicate=predicate,
+            trace=trace,
         ).json()
 
     # --- step, save, load ----------------------------------------------------------------------
@@ -501,7 +527,13 @@ class DataPlane:
     # --- polling -------------------------------------------------------------------------------
 
     def _status_page(
-        self, job_id: str, request_id: str, *, max_events: int | None, cursor: str | None
+        self,
+        job_id: str,
+        request_id: str,
+        *,
+        max_events: int | None,
+        cursor: str | None,
+        trace: str | None = None,
     ) -> Any:
         query: dict[str, Any] = {}
         if max_events is not None:
@@ -513,8 +545,12 @@ class DataPlane:
             params={"job_id": job_id, "request_id": request_id},
             query=query,
             predicate=self.general_rule(job_id),
+            trace=trace,
         )
-        return answer if isinstance(answer, dict) else {}
+        answer = answer if isinstance(answer, dict) else {}
+        if trace is not None:
+            logger.debug("%s state=%s", trace, normalize_request_status(answer.get("status")))
+        return answer
 
     def get_request_status(
         self, job_id: str, request_id: str, *, max_events: int | None = None, cursor: str | None = None
@@ -539,10 +575,19 @@ class DataPlane:
         TimeoutError) after poll_timeout.
         """
         kind = self._requests.kind(request_id)
+        label = self._take_trace(request_id)
+        polls = itertools.count(1)
+
+        def page(cursor: str | None) -> Any:
+            trace = None
+            if label is not None:
+                trace = f"{label} phase=poll request_id={request_id} poll={next(polls)}"
+            return self._status_page(job_id, request_id, max_events=None, cursor=cursor, trace=trace)
+
         try:
             return poll_until_done(
                 request_id,
-                lambda cursor: self._status_page(job_id, request_id, max_events=None, cursor=cursor),
+                page,
                 self._poll_schedule(),
                 kind=kind,
                 timeout=self.poll_timeout,

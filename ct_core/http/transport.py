@@ -158,6 +158,37 @@ def _timeouts(pair: TimeoutPair | None) -> Timeouts:
     return {"connect": connect, "read": read, "write": read, "pool": read}
 
 
+def _trace(line: str) -> None:
+    # Redacted by value and by pattern: a trace line never shows a credential this process holds.
+    logger.debug("%s", errors.redact_known(line))
+
+
+def _trace_attempt(
+    label: str,
+    number: int,
+    attempts: int,
+    method: str,
+    path: str,
+    *,
+    answer: Response | None = None,
+    error: BaseException | None = None,
+) -> None:
+    """One DEBUG line for one attempt of a traced request: its number, the request line (path
+    only: no query, no header), then the status and the service's request id, or how it failed."""
+    head = f"{label} attempt={number}/{attempts} {method} {path}"
+    if answer is not None:
+        request_id = answer.header(REQUEST_ID_HEADER)
+        tail = f"status={answer.status_code}" + (f" snowflake_request_id={request_id}" if request_id else "")
+    elif isinstance(error, errors.APIError):
+        tail = f"status={error.status_code} failed: {type(error).__name__}"
+        tail += (f" code={error.code}" if error.code else "") + (
+            f" snowflake_request_id={error.request_id}" if error.request_id else ""
+        )
+    else:
+        tail = f"failed: {type(error).__name__}: {errors.shorten(str(error), 200)}"
+    _trace(f"{head} {tail}")
+
+
 def _encode_headers(headers: Mapping[str, str]) -> Headers:
     return [(key.encode("latin-1"), value.encode("latin-1")) for key, value in headers.items()]
 
@@ -357,6 +388,7 @@ class Transport:
         job_id: str | None = None,
         timeout: TimeoutPair | None = None,
         max_retries: int | None = None,
+        trace: str | None = None,
     ) -> Response:
         """Send one REST operation (by its operationId) under the retry policy; return its 2xx answer.
 
@@ -364,7 +396,9 @@ class Transport:
         query string. The body is `json_body` (serialized once), or `content`: bytes, an iterable of
         byte slices with its `length`, or a callable returning a fresh iterable per attempt.
         `predicate` says which failures are retried (default: the general rule, with the 404 grace
-        for `job_id`); `timeout` and `max_retries` override the client's for this call.
+        for `job_id`); `timeout` and `max_retries` override the client's for this call. With `trace`
+        (a label such as `[ct fwd-bwd] call=3 ...`) and DEBUG logging on, each attempt and retry
+        wait is logged under that label (see `_trace_attempt`).
         """
         shared = self._shared
         method, target, extra, content = self._prepare(
@@ -396,8 +430,38 @@ class Transport:
                     return once(self._headers(extra)[0])
                 raise
 
+        if trace is None or not logger.isEnabledFor(logging.DEBUG):
+            return _retry.run_with_retries(
+                attempt,
+                predicate=predicate,
+                policy=policy,
+                sleep=shared.sleep,
+                describe=f"{method} {operation}",
+            )
+        label, attempts, path = trace, 1 + max(policy.max_retries, 0), target.split("?", 1)[0]
+        number = 0
+
+        def traced_attempt() -> Response:
+            nonlocal number
+            number += 1
+            try:
+                answer = attempt()
+            except Exception as error:
+                _trace_attempt(label, number, attempts, method, path, error=error)
+                raise
+            _trace_attempt(label, number, attempts, method, path, answer=answer)
+            return answer
+
+        def retry_notice(retry: int, delay: float, error: BaseException) -> None:
+            _trace(f"{label} retry {retry}/{attempts - 1} in {delay:.2f}s")
+
         return _retry.run_with_retries(
-            attempt, predicate=predicate, policy=policy, sleep=shared.sleep, describe=f"{method} {operation}"
+            traced_attempt,
+            predicate=predicate,
+            policy=policy,
+            sleep=shared.sleep,
+            describe=f"{method} {operation}",
+            on_retry=retry_notice,
         )
 
     @contextmanager
