@@ -339,7 +339,13 @@ def deliver(
                 last_status = response.status_code
                 if 200 <= response.status_code < 300:
                     return response.status_code
-                raise APIError(f"the receiver answered HTTP {response.status_code}", response=response)
+                # The error carries the status and headers (Retry-After) on an answer of its own
+                # with an empty body: the receiver's body stays unread, and an error never holds a
+                # streamed answer it cannot read once the stream is closed.
+                answered = httpx.Response(
+                    response.status_code, headers=response.headers, request=response.request
+                )
+                raise APIError(f"the receiver answered HTTP {response.status_code}", response=answered)
 
         try:
             status = run_with_retries(
