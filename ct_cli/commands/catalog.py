@@ -107,26 +107,118 @@ def job(
     /,
     *,
     context: Annotated[
-        str | None, Parameter(help="Context such as 8k, 32k, 256k or 1m (default: longest).")
+        str | None,
+        Parameter(help="Context such as 8k, 32k, 256k or 1m (default: longest); shorter ones are rendered."),
     ] = None,
-    hardware: Annotated[str | None, Parameter(help="GPU type: H200, B200 or B300 (default: H200).")] = None,
+    hardware: Annotated[
+        str | None, Parameter(help="GPU type: H200, B200 or B300 (default: H200); others are rendered.")
+    ] = None,
     mode: Annotated[Mode | None, Parameter(help="lora or full.")] = None,
     kind: Annotated[
         Kind | None, Parameter(help="training (SFT), training+sampling (RL) or sampling.")
     ] = None,
     workflow: Annotated[Workflow | None, Parameter(help="sft, rl or inference (instead of --kind).")] = None,
-    path: Annotated[bool, Parameter(help='Print {"path": ...} of the job file instead of its body.')] = False,
+    path: Annotated[
+        bool,
+        Parameter(help='Print {"path": ...} of the job file (and "changes" made to it) instead of the body.'),
+    ] = False,
     catalog: Annotated[str | None, Parameter(help=_CATALOG_HELP)] = None,
 ) -> None:
     """Print the create-job body of one catalog job file, ready for `ct submit -`.
 
-    The filters must leave exactly one file; when several remain the error lists them.
+    The filters must leave exactly one file; when several remain the error lists them. A shape no
+    file holds is rendered from one when the rules allow: another hardware type (H200, B200, B300),
+    or a shorter context (up to the model's max_context) from the file with the nearest longer
+    context, which sets every max_seq_len (and prime_rl.seq_len). stderr says which file it came
+    from; anything else is refused with the shapes that exist.
     Example: ct catalog job Qwen/Qwen3-8B --context 8k --mode lora --kind training+sampling | ct submit -
     """
-    chosen = _load(catalog).pick_job(
+    rendered = _load(catalog).render_job(
         model, context=context, hardware=hardware, mode=mode, kind=kind, workflow=workflow
     )
-    output.emit({"path": str(chosen.path)} if path else chosen.body())
+    if rendered.derived:
+        changed = ", ".join(f"{key} {value}" for key, value in rendered.changes.items())
+        output.progress(
+            f"no job file holds {rendered.name}; rendered from {rendered.source.name} with {changed}"
+        )
+    if path:
+        shown: dict[str, Any] = {"path": str(rendered.source.path)}
+        if rendered.derived:
+            shown["changes"] = rendered.changes
+        output.emit(shown)
+        return
+    output.emit(rendered.body)
+
+
+@app.command
+def smoke(
+    *models: Annotated[str, Parameter(help="Models to test (default: every model of the catalog).")],
+    context: Annotated[str | None, Parameter(help="Only job files of this context (8k, 32k, ...).")] = None,
+    hardware: Annotated[str | None, Parameter(help="Only job files for this GPU type.")] = None,
+    mode: Annotated[Mode | None, Parameter(help="Only lora or only full files.")] = None,
+    kind: Annotated[Kind | None, Parameter(help="Only files of this kind.")] = None,
+    workflow: Annotated[Workflow | None, Parameter(help="Only files of this workflow.")] = None,
+    dry_run: Annotated[
+        bool, Parameter(help="Only the checks `ct submit --dry-run` runs; send nothing, need no connection.")
+    ] = False,
+    catalog: Annotated[str | None, Parameter(help=_CATALOG_HELP)] = None,
+) -> int:
+    """Smoke-test catalog job files against the connection's server (a local one works).
+
+    Each selected file is submitted as it is, waited for until its job runs, probed (a minimal
+    fwd-bwd on a training sub-job, a one-token generate on a sampling one) and cancelled, one after
+    the other. With --dry-run each file only gets the checks of `ct submit --dry-run`. Prints
+    {"dry_run", "files", "passed", "failed", "results": [{"file", "model", "ok", "job_id", "probes",
+    "error"}]} and a line per file on stderr; exits 1 when any file fails.
+    """
+    from ct_core.catalog.smoke import SmokeResult, smoke_job_files
+
+    loaded = _load(catalog)
+    names = list(models) or loaded.model_names()
+    jobs = [
+        job
+        for name in names
+        for job in loaded.find_jobs(
+            name, context=context, hardware=hardware, mode=mode, kind=kind, workflow=workflow
+        )
+    ]
+    if not jobs:
+        raise ValueError("no catalog job file matches the filters")
+    base = loaded.root.parent
+
+    def label(chosen: Any) -> str:
+        try:
+            return chosen.path.resolve().relative_to(base.resolve()).as_posix()
+        except ValueError:
+            return str(chosen.path)
+
+    def report(result: SmokeResult) -> None:
+        how = "checked" if dry_run else f"job {result.job_id}, probes: {', '.join(result.probes) or 'none'}"
+        if result.ok:
+            output.progress(f"ok      {result.file} ({how})")
+        else:
+            output.progress(f"FAILED  {result.file}: {result.error}")
+
+    client = None if dry_run else context_client()
+    results = smoke_job_files(jobs, client, label=label, on_result=report)
+    failed = sum(1 for result in results if not result.ok)
+    output.emit(
+        {
+            "dry_run": dry_run,
+            "files": len(results),
+            "passed": len(results) - failed,
+            "failed": failed,
+            "results": [result.as_dict() for result in results],
+        }
+    )
+    return output.EXIT_ERROR if failed else output.EXIT_OK
+
+
+def context_client() -> Any:
+    """The connection's client (the global options, the remembered login, the environment)."""
+    from ct_cli import context
+
+    return context.client()
 
 
 @app.command

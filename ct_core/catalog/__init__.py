@@ -9,7 +9,9 @@ This module owns:
 
 * discovery: `find_catalog()` honours `CT_MODEL_CATALOG`, then looks for a repository checkout
   (the catalog is not shipped inside the wheel);
-* loading and choosing: `load_catalog()`, `Catalog.list_models()`, `Catalog.pick_job()`;
+* loading and choosing: `load_catalog()`, `Catalog.list_models()`, `Catalog.pick_job()`, and
+  `Catalog.render_job()` for a shape no file holds (other hardware, a shorter context);
+* smoke tests: `ct_core.catalog.smoke` submits job files to a server and probes them;
 * checking: `validate_catalog()` returns every `Problem` found, each naming the file and the field.
   Job files go through the SDK's own create-body validation (`ct_core.config.validation`, plugins
   included), so a file that passes here passes `ct submit --dry-run`.
@@ -33,6 +35,7 @@ from ct_core.catalog._layout import (
     JobFile,
     Model,
     Problem,
+    RenderedJob,
     find_catalog,
     folder_name,
     format_context,
@@ -56,6 +59,7 @@ __all__ = [
     "JobFile",
     "Model",
     "Problem",
+    "RenderedJob",
     "find_catalog",
     "folder_name",
     "format_context",

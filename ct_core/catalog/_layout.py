@@ -395,6 +395,115 @@ class Catalog:
             )
         return jobs[0]
 
+    def render_job(
+        self,
+        model: str,
+        *,
+        context: str | int | None = None,
+        hardware: str | None = None,
+        mode: str | None = None,
+        kind: str | None = None,
+        workflow: str | None = None,
+    ) -> RenderedJob:
+        """The CreateJob body for a shape, from its job file or, when no file holds it, derived from one.
+
+        A file of exactly the shape asked for is used as it is (`pick_job`). Otherwise the rules
+        allow two changes to a file of the same model, kind and mode: another hardware type (any of
+        `HARDWARE`: sub-jobs ask for whole 8-GPU nodes, which every type has), and a shorter context,
+        up to the model's `max_context`, taken from the file with the nearest longer context (a
+        recipe that holds a longer window holds a shorter one; nothing is stretched). The derived body
+        sets `hardware`, every sub-job's `max_seq_len` and `prime_rl.seq_len` where a file sends it.
+        Anything else raises `CatalogError` naming the shapes that exist.
+        """
+        entry = self.get(model)
+        exact = self.find_jobs(
+            model, context=context, hardware=hardware, mode=mode, kind=kind, workflow=workflow
+        )
+        if exact:
+            job = self.pick_job(
+                model, context=context, hardware=hardware, mode=mode, kind=kind, workflow=workflow
+            )
+            return RenderedJob(job, job.body(), {})
+        tokens = parse_context(context) if context is not None else None
+        hw = _normalize_hardware(hardware) if hardware is not None else None
+        candidates = self.find_jobs(model, mode=mode, kind=kind, workflow=workflow)
+        available = ", ".join(job.name for job in entry.jobs) or "none"
+        if not candidates:
+            wanted = {"mode": mode, "kind": kind, "workflow": workflow}
+            given = ", ".join(f"{key}={value}" for key, value in wanted.items() if value is not None)
+            raise CatalogError(
+                f"no job file of {entry.name} matches {given or 'the request'} to render it from; "
+                f"available: {available}"
+            )
+        contexts = ", ".join(format_context(c) for c in sorted({job.context for job in candidates}))
+        if tokens is not None:
+            if tokens > entry.max_context:
+                raise CatalogError(
+                    f"context {format_context(tokens)} is longer than {entry.name}'s max_context "
+                    f"{format_context(entry.max_context)}; contexts with job files: {contexts}"
+                )
+            longer = [job for job in candidates if job.context >= tokens]
+            if not longer:
+                raise CatalogError(
+                    f"no job file of {entry.name} has a context of {format_context(tokens)} or longer to "
+                    f"render it from (a recipe is only shortened); contexts with job files: {contexts}"
+                )
+            nearest = min(job.context for job in longer)
+            candidates = [job for job in longer if job.context == nearest]
+        else:
+            longest = max(job.context for job in candidates)
+            candidates = [job for job in candidates if job.context == longest]
+        for preferred in (hw, DEFAULT_HARDWARE):
+            if preferred is not None and any(job.hardware == preferred for job in candidates):
+                candidates = [job for job in candidates if job.hardware == preferred]
+                break
+        if len(candidates) > 1:
+            raise CatalogError(
+                f"{len(candidates)} job files of {entry.name} could be the start; narrow it with "
+                "--kind/--mode/--hardware: " + ", ".join(job.name for job in candidates)
+            )
+        job = candidates[0]
+        body = job.body()
+        changes: dict[str, Any] = {}
+        if hw is not None and hw != job.hardware:
+            body["hardware"] = hw
+            changes["hardware"] = hw
+        if tokens is not None and tokens != job.context:
+            for sub_job in body.get("sub_job_configs") or []:
+                for key in ("training_config", "inference_config"):
+                    config = sub_job.get(key) if isinstance(sub_job, dict) else None
+                    if isinstance(config, dict) and "max_seq_len" in config:
+                        config["max_seq_len"] = tokens
+                        prime_rl = config.get("prime_rl")
+                        if isinstance(prime_rl, dict) and "seq_len" in prime_rl:
+                            prime_rl["seq_len"] = tokens
+            changes["max_seq_len"] = tokens
+        return RenderedJob(job, body, changes)
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedJob:
+    """A CreateJob body for a shape: the job file it comes from and what was changed in it (if anything)."""
+
+    source: JobFile
+    body: dict[str, Any]
+    #: `hardware` and/or `max_seq_len` set differently from `source`; empty when the file is the shape.
+    changes: dict[str, Any]
+
+    @property
+    def derived(self) -> bool:
+        return bool(self.changes)
+
+    @property
+    def name(self) -> str:
+        """The file name this shape would have in the catalog."""
+        return job_filename(
+            int(self.changes.get("max_seq_len", self.source.context)),
+            str(self.changes.get("hardware", self.source.hardware)),
+            self.source.kind,
+            self.source.mode,
+        )
+
 
 def _normalize_hardware(hardware: str) -> str:
     # Deployment gpu_type is case-insensitive (A-6); accept any case here and use the wire spelling.
