@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from ct_core.control.polling import PollSchedule
-from ct_core.downloads.chunks import sub_job_dir
 from ct_core.errors import APIError, CTConnectionError, ValidationError, redact_secrets
 from ct_core.fs import atomic_replace, exclusive_lock
 from ct_core.http import retry as _retry
@@ -450,6 +449,9 @@ class ModelDeployments:
             staging.mkdir(mode=0o700)
             try:
                 if resume:
+                    # Loaded with the first download, as the job downloads themselves are.
+                    from ct_core.downloads.chunks import sub_job_dir
+
                     _bring_back(target, sub_job_dir(staging, _sub_job_id(job, job_id)))
                 with self.errors_named(deployment, job_id):
                     entries = getattr(self.client, method)(job_id, staging, resume=resume)
