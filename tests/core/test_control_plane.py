@@ -26,7 +26,7 @@ def client(local_server):
 
 def training():
     return SubJobConfig.training_job(
-        "tiny/model",
+        "Qwen/Qwen3-0.6B",
         optimizer={"type": "AdamW", "lr": 1e-4, "beta2": 0.95},
         max_seq_len=64,
         train_batch_size=1,
@@ -35,7 +35,7 @@ def training():
 
 
 def sampling():
-    return SubJobConfig.sampling_job("tiny/model", max_seq_len=64, n_gpus=1)
+    return SubJobConfig.sampling_job("Qwen/Qwen3-0.6B", max_seq_len=64, n_gpus=1)
 
 
 def test_create_wait_get_list_cancel(client):

@@ -143,13 +143,13 @@ def test_helpers_agree_with_a_real_job_record(local_server) -> None:
         base_url=local_server.base_url, database="CT_TEST_DB", schema=schema, poll_interval=0.02
     ) as client:
         training = SubJobConfig.training_job(
-            "tiny/model",
+            "Qwen/Qwen3-0.6B",
             optimizer={"name": "AdamW", "lr": 1e-4},
             max_seq_len=64,
             train_batch_size=1,
             n_gpus=1,
         )
-        sampling = SubJobConfig.sampling_job("tiny/model", max_seq_len=64, n_gpus=1)
+        sampling = SubJobConfig.sampling_job("Qwen/Qwen3-0.6B", max_seq_len=64, n_gpus=1)
         job_id = client.create_job([training, sampling, sampling])
         try:
             record = client.get_job(job_id)
