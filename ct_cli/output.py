@@ -282,11 +282,15 @@ def error(message: str, *, hint: str | None = None, exc: BaseException | None = 
 
 
 class _WarningHandler(logging.Handler):
-    """Routes the SDK's log warnings to `warning: ...` lines on the invocation's stderr."""
+    """Routes the SDK's log warnings to `warning: ...` lines on the invocation's stderr; under
+    CT_DEBUG=1 its info and debug lines (the forward/backward trace) too, as `info:` / `debug:`."""
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            warn(record.getMessage())
+            if record.levelno >= logging.WARNING:
+                warn(record.getMessage())
+            else:
+                _stderr_line(f"{record.levelname.lower()}: {redactor()(record.getMessage())}")
         except Exception:
             self.handleError(record)
 
@@ -298,7 +302,8 @@ _handler_depth = 0
 
 @contextmanager
 def log_handler() -> Iterator[None]:
-    """Show warnings the SDK logs (plugin load failures, stalled uploads) as `warning:` lines.
+    """Show warnings the SDK logs (plugin load failures, stalled uploads) as `warning:` lines, and
+    under CT_DEBUG=1 its info and debug lines too (the forward/backward trace, retries).
 
     For the duration of one command line: the loggers get their handler, propagation and level back
     afterwards, so running `main()` in-process (tests, embedding) leaves logging as it found it. A
@@ -312,7 +317,8 @@ def log_handler() -> Iterator[None]:
         finally:
             _handler_depth -= 1
         return
-    handler = _WarningHandler(level=logging.WARNING)
+    shown = logging.DEBUG if debug_enabled() else logging.WARNING
+    handler = _WarningHandler(level=shown)
     saved = []
     for name in _SDK_LOGGERS:
         log = logging.getLogger(name)
@@ -322,7 +328,7 @@ def log_handler() -> Iterator[None]:
         # through Python's last-resort handler.
         log.propagate = False
         if log.level == logging.NOTSET:
-            log.setLevel(logging.WARNING)
+            log.setLevel(shown)
     _handler_depth = 1
     try:
         yield

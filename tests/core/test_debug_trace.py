@@ -8,12 +8,14 @@ service gave, and each poll of that request until it ends. Nothing in it is a cr
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from ct_testing.plugin import run_ct
 
 from ct_core import CortexTrainingClient, SubJobConfig
 from ct_core.data.payloads import build_forward_backward_payload
@@ -90,3 +92,26 @@ def test_the_fwd_bwd_trace_shows_attempts_request_ids_and_polls(
     # The service's own request ids are named, and no line holds the token.
     assert any("snowflake_request_id=" in line for line in traced)
     assert TOKEN not in caplog.text
+
+
+def test_ct_debug_shows_the_trace_of_a_ct_command_without_the_token(
+    client: CortexTrainingClient, server: Any
+) -> None:
+    trainer = SubJobConfig.training_job(
+        MODEL, optimizer={"name": "AdamW", "lr": 1e-3}, max_seq_len=64, train_batch_size=1, n_gpus=1
+    )
+    job_id = client.create_job([trainer])
+    client.wait_for_job(job_id)
+    args = ["--base-url", server.base_url, "--database", "TRACE", "--schema", "PUBLIC", "--job", job_id]
+    batch = json.dumps({"texts": ["a short text"], "tokenizer": "byte", "max_length": 16})
+    env = {"CORTEX_TRAINING_PAT": TOKEN}
+    quiet = run_ct(*args, "fwd-bwd", "-", input=batch, env={**env, "CT_DEBUG": "0"})
+    assert quiet.returncode == 0, quiet
+    assert "[ct fwd-bwd]" not in quiet.stderr
+    loud = run_ct(*args, "fwd-bwd", "-", input=batch, env={**env, "CT_DEBUG": "1"})
+    assert loud.returncode == 0, loud
+    request_id = loud.json["request_id"]
+    trace = [line for line in loud.stderr.splitlines() if "[ct fwd-bwd] call=1 " in line]
+    assert any("phase=submit" in line and "attempt=1/" in line for line in trace), loud.stderr
+    assert any(f"phase=poll request_id={request_id}" in line for line in trace), loud.stderr
+    assert TOKEN not in loud.stderr + loud.stdout
