@@ -279,7 +279,7 @@ class ModelDeployments:
         """Deployments of the schema, oldest first, optionally only those in `statuses` (any case).
 
         A deployment whose record is malformed is left out, and the rest still listed: each one is
-        reported as `{"deployment", "error"}` to `on_malformed`, or, without it, as a
+        reported as `{"deployment", "status", "error"}` to `on_malformed`, or, without it, as a
         `MalformedDeploymentWarning`. Reading that deployment alone (`describe`) raises the error.
         """
         wanted = None
@@ -299,7 +299,15 @@ class ModelDeployments:
             try:
                 found.append(self._metadata(job))
             except MalformedDeploymentRecord as error:
-                problem = {"deployment": deployment_id_of(str(job.get("job_id", ""))), "error": str(error)}
+                # Its status is known even when its shape is not: a filter applies to it as well.
+                status = records.deployment_status(job.get("status"))
+                if wanted is not None and status not in wanted:
+                    continue
+                problem = {
+                    "deployment": deployment_id_of(str(job.get("job_id", ""))),
+                    "status": status,
+                    "error": str(error),
+                }
                 if on_malformed is None:
                     warnings.warn(str(error), MalformedDeploymentWarning, stacklevel=2)
                 else:

@@ -468,6 +468,16 @@ def test_a_malformed_record_is_left_out_of_the_list_with_a_warning(
         again = deployments.list_model_deployments(on_malformed=seen.append)
         assert [item["deployment"] for item in again] == [healthy]
         assert [problem["deployment"] for problem in seen] == [broken] and "n_gpus 3" in seen[0]["error"]
+        # A status filter applies to the malformed ones too: their status is known, only their shape is not.
+        dep_server.force_status(broken.removeprefix("sf-ct-"), "failed", "crashed")
+        failed: list[dict[str, Any]] = []
+        assert deployments.list_model_deployments(["failed"], on_malformed=failed.append) == []
+        assert [(problem["deployment"], problem["status"]) for problem in failed] == [(broken, "FAILED")]
+        elsewhere: list[dict[str, Any]] = []
+        deployments.list_model_deployments(
+            ["ready", "pending", "initializing"], on_malformed=elsewhere.append
+        )
+        assert elsewhere == []
         # Reading the broken one alone still fails, naming it.
         with pytest.raises(MalformedDeploymentRecord, match=broken):
             deployments.describe(broken)
