@@ -60,7 +60,7 @@ tui-snapshots: venv
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy ct_core ct_cli
+	$(VENV)/bin/mypy ct_core ct_cli ct_local
 
 format: venv
 	$(VENV)/bin/ruff check --fix .
