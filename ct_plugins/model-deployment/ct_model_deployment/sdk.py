@@ -519,7 +519,7 @@ def _bring_back(target: Path, sub_folder: Path) -> None:
     """Move each flat file that has resume notes, with its notes, into the job layout the job
     downloads resume from (`<staging>/<sub_job_id>/`)."""
     sub_folder.mkdir(parents=True, exist_ok=True)
-    names = set()
+    names: set[str] = set()
     for pattern in RESUME_NOTES:
         suffix = pattern.format("")[1:]  # the note's name is "." + the file's name + this
         names.update(note.name[1 : -len(suffix)] for note in target.glob(pattern.format("?*")))
