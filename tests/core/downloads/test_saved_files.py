@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from ct_testing.plugin import run_ct
 
 DOWNLOADS: dict[str, tuple[str, Callable[..., list[dict[str, Any]]]]] = {
     "stdout": ("stdout.log", lambda c, *a, **k: c.download_stdout_logs(*a, **k)),
@@ -57,3 +58,18 @@ def test_a_console_rebuilt_over_an_older_wider_copy_becomes_private(run_job: Any
     [entry] = run_job.client.download_stdout_logs(run_job.job_id, tmp_path)
     assert Path(entry["saved_path"]).read_text() == "hello\n"
     assert stat.S_IMODE(older.stat().st_mode) == 0o600
+
+
+def test_ct_download_log_stdout_prints_an_absolute_path_to_a_private_file(
+    run_job: Any, artifacts_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ct_home: Path
+) -> None:
+    run_job.stage("_stdout", "console.20260101-000000.a.gz", "hello\n")
+    monkeypatch.chdir(tmp_path)
+    args = ["--base-url", artifacts_server.base_url, "--database", run_job.client.database]
+    args += ["--schema", run_job.client.schema]
+    result = run_ct(*args, "download-log", run_job.job_id, "--log-type", "stdout", "--output-dir", "out")
+    assert result.returncode == 0, result
+    [entry] = result.json["logs"]
+    saved = Path(entry["saved_path"])
+    assert saved == (tmp_path / "out" / run_job.sub / "stdout.log").resolve()
+    assert saved.read_text() == "hello\n" and stat.S_IMODE(saved.stat().st_mode) == 0o600
