@@ -47,6 +47,10 @@ RETRY_JITTER = 1.0
 #: Statuses worth another attempt on the general request path: a redirect (asked again, never
 #: followed), a job not visible yet, a restarting zone, rate limiting, and transient 5xx answers.
 RETRYABLE_STATUSES = frozenset({307, 308, 404, 409, 429, 500, 502, 503, 504})
+#: Statuses that prove a call which must not run twice did not run: a redirect, a job not visible
+#: yet, a restarting zone, rate limiting and an unavailable service all answer before anything is
+#: done (a 5xx other than 503 may come after the work, so it is never repeated).
+NOTHING_RAN_STATUSES = frozenset({307, 308, 404, 409, 429, 503})
 #: Artifact LIST and GET (chunked stdout/metrics downloads and execution logs): 4 retries, 0.25 s
 #: doubling up to 8 s, each wait cut by a random share of up to half so parallel workers do not retry
 #: in step; Retry-After is not read (stores answer through the Connector or a plain stream). What is

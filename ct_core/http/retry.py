@@ -50,6 +50,7 @@ from ct_core.constants import (
     CHECKPOINT_RETRY_FIRST_WAIT,
     CHECKPOINT_RETRY_MAX_WAIT,
     JOB_NOT_FOUND_CODE,
+    NOTHING_RAN_STATUSES,
     PERMANENT_CONFLICT_CODES,
     RECENTLY_CREATED_MAX_ENTRIES,
     RECENTLY_CREATED_WINDOW_SECONDS,
@@ -231,6 +232,65 @@ def general(
         return is_transient(error)
 
     return predicate
+
+
+def nothing_ran(*, job_id: str | None = None, recent_jobs: RecentJobs | None = None) -> Predicate:
+    """The rule of a call that must not run twice: repeated only when the failure proves nothing ran.
+
+    A connection that was never sent, or NOTHING_RAN_STATUSES (a 409 naming a lasting conflict and
+    a 517601 for a job this client did not just create stay final).
+    """
+
+    def predicate(error: BaseException) -> bool:
+        if isinstance(error, CTConnectionError):
+            return error.never_sent and not isinstance(error, TLSVerificationError)
+        if not isinstance(error, errors.APIError) or error.status_code not in NOTHING_RAN_STATUSES:
+            return False
+        if error.status_code == 409 and error.code in PERMANENT_CONFLICT_CODES:
+            return False
+        if error.status_code == 404 and error.code == JOB_NOT_FOUND_CODE:
+            return job_id is not None and recent_jobs is not None and job_id in recent_jobs
+        return True
+
+    return predicate
+
+
+#: Builds one call's predicate from the job it is about (for the 404 grace) and the client's memory.
+RuleFactory = Callable[[str | None, RecentJobs | None], Predicate]
+
+#: The retry rules the spec names per operation (its `x-ct-retry` extension), which the generated
+#: operation functions of `ct_api` pass to `Transport.request` by name:
+#:
+#:     read            safe to repeat: the general rule (a job created moments ago may answer 404)
+#:     settled         safe to repeat, about something long created: a 517601 is final at once
+#:     idempotent-key  the request carries a key that makes a repeat harmless: the general rule
+#:     conflict-final  the general rule, but a 409 (the job's state forbids it) is final
+#:     nothing-ran     must not run twice: repeated only when the failure proves nothing ran
+#:     never-sent      must not run twice: repeated only when it never left this machine
+#:     never           one attempt
+#:
+#: A caller may pass a narrower predicate of its own (one that makes more answers final); never a
+#: wider one.
+RULES: dict[str, RuleFactory] = {
+    "read": lambda job_id, recent: general(job_id=job_id, recent_jobs=recent),
+    "settled": lambda job_id, recent: general(),
+    "idempotent-key": lambda job_id, recent: general(job_id=job_id, recent_jobs=recent),
+    "conflict-final": lambda job_id, recent: general(
+        job_id=job_id, recent_jobs=recent, final=conflict_is_final
+    ),
+    "nothing-ran": lambda job_id, recent: nothing_ran(job_id=job_id, recent_jobs=recent),
+    "never-sent": lambda job_id, recent: never_reached_server,
+    "never": lambda job_id, recent: never,
+}
+
+
+def rule(name: str, *, job_id: str | None = None, recent_jobs: RecentJobs | None = None) -> Predicate:
+    """The predicate of the rule `name` (a key of RULES) for one call about `job_id`."""
+    try:
+        factory = RULES[name]
+    except KeyError:
+        raise ValueError(f"unknown retry rule {name!r}; known: {', '.join(sorted(RULES))}") from None
+    return factory(job_id, recent_jobs)
 
 
 def run_with_retries(

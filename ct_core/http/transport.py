@@ -385,6 +385,7 @@ class Transport:
         content_type: str | None = None,
         headers: Mapping[str, str] | None = None,
         predicate: _retry.Predicate | None = None,
+        retry: str = "read",
         job_id: str | None = None,
         timeout: TimeoutPair | None = None,
         max_retries: int | None = None,
@@ -395,10 +396,12 @@ class Transport:
         `params` fills the path template over the bound defaults; `query` (None values left out) the
         query string. The body is `json_body` (serialized once), or `content`: bytes, an iterable of
         byte slices with its `length`, or a callable returning a fresh iterable per attempt.
-        `predicate` says which failures are retried (default: the general rule, with the 404 grace
-        for `job_id`); `timeout` and `max_retries` override the client's for this call. With `trace`
-        (a label such as `[ct fwd-bwd] call=3 ...`) and DEBUG logging on, each attempt and retry
-        wait is logged under that label (see `_trace_attempt`).
+        `predicate` says which failures are retried; without one, the rule named `retry` applies (a
+        key of `ct_core.http.retry.RULES`, what the spec's `x-ct-retry` names for the operation; by
+        default the general rule), with the 404 grace for `job_id`. `timeout` and `max_retries`
+        override the client's for this call. With `trace` (a label such as `[ct fwd-bwd] call=3 ...`)
+        and DEBUG logging on, each attempt and retry wait is logged under that label (see
+        `_trace_attempt`).
         """
         shared = self._shared
         method, target, extra, content = self._prepare(
@@ -406,7 +409,7 @@ class Transport:
         )
         timeouts = shared.default_timeouts if timeout is None else _timeouts(timeout)
         if predicate is None:
-            predicate = _retry.general(job_id=job_id, recent_jobs=shared.recent_jobs)
+            predicate = _retry.rule(retry, job_id=job_id, recent_jobs=shared.recent_jobs)
         policy = shared.policy if max_retries is None else _retry.RetryPolicy(max_retries=max_retries)
         replayed_auth = False
 

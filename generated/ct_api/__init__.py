@@ -1,21 +1,7 @@
-"""A client library for accessing Cortex Training"""
+"""The typed operations of the Cortex Training REST API, generated from openapi/cortex-training.yaml.
 
-# The client classes load on first use: ct_core imports only `routes` from this package, and the
-# client module pulls in httpx, which a command that never touches the generated client does not need.
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from .client import AuthenticatedClient, Client
-
-__all__ = (
-    "AuthenticatedClient",
-    "Client",
-)
-
-
-def __getattr__(name: str) -> Any:
-    if name in __all__:
-        from . import client
-
-        return getattr(client, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+Written by openapi/regen.py (``make regen``); never edited by hand. ``ct_api.api.<tag>`` holds one
+function per operation over ct's transport, ``ct_api.models`` the schemas as TypedDicts,
+``ct_api.types`` what the functions need of a transport, ``ct_api.routes`` every operation's method
+and path. Importing this package imports nothing else.
+"""

@@ -1,54 +1,79 @@
-"""Contains some shared types for properties"""
+"""What the generated operations need of a transport, as Protocols (ct_core's ``Transport`` is one).
 
-from collections.abc import Mapping, MutableMapping
-from http import HTTPStatus
-from typing import IO, BinaryIO, Generic, Literal, TypeVar
+Written by openapi/regen.py; never edited by hand. The operations import this module only under
+``TYPE_CHECKING``, so ``ct_api`` imports nothing of ct at run time and no import cycle can form.
+"""
 
-from attrs import define
+from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import AbstractContextManager
+from typing import Any, Protocol, TypeVar
 
-class Unset:
-    def __bool__(self) -> Literal[False]:
-        return False
+T_co = TypeVar("T_co", covariant=True)
 
-
-UNSET: Unset = Unset()
-
-# The types that `httpx.Client(files=)` can accept, copied from that library.
-FileContent = IO[bytes] | bytes | str
-FileTypes = (
-    # (filename, file (or bytes), content_type)
-    tuple[str | None, FileContent, str | None]
-    # (filename, file (or bytes), content_type, headers)
-    | tuple[str | None, FileContent, str | None, Mapping[str, str]]
-)
-RequestFiles = list[tuple[str, FileTypes]]
+#: Decides whether a failed attempt deserves another (a narrower rule than the spec's, by a caller).
+Predicate = Callable[[BaseException], bool]
+#: (connect, read) seconds.
+TimeoutPair = tuple[float, float]
+#: A request body that is not JSON: bytes, or an iterable of byte slices (then with its length).
+Content = bytes | Iterable[bytes | memoryview]
 
 
-@define
-class File:
-    """Contains information for file uploads"""
+class Answer(Protocol[T_co]):
+    """A finished 2xx answer whose JSON body is a ``T_co``."""
 
-    payload: BinaryIO
-    file_name: str | None = None
-    mime_type: str | None = None
+    @property
+    def status_code(self) -> int: ...
 
-    def to_tuple(self) -> FileTypes:
-        """Return a tuple representation that httpx will accept for multipart/form-data"""
-        return self.file_name, self.payload, self.mime_type
+    def header(self, name: str) -> str | None: ...
+
+    def json(self) -> T_co: ...
 
 
-T = TypeVar("T")
+class StreamedAnswer(Protocol):
+    """A 2xx answer read as it arrives (inside the ``with`` block of a streamed operation)."""
+
+    @property
+    def status_code(self) -> int: ...
+
+    def header(self, name: str) -> str | None: ...
+
+    def iter_bytes(self) -> Iterator[bytes]: ...
+
+    def iter_lines(self) -> Iterator[str]: ...
+
+    def iter_sse(self) -> Iterator[Any]: ...
 
 
-@define
-class Response(Generic[T]):
-    """A response from an endpoint"""
+class Transport(Protocol):
+    """The request path the operations call: ``ct_core.http.transport.Transport``."""
 
-    status_code: HTTPStatus
-    content: bytes
-    headers: MutableMapping[str, str]
-    parsed: T | None
+    def request(
+        self,
+        operation: str,
+        *,
+        params: Mapping[str, Any] | None = ...,
+        query: Mapping[str, Any] | None = ...,
+        json_body: Any = ...,
+        content: Content | Callable[[], Content] | None = ...,
+        length: int | None = ...,
+        content_type: str | None = ...,
+        headers: Mapping[str, str] | None = ...,
+        predicate: Predicate | None = ...,
+        retry: str = ...,
+        job_id: str | None = ...,
+        timeout: TimeoutPair | None = ...,
+        max_retries: int | None = ...,
+    ) -> Answer[Any]: ...
 
-
-__all__ = ["UNSET", "File", "FileTypes", "RequestFiles", "Response", "Unset"]
+    def stream(
+        self,
+        operation: str,
+        *,
+        params: Mapping[str, Any] | None = ...,
+        query: Mapping[str, Any] | None = ...,
+        json_body: Any = ...,
+        headers: Mapping[str, str] | None = ...,
+        timeout: TimeoutPair | None = ...,
+    ) -> AbstractContextManager[StreamedAnswer]: ...

@@ -1,5 +1,6 @@
-"""The generated typed functions drive a real ct_local server, and what the server answers fits the
-schemas the spec names (checked with a JSON Schema 2020-12 validator over the spec's components)."""
+"""The generated typed functions drive a real ct_local server through ct's client, and what the
+server answers fits the schemas the spec names (checked with a JSON Schema 2020-12 validator over
+the spec's components)."""
 
 from __future__ import annotations
 
@@ -18,11 +19,12 @@ from ct_api.api.control_plane import (
     list_checkpoints,
     list_jobs,
 )
-from ct_api.client import Client
-from ct_api.models import CreateJobRequest, CreateJobResponse, JobRecord
 from openapi_schema_validator import OAS31Validator
 from referencing import Registry
 from referencing.jsonschema import DRAFT202012
+
+from ct_core.client import CortexTrainingClient
+from ct_core.errors import APIError
 
 DB, SCHEMA, ENDPOINT = "CT_DB", "PUBLIC", "cortex-training"
 BODY = {
@@ -49,79 +51,58 @@ def conforms(spec: dict[str, Any]) -> Any:
 
 
 @pytest.fixture
-def client(local_server: Any) -> Client:
-    return Client(base_url=local_server.base_url, raise_on_unexpected_status=True)
+def client(local_server: Any) -> Any:
+    # The client forwards `request`/`stream` to its transport: what the generated functions call.
+    made = CortexTrainingClient(base_url=local_server.base_url, database=DB, schema=SCHEMA, max_retries=0)
+    yield made
+    made.close()
 
 
-def _json(content: bytes) -> Any:
-    return json.loads(content)
-
-
-def test_control_plane_round_trip_through_generated_functions(client: Client, conforms: Any) -> None:
-    created = create_job.sync_detailed(
-        DB, SCHEMA, ENDPOINT, client=client, body=CreateJobRequest.from_dict(BODY)
-    )
-    assert created.status_code == 200
-    assert isinstance(created.parsed, CreateJobResponse)
-    job_id = created.parsed.job_id
+def test_control_plane_round_trip_through_generated_functions(client: Any, conforms: Any) -> None:
+    created = create_job(client, body=BODY)  # type: ignore[arg-type]
+    job_id = created["job_id"]
     assert isinstance(job_id, str) and job_id
-    conforms("CreateJobResponse", _json(created.content))
-    assert created.headers.get("x-snowflake-request-id")
+    conforms("CreateJobResponse", created)
 
     deadline = time.monotonic() + RUNNING_DEADLINE_S
     while True:
-        fetched = get_job.sync_detailed(DB, SCHEMA, ENDPOINT, job_id, client=client)
-        assert fetched.status_code == 200
-        assert isinstance(fetched.parsed, JobRecord)
-        if fetched.parsed.status == "running" or time.monotonic() > deadline:
+        record = get_job(client, job_id=job_id)
+        if record["status"] == "running" or time.monotonic() > deadline:
             break
         time.sleep(0.05)
-    record = _json(fetched.content)
     conforms("JobRecord", record)
-    assert fetched.parsed.status == "running"
-    assert [sub.sub_job_id for sub in fetched.parsed.sub_jobs] == [
+    assert record["status"] == "running"
+    assert [sub["sub_job_id"] for sub in record["sub_jobs"] or []] == [
         f"{job_id}:training:0",
         f"{job_id}:sampling:0",
     ]
 
-    listed = list_jobs.sync_detailed(DB, SCHEMA, ENDPOINT, client=client, status="running")
-    conforms("JobList", _json(listed.content))
-    assert job_id in {job.job_id for job in listed.parsed.jobs}
+    listed = list_jobs(client, status="running")
+    conforms("JobList", listed)
+    assert job_id in {job["job_id"] for job in listed["jobs"]}
 
-    checkpoints = list_checkpoints.sync_detailed(DB, SCHEMA, ENDPOINT, job_id, client=client)
-    assert checkpoints.status_code == 200
-    conforms("CheckpointList", _json(checkpoints.content))
+    conforms("CheckpointList", list_checkpoints(client, job_id=job_id))
+    conforms("ExperimentRun", get_experiment_run(client, job_id=job_id))
 
-    run = get_experiment_run.sync_detailed(DB, SCHEMA, ENDPOINT, job_id, client=client)
-    assert run.status_code == 200
-    conforms("ExperimentRun", _json(run.content))
-
-    cancelled = cancel_job.sync_detailed(DB, SCHEMA, ENDPOINT, job_id, client=client)
-    assert cancelled.status_code in (200, 204)
-    again = cancel_job.sync_detailed(DB, SCHEMA, ENDPOINT, job_id, client=client)
-    assert again.status_code in (200, 204), "a repeated cancel is an idempotent success"
+    assert cancel_job(client, job_id=job_id) is None
+    assert cancel_job(client, job_id=job_id) is None, "a repeated cancel is an idempotent success"
 
 
-def test_capacity_and_models_fit_their_schemas(client: Client, conforms: Any) -> None:
-    capacity = get_capacity.sync_detailed(
-        DB, SCHEMA, ENDPOINT, client=client, breakdown="job_type,submitted_by"
-    )
-    assert capacity.status_code == 200
-    conforms("Capacity", _json(capacity.content))
-    models = list_models.sync_detailed(client=client)
-    assert models.status_code == 200
-    conforms("ModelList", _json(models.content))
+def test_capacity_and_models_fit_their_schemas(client: Any, conforms: Any) -> None:
+    conforms("Capacity", get_capacity(client, breakdown="job_type,submitted_by"))
+    conforms("ModelList", list_models(client))
 
 
-def test_error_answers_are_returned_unparsed_with_a_service_error_body(client: Client, conforms: Any) -> None:
-    missing = get_job.sync_detailed(DB, SCHEMA, ENDPOINT, "no-such-job", client=client)
-    assert missing.status_code == 404
-    assert missing.parsed is None
-    body = _json(missing.content)
+def test_error_answers_raise_with_a_service_error_body(client: Any, conforms: Any) -> None:
+    with pytest.raises(APIError) as missing:
+        get_job(client, job_id="no-such-job")
+    assert missing.value.status_code == 404
+    body = json.loads(missing.value.response.content)
     conforms("ServiceError", body)
     assert str(body["code"]) == "517601"
 
     # A sub-job id travels percent-encoded; the server reads it back whole and still finds no such job.
-    colon = get_job.sync_detailed(DB, SCHEMA, ENDPOINT, "abc:training:0", client=client)
-    assert colon.status_code == 404
-    assert "abc:training:0" in _json(colon.content)["message"]
+    with pytest.raises(APIError) as colon:
+        get_job(client, job_id="abc:training:0")
+    assert colon.value.status_code == 404
+    assert "abc:training:0" in json.loads(colon.value.response.content)["message"]

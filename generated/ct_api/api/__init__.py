@@ -1,1 +1,1 @@
-"""Contains methods for accessing the API"""
+"""The operations of the spec, one module per tag (each with an ``OPERATIONS`` table by operationId)."""

@@ -1,0 +1,224 @@
+"""The generated operations: one typed function per operation of the spec, each naming the retry rule
+the spec gives it, and each sending its own method, path, query and body through ct's real transport
+to a real local server (a recorder in front of the client notes what each function asked for)."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+import time
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ct_api.routes import ROUTES
+
+from ct_core.client import CortexTrainingClient
+from ct_core.http import retry as _retry
+from ct_core.http.transport import Transport
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
+DB, SCHEMA = "CT_OPS_DB", "PUBLIC"
+BODY = {
+    "sub_job_configs": [
+        {
+            "job_type": "training",
+            "model_name": "Qwen/Qwen3-1.7B",
+            "training_config": {"n_gpus": 1, "max_seq_len": 64, "train_batch_size": 1},
+        },
+    ],
+    "comment": "generated operations test",
+}
+# Bounds a hang only: the fast test server runs a new job within a second or two.
+RUNNING_DEADLINE_S = 120.0
+
+
+def _spec_operations(spec: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {
+        operation["operationId"]: operation
+        for item in spec["paths"].values()
+        for method in HTTP_METHODS
+        if (operation := item.get(method)) is not None
+    }
+
+
+def _tag_modules() -> dict[str, Any]:
+    folder = REPO_ROOT / "generated" / "ct_api" / "api"
+    tags = sorted(path.name for path in folder.iterdir() if (path / "__init__.py").is_file())
+    return {tag: importlib.import_module(f"ct_api.api.{tag}") for tag in tags}
+
+
+def _snake(operation_id: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", operation_id).lower()
+
+
+def test_every_operation_has_exactly_one_generated_function(spec: dict[str, Any]) -> None:
+    operations = _spec_operations(spec)
+    found: dict[str, list[str]] = {}
+    for tag, module in _tag_modules().items():
+        for operation_id, function in module.OPERATIONS.items():
+            found.setdefault(operation_id, []).append(f"{tag}.{function.__name__}")
+            assert function.__name__ == _snake(operation_id)
+            assert tag == operations[operation_id]["tags"][0]
+        # Nothing else public: the operations, plus the event-stream form of those that may stream.
+        public = {
+            name
+            for name, value in vars(module).items()
+            if inspect.isfunction(value) and value.__module__ == module.__name__
+        }
+        events = {
+            f"{_snake(op)}_events"
+            for op in module.OPERATIONS
+            if "text/event-stream" in operations[op]["responses"].get("200", {}).get("content", {})
+        }
+        assert public == {function.__name__ for function in module.OPERATIONS.values()} | events
+    assert sorted(found) == sorted(operations)
+    assert {op: places for op, places in found.items() if len(places) != 1} == {}
+
+
+def test_every_operation_names_a_known_retry_rule_and_its_function_passes_it(spec: dict[str, Any]) -> None:
+    modules = _tag_modules()
+    for operation_id, operation in _spec_operations(spec).items():
+        rule = operation.get("x-ct-retry")
+        assert rule in _retry.RULES, f"{operation_id}: x-ct-retry {rule!r} is not a rule of ct_core"
+        function = modules[operation["tags"][0]].OPERATIONS[operation_id]
+        source = inspect.getsource(function)
+        assert f'"{operation_id}",' in source
+        if "transport.stream(" not in source:
+            assert f'retry="{rule}",' in source, operation_id
+
+
+def test_a_named_rule_decides_the_retries_of_a_request(local_server: Any) -> None:
+    """`retry` names the rule when no predicate is given: a just-created job's 404 is retried under
+    `read`, never under `never` or `settled`."""
+    waits: list[float] = []
+    transport = Transport(
+        local_server.base_url,
+        max_retries=2,
+        sleep=waits.append,
+        path_defaults={"database": DB, "schema": SCHEMA, "endpoint": "cortex-training"},
+    )
+    try:
+        transport.recent_jobs.add("not-a-job")
+        for name, retried in (("never", False), ("settled", False), ("read", True)):
+            waits.clear()
+            with pytest.raises(Exception) as caught:
+                transport.request("getJob", params={"job_id": "not-a-job"}, retry=name, job_id="not-a-job")
+            assert getattr(caught.value, "status_code", None) == 404
+            assert len(waits) == (2 if retried else 0), name
+        with pytest.raises(ValueError, match="unknown retry rule 'sometimes'"):
+            transport.request("getJob", params={"job_id": "x"}, retry="sometimes")
+    finally:
+        transport.close()
+
+
+class Recorder:
+    """The client as the operations' transport, noting each call (operation, options) it forwards."""
+
+    def __init__(self, client: CortexTrainingClient) -> None:
+        self.client = client
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+
+    def request(self, operation: str, **options: Any) -> Any:
+        self.calls.append((operation, options))
+        return self.client.request(operation, **options)
+
+    def stream(self, operation: str, **options: Any) -> AbstractContextManager[Any]:
+        self.calls.append((operation, options))
+        return self.client.stream(operation, **options)
+
+    def sent(self) -> tuple[str, str, dict[str, Any]]:
+        """The method, filled path and query of the last call, as the request line will carry them."""
+        operation, options = self.calls[-1]
+        method = ROUTES[operation][0]
+        url = self.client.url_for(operation, **(options.get("params") or {}))
+        path = url.removeprefix(self.client.base_url)
+        return method, path, {k: v for k, v in (options.get("query") or {}).items() if v is not None}
+
+
+@pytest.fixture
+def recorder(local_server: Any) -> Iterator[Recorder]:
+    client = CortexTrainingClient(base_url=local_server.base_url, database=DB, schema=SCHEMA)
+    try:
+        yield Recorder(client)
+    finally:
+        client.close()
+
+
+def test_control_plane_functions_send_their_routes(recorder: Recorder) -> None:
+    from ct_api.api import control_plane
+
+    prefix = f"/api/v2/databases/{DB}/schemas/{SCHEMA}/cortex-training"
+    created = control_plane.create_job(recorder, body=BODY)  # type: ignore[arg-type]
+    job_id = created["job_id"]
+    assert recorder.sent() == ("POST", prefix, {})
+    assert recorder.calls[-1][1]["json_body"] == BODY
+    assert recorder.calls[-1][1]["retry"] == "never-sent"
+
+    deadline = time.monotonic() + RUNNING_DEADLINE_S
+    while (job := control_plane.get_job(recorder, job_id=job_id))["status"] != "running":
+        assert time.monotonic() < deadline, f"job stayed {job['status']}"
+        time.sleep(0.02)
+    assert recorder.sent() == ("GET", f"{prefix}/{job_id}", {})
+    assert recorder.calls[-1][1]["job_id"] == job_id, "the 404 grace knows the job"
+    assert job["job_id"] == job_id
+
+    listed = control_plane.list_jobs(recorder, status="running")
+    assert recorder.sent() == ("GET", prefix, {"status": "running"})
+    assert job_id in {row["job_id"] for row in listed["jobs"]}
+
+    checkpoints = control_plane.list_checkpoints(recorder, job_id=job_id)
+    assert recorder.sent() == ("GET", f"{prefix}/{job_id}/checkpoints", {})
+    assert checkpoints["checkpoints"] == []
+
+    # A sub-job id is one percent-encoded path segment.
+    with pytest.raises(Exception) as caught:
+        control_plane.get_job(recorder, job_id="abc:training:0", max_retries=0)
+    assert recorder.sent()[1] == f"{prefix}/abc%3Atraining%3A0"
+    assert getattr(caught.value, "status_code", None) == 404
+
+    control_plane.cancel_job(recorder, job_id=job_id)
+    assert recorder.sent() == ("POST", f"{prefix}/{job_id}:cancel", {})
+    assert recorder.calls[-1][1]["retry"] == "conflict-final"
+
+
+def test_data_plane_functions_send_their_routes(recorder: Recorder) -> None:
+    from ct_api.api import control_plane, data_plane
+
+    from ct_core.data.chunk_groups import ChunkPlan
+    from ct_core.data.payloads import build_forward_backward_payload
+
+    prefix = f"/api/v2/databases/{DB}/schemas/{SCHEMA}/cortex-training"
+    job_id = control_plane.create_job(recorder, body=BODY)["job_id"]  # type: ignore[arg-type]
+    deadline = time.monotonic() + RUNNING_DEADLINE_S
+    while control_plane.get_job(recorder, job_id=job_id)["status"] != "running":
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+
+    frame = build_forward_backward_payload({"texts": ["a short text"], "tokenizer": "byte", "max_length": 16})
+    # The frame as the data plane sends it: the request chunks of a fresh chunk group, in order.
+    plan = ChunkPlan(frame, operation="fwd-bwd", max_bytes=len(frame) * 4, force_chunk=True)
+    for index in range(len(plan)):
+        chunk = plan.body(index)
+        accepted = data_plane.forward_backward(
+            recorder, job_id=job_id, content=chunk.stream, length=chunk.size
+        )
+    assert recorder.sent() == ("POST", f"{prefix}/{job_id}/forward-backward", {})
+    assert recorder.calls[-1][1]["content_type"] == "application/octet-stream"
+    assert "request_id" in accepted, accepted
+    request_id = accepted["request_id"]
+
+    status = data_plane.get_request_status(recorder, job_id=job_id, request_id=request_id, max_events=5)
+    assert recorder.sent() == ("GET", f"{prefix}/{job_id}/requests/{request_id}", {"max_events": 5})
+    assert status["request_id"] == request_id
+
+    stepped = data_plane.step(recorder, job_id=job_id, body={"learning_rate": 1e-4})
+    assert recorder.sent() == ("POST", f"{prefix}/{job_id}/step", {})
+    assert recorder.calls[-1][1]["json_body"] == {"learning_rate": 1e-4}
+    assert recorder.calls[-1][1]["retry"] == "nothing-ran"
+    assert isinstance(stepped["request_id"], str) and stepped["request_id"]
+    control_plane.cancel_job(recorder, job_id=job_id)
