@@ -30,7 +30,7 @@ def server(module_local_server_factory: Any) -> Any:
 
 
 @pytest.fixture
-def client(server: Any, no_sleep: Any) -> Iterator[CortexTrainingClient]:
+def client(server: Any) -> Iterator[CortexTrainingClient]:
     with CortexTrainingClient(
         base_url=server.base_url,
         database="TRACE",
@@ -38,7 +38,6 @@ def client(server: Any, no_sleep: Any) -> Iterator[CortexTrainingClient]:
         token=TOKEN,
         poll_interval=0.02,
         poll_timeout=120,
-        sleep=no_sleep,
     ) as made:
         yield made
 

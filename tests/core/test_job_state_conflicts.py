@@ -131,19 +131,19 @@ def test_a_restarting_zone_409_on_a_running_job_is_still_retried(
     )
     recorder, client = recorded
     request_id = client.step(job_id)
-    assert client.poll_request(job_id, request_id)["global_steps"] >= 1
+    assert direct.poll_request(job_id, request_id)["global_steps"] >= 1
     # The job was read once (running: the conflict is the zone's), then the step was retried.
     assert _calls(recorder)[:4] == ["POST step", f"GET {job_id}", "POST step", "POST step"]
     assert len(no_sleep.calls) >= 2
 
 
 def test_a_mistyped_request_id_on_a_just_created_job_fails_at_once(
-    recorded: tuple[Any, CortexTrainingClient], no_sleep: Any
+    direct: CortexTrainingClient, recorded: tuple[Any, CortexTrainingClient], no_sleep: Any
 ) -> None:
     recorder, client = recorded
     # This client created the job a moment ago: its 404s are in the grace window.
     job_id = client.create_job([_training()])
-    client.wait_for_job(job_id)
+    direct.wait_for_job(job_id)
     waits_before, since = len(no_sleep.calls), len(recorder.requests)
     with pytest.raises(NotFoundError) as caught:
         client.get_request_status(job_id, "req-mistyped")
