@@ -52,6 +52,7 @@ class Transport(Protocol):
     def request(
         self,
         operation: str,
+        /,
         *,
         params: Mapping[str, Any] | None = ...,
         query: Mapping[str, Any] | None = ...,
@@ -70,6 +71,7 @@ class Transport(Protocol):
     def stream(
         self,
         operation: str,
+        /,
         *,
         params: Mapping[str, Any] | None = ...,
         query: Mapping[str, Any] | None = ...,
