@@ -92,6 +92,58 @@ def test_every_operation_names_a_known_retry_rule_and_its_function_passes_it(spe
             assert f'retry="{rule}",' in source, operation_id
 
 
+def _api_error(status: int, code: str | None = None) -> BaseException:
+    from ct_core.errors import APIError
+
+    return APIError(f"HTTP {status}", status_code=status, code=code)
+
+
+def _connection_error(*, never_sent: bool) -> BaseException:
+    from ct_core.errors import CTConnectionError
+
+    return CTConnectionError("connection failed", never_sent=never_sent)
+
+
+#: failure -> the rules that send the request again after it (job "j" was created moments ago).
+RULE_DECISIONS: list[tuple[str, Any, set[str]]] = [
+    (
+        "never sent",
+        lambda: _connection_error(never_sent=True),
+        {"read", "settled", "idempotent-key", "conflict-final", "nothing-ran", "never-sent"},
+    ),
+    (
+        "lost after sending",
+        lambda: _connection_error(never_sent=False),
+        {"read", "settled", "idempotent-key", "conflict-final"},
+    ),
+    ("500", lambda: _api_error(500), {"read", "settled", "idempotent-key", "conflict-final"}),
+    (
+        "503",
+        lambda: _api_error(503),
+        {"read", "settled", "idempotent-key", "conflict-final", "nothing-ran"},
+    ),
+    ("409 restarting zone", lambda: _api_error(409), {"read", "settled", "idempotent-key", "nothing-ran"}),
+    ("409 lasting conflict", lambda: _api_error(409, "517604"), set()),
+    (
+        "404 of the just-created job",
+        lambda: _api_error(404, "517601"),
+        {"read", "idempotent-key", "conflict-final", "nothing-ran"},
+    ),
+    ("400", lambda: _api_error(400, "517602"), set()),
+]
+
+
+@pytest.mark.parametrize(
+    ("failure", "make", "retried_by"), RULE_DECISIONS, ids=[row[0] for row in RULE_DECISIONS]
+)
+def test_each_named_rule_decides_as_documented(failure: str, make: Any, retried_by: set[str]) -> None:
+    recent = _retry.RecentJobs()
+    recent.add("j")
+    error = make()
+    decided = {name for name in _retry.RULES if _retry.rule(name, job_id="j", recent_jobs=recent)(error)}
+    assert decided == retried_by, failure
+
+
 def test_a_named_rule_decides_the_retries_of_a_request(local_server: Any) -> None:
     """`retry` names the rule when no predicate is given: a just-created job's 404 is retried under
     `read`, never under `never` or `settled`."""
