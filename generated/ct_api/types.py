@@ -66,6 +66,7 @@ class Transport(Protocol):
         job_id: str | None = ...,
         timeout: TimeoutPair | None = ...,
         max_retries: int | None = ...,
+        trace: str | None = ...,
     ) -> Answer[Any]: ...
 
     def stream(

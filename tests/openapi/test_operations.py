@@ -268,9 +268,10 @@ def test_data_plane_functions_send_their_routes(recorder: Recorder) -> None:
     assert recorder.sent() == ("GET", f"{prefix}/{job_id}/requests/{request_id}", {"max_events": 5})
     assert status["request_id"] == request_id
 
-    stepped = data_plane.step(recorder, job_id=job_id, body={"learning_rate": 1e-4})
+    stepped = data_plane.step(recorder, job_id=job_id, body={"learning_rate": 1e-4}, trace="[ct step] call=1")
     assert recorder.sent() == ("POST", f"{prefix}/{job_id}/step", {})
     assert recorder.calls[-1][1]["json_body"] == {"learning_rate": 1e-4}
     assert recorder.calls[-1][1]["retry"] == "nothing-ran"
+    assert recorder.calls[-1][1]["trace"] == "[ct step] call=1"
     assert isinstance(stepped["request_id"], str) and stepped["request_id"]
     control_plane.cancel_job(recorder, job_id=job_id)

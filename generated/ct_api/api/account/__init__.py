@@ -4,8 +4,8 @@ Written by openapi/regen.py from openapi/cortex-training.yaml; never edited by h
 calls ct's transport with the operation's id, path and query parameters, body and the retry rule the
 spec names (``x-ct-retry``, a key of ``ct_core.http.retry.RULES``) and returns the answer typed
 without building or checking anything (``cast``). ``predicate`` replaces the named rule for one call,
-``headers``, ``timeout`` and ``max_retries`` pass through, and ``job_id`` (where the path has one)
-also gives the transport the job a just-created-job 404 is about.
+``headers``, ``timeout``, ``max_retries`` and ``trace`` (a debug label) pass through, and ``job_id``
+(where the path has one) also gives the transport the job a just-created-job 404 is about.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ def list_models(
     predicate: Predicate | None = None,
     timeout: TimeoutPair | None = None,
     max_retries: int | None = None,
+    trace: str | None = None,
 ) -> models.ModelList:
     """Models that new jobs may use in this account.
 
@@ -40,6 +41,7 @@ def list_models(
         predicate=predicate,
         retry="read",
         max_retries=max_retries,
+        trace=trace,
         timeout=timeout,
     )
     return cast("models.ModelList", answer.json())
@@ -53,6 +55,7 @@ def execute_statement(
     predicate: Predicate | None = None,
     timeout: TimeoutPair | None = None,
     max_retries: int | None = None,
+    trace: str | None = None,
 ) -> Answer[models.StatementResult]:
     """Run one SQL statement through the Snowflake SQL API.
 
@@ -68,6 +71,7 @@ def execute_statement(
         predicate=predicate,
         retry="read",
         max_retries=max_retries,
+        trace=trace,
         timeout=timeout,
     )
     return cast("Answer[models.StatementResult]", answer)
@@ -82,6 +86,7 @@ def get_statement_status(
     predicate: Predicate | None = None,
     timeout: TimeoutPair | None = None,
     max_retries: int | None = None,
+    trace: str | None = None,
 ) -> Answer[models.StatementResult]:
     """The state or result of a statement the SQL API accepted, or one partition of its rows.
 
@@ -101,6 +106,7 @@ def get_statement_status(
         predicate=predicate,
         retry="read",
         max_retries=max_retries,
+        trace=trace,
         timeout=timeout,
     )
     return cast("Answer[models.StatementResult]", answer)
@@ -122,6 +128,7 @@ def list_account_jobs(
     predicate: Predicate | None = None,
     timeout: TimeoutPair | None = None,
     max_retries: int | None = None,
+    trace: str | None = None,
 ) -> models.AccountJobPage:
     """One page of the jobs the caller can see across the account, newest first.
 
@@ -147,6 +154,7 @@ def list_account_jobs(
         predicate=predicate,
         retry="read",
         max_retries=max_retries,
+        trace=trace,
         timeout=timeout,
     )
     return cast("models.AccountJobPage", answer.json())

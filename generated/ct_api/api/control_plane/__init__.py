@@ -4,8 +4,8 @@ Written by openapi/regen.py from openapi/cortex-training.yaml; never edited by h
 calls ct's transport with the operation's id, path and query parameters, body and the retry rule the
 spec names (``x-ct-retry``, a key of ``ct_core.http.retry.RULES``) and returns the answer typed
 without building or checking anything (``cast``). ``predicate`` replaces the named rule for one call,
-``headers``, ``timeout`` and ``max_retries`` pass through, and ``job_id`` (where the path has one)
-also gives the transport the job a just-created-job 404 is about.
+``headers``, ``timeout``, ``max_retries`` and ``trace`` (a debug label) pass through, and ``job_id``
+(where the path has one) also gives the transport the job a just-created-job 404 is about.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ def list_jobs(
     predicate: Predicate | None = None,
     timeout: TimeoutPair | None = None,
     max_retries: int | None = None,
+    trace: str | None = None,
 ) -> models.JobList:
     """List the jobs in this schema that the caller's role owns.
 
@@ -53,6 +54,7 @@ def list_jobs(
         predicate=predicate,
         retry="read",
         max_retries=max_retries,
+        trace=trace,
         timeout=timeout,
     )
     return cast("models.JobList", answer.json())
@@ -69,6 +71,7 @@ def create_job(
     predicate: Predicate | None = None,
     timeout: TimeoutPair | None = None,
     max_retries: int | None = None,
+    trace: str | None = None,
 ) -> models.CreateJobResponse:
     """Create a job with one or more sub-jobs.
 
@@ -89,6 +92,7 @@ def create_job(
         predicate=predicate,
         retry="never-sent",
         max_retries=max_retries,
+        trace=trace,
         timeout=timeout,
     )
     return cast("models.CreateJobResponse", answer.json())
@@ -106,6 +110,7 @@ def get_capacity(
     predicate: Predicate | None = None,
     timeout: TimeoutPair | None = None,
     max_retries: int | None = None,
+    trace: str | None = None,
 ) -> models.Capacity:
     """The account's GPU ceiling and usage for one hardware type.
 
@@ -129,6 +134,7 @@ def get_capacity(
         predicate=predicate,
         retry="never",
         max_retries=max_retries,
+        trace=trace,
         timeout=timeout,
     )
     return cast("models.Capacity", answer.json())
@@ -145,6 +151,7 @@ def get_job(
     predicate: Predicate | None = None,
     timeout: TimeoutPair | None = None,
     max_retries: int | None = None,
+    trace: str | None = None,
 ) -> models.JobRecord:
     """A job and its sub-jobs.
 
@@ -167,6 +174,7 @@ def get_job(
         retry="read",
         job_id=job_id,
         max_retries=max_retries,
+        trace=trace,
         timeout=timeout,
     )
     return cast("models.JobRecord", answer.json())
@@ -183,6 +191,7 @@ def cancel_job(
     predicate: Predicate | None = None,
     timeout: TimeoutPair | None = None,
     max_retries: int | None = None,
+    trace: str | None = None,
 ) -> None:
     """Cancel a job (no body).
 
@@ -205,6 +214,7 @@ def cancel_job(
         retry="conflict-final",
         job_id=job_id,
         max_retries=max_retries,
+        trace=trace,
         timeout=timeout,
     )
 
@@ -220,6 +230,7 @@ def get_experiment_run(
     predicate: Predicate | None = None,
     timeout: TimeoutPair | None = None,
     max_retries: int | None = None,
+    trace: str | None = None,
 ) -> models.ExperimentRun:
     """The experiment and run a job records to.
 
@@ -242,6 +253,7 @@ def get_experiment_run(
         retry="read",
         job_id=job_id,
         max_retries=max_retries,
+        trace=trace,
         timeout=timeout,
     )
     return cast("models.ExperimentRun", answer.json())
@@ -258,6 +270,7 @@ def list_checkpoints(
     predicate: Predicate | None = None,
     timeout: TimeoutPair | None = None,
     max_retries: int | None = None,
+    trace: str | None = None,
 ) -> models.CheckpointList:
     """The checkpoints a job saved (in no guaranteed order).
 
@@ -280,6 +293,7 @@ def list_checkpoints(
         retry="read",
         job_id=job_id,
         max_retries=max_retries,
+        trace=trace,
         timeout=timeout,
     )
     return cast("models.CheckpointList", answer.json())
@@ -297,6 +311,7 @@ def delete_checkpoint(
     predicate: Predicate | None = None,
     timeout: TimeoutPair | None = None,
     max_retries: int | None = None,
+    trace: str | None = None,
 ) -> None:
     """Delete a checkpoint; a missing one answers 404.
 
@@ -320,6 +335,7 @@ def delete_checkpoint(
         retry="settled",
         job_id=job_id,
         max_retries=max_retries,
+        trace=trace,
         timeout=timeout,
     )
 
@@ -336,6 +352,7 @@ def export_checkpoint(
     predicate: Predicate | None = None,
     timeout: TimeoutPair | None = None,
     max_retries: int | None = None,
+    trace: str | None = None,
 ) -> models.CheckpointExport:
     """Short-lived download links for a checkpoint's files (no body).
 
@@ -359,6 +376,7 @@ def export_checkpoint(
         retry="settled",
         job_id=job_id,
         max_retries=max_retries,
+        trace=trace,
         timeout=timeout,
     )
     return cast("models.CheckpointExport", answer.json())

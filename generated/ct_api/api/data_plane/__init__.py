@@ -4,8 +4,8 @@ Written by openapi/regen.py from openapi/cortex-training.yaml; never edited by h
 calls ct's transport with the operation's id, path and query parameters, body and the retry rule the
 spec names (``x-ct-retry``, a key of ``ct_core.http.retry.RULES``) and returns the answer typed
 without building or checking anything (``cast``). ``predicate`` replaces the named rule for one call,
-``headers``, ``timeout`` and ``max_retries`` pass through, and ``job_id`` (where the path has one)
-also gives the transport the job a just-created-job 404 is about.
+``headers``, ``timeout``, ``max_retries`` and ``trace`` (a debug label) pass through, and ``job_id``
+(where the path has one) also gives the transport the job a just-created-job 404 is about.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ def forward_backward(
     predicate: Predicate | None = None,
     timeout: TimeoutPair | None = None,
     max_retries: int | None = None,
+    trace: str | None = None,
 ) -> models.RequestAccepted:
     """Submit one DSSST1 request chunk of a forward plus backward pass.
 
@@ -58,6 +59,7 @@ def forward_backward(
         retry="idempotent-key",
         job_id=job_id,
         max_retries=max_retries,
+        trace=trace,
         timeout=timeout,
     )
     return cast("models.RequestAccepted", answer.json())
@@ -75,6 +77,7 @@ def step(
     predicate: Predicate | None = None,
     timeout: TimeoutPair | None = None,
     max_retries: int | None = None,
+    trace: str | None = None,
 ) -> models.RequestAccepted:
     """Schedule an optimizer step.
 
@@ -98,6 +101,7 @@ def step(
         retry="nothing-ran",
         job_id=job_id,
         max_retries=max_retries,
+        trace=trace,
         timeout=timeout,
     )
     return cast("models.RequestAccepted", answer.json())
@@ -115,6 +119,7 @@ def save(
     predicate: Predicate | None = None,
     timeout: TimeoutPair | None = None,
     max_retries: int | None = None,
+    trace: str | None = None,
 ) -> models.RequestAccepted:
     """Schedule a checkpoint save.
 
@@ -138,6 +143,7 @@ def save(
         retry="nothing-ran",
         job_id=job_id,
         max_retries=max_retries,
+        trace=trace,
         timeout=timeout,
     )
     return cast("models.RequestAccepted", answer.json())
@@ -155,6 +161,7 @@ def load(
     predicate: Predicate | None = None,
     timeout: TimeoutPair | None = None,
     max_retries: int | None = None,
+    trace: str | None = None,
 ) -> models.RequestAccepted:
     """Schedule loading a checkpoint into the running training sub-job.
 
@@ -178,6 +185,7 @@ def load(
         retry="nothing-ran",
         job_id=job_id,
         max_retries=max_retries,
+        trace=trace,
         timeout=timeout,
     )
     return cast("models.RequestAccepted", answer.json())
@@ -197,6 +205,7 @@ def generate(
     predicate: Predicate | None = None,
     timeout: TimeoutPair | None = None,
     max_retries: int | None = None,
+    trace: str | None = None,
 ) -> models.RequestAccepted:
     """Schedule batch generation from a DSSST1 frame.
 
@@ -225,6 +234,7 @@ def generate(
         retry="idempotent-key",
         job_id=job_id,
         max_retries=max_retries,
+        trace=trace,
         timeout=timeout,
     )
     return cast("models.RequestAccepted", answer.json())
@@ -244,6 +254,7 @@ def generate_stream(
     predicate: Predicate | None = None,
     timeout: TimeoutPair | None = None,
     max_retries: int | None = None,
+    trace: str | None = None,
 ) -> models.GenerateStreamAccepted:
     """Start polling-based streaming generation from one DSSST1 frame (at most 60 MiB).
 
@@ -272,6 +283,7 @@ def generate_stream(
         retry="nothing-ran",
         job_id=job_id,
         max_retries=max_retries,
+        trace=trace,
         timeout=timeout,
     )
     return cast("models.GenerateStreamAccepted", answer.json())
@@ -289,6 +301,7 @@ def submit_operation(
     predicate: Predicate | None = None,
     timeout: TimeoutPair | None = None,
     max_retries: int | None = None,
+    trace: str | None = None,
 ) -> models.TailLogsPage | models.OperationResponse:
     """Run a routed operation (forward, weight-sync, tail-logs, ...).
 
@@ -312,6 +325,7 @@ def submit_operation(
         retry="nothing-ran",
         job_id=job_id,
         max_retries=max_retries,
+        trace=trace,
         timeout=timeout,
     )
     return cast("models.TailLogsPage | models.OperationResponse", answer.json())
@@ -331,6 +345,7 @@ def get_request_status(
     predicate: Predicate | None = None,
     timeout: TimeoutPair | None = None,
     max_retries: int | None = None,
+    trace: str | None = None,
 ) -> models.RequestStatus:
     """Poll scheduled work.
 
@@ -358,6 +373,7 @@ def get_request_status(
         retry="read",
         job_id=job_id,
         max_retries=max_retries,
+        trace=trace,
         timeout=timeout,
     )
     return cast("models.RequestStatus", answer.json())

@@ -4,8 +4,8 @@ Written by openapi/regen.py from openapi/cortex-training.yaml; never edited by h
 calls ct's transport with the operation's id, path and query parameters, body and the retry rule the
 spec names (``x-ct-retry``, a key of ``ct_core.http.retry.RULES``) and returns the answer typed
 without building or checking anything (``cast``). ``predicate`` replaces the named rule for one call,
-``headers``, ``timeout`` and ``max_retries`` pass through, and ``job_id`` (where the path has one)
-also gives the transport the job a just-created-job 404 is about.
+``headers``, ``timeout``, ``max_retries`` and ``trace`` (a debug label) pass through, and ``job_id``
+(where the path has one) also gives the transport the job a just-created-job 404 is about.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ def create_chat_completion(
     predicate: Predicate | None = None,
     timeout: TimeoutPair | None = None,
     max_retries: int | None = None,
+    trace: str | None = None,
 ) -> models.ChatCompletion:
     """OpenAI-compatible chat completion on a model deployment.
 
@@ -51,6 +52,7 @@ def create_chat_completion(
         predicate=predicate,
         retry="never",
         max_retries=max_retries,
+        trace=trace,
         timeout=timeout,
     )
     return cast("models.ChatCompletion", answer.json())
@@ -97,6 +99,7 @@ def list_deployment_models(
     predicate: Predicate | None = None,
     timeout: TimeoutPair | None = None,
     max_retries: int | None = None,
+    trace: str | None = None,
 ) -> models.DeploymentModelList:
     """The READY deployments the caller owns in this schema (OpenAI model list).
 
@@ -116,6 +119,7 @@ def list_deployment_models(
         predicate=predicate,
         retry="read",
         max_retries=max_retries,
+        trace=trace,
         timeout=timeout,
     )
     return cast("models.DeploymentModelList", answer.json())
@@ -132,6 +136,7 @@ def get_deployment_model(
     predicate: Predicate | None = None,
     timeout: TimeoutPair | None = None,
     max_retries: int | None = None,
+    trace: str | None = None,
 ) -> models.DeploymentModel:
     """One READY deployment the caller owns in this schema (OpenAI model object).
 
@@ -153,6 +158,7 @@ def get_deployment_model(
         predicate=predicate,
         retry="read",
         max_retries=max_retries,
+        trace=trace,
         timeout=timeout,
     )
     return cast("models.DeploymentModel", answer.json())

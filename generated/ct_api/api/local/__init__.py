@@ -4,8 +4,8 @@ Written by openapi/regen.py from openapi/cortex-training.yaml; never edited by h
 calls ct's transport with the operation's id, path and query parameters, body and the retry rule the
 spec names (``x-ct-retry``, a key of ``ct_core.http.retry.RULES``) and returns the answer typed
 without building or checking anything (``cast``). ``predicate`` replaces the named rule for one call,
-``headers``, ``timeout`` and ``max_retries`` pass through, and ``job_id`` (where the path has one)
-also gives the transport the job a just-created-job 404 is about.
+``headers``, ``timeout``, ``max_retries`` and ``trace`` (a debug label) pass through, and ``job_id``
+(where the path has one) also gives the transport the job a just-created-job 404 is about.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ def list_local_artifacts(
     predicate: Predicate | None = None,
     timeout: TimeoutPair | None = None,
     max_retries: int | None = None,
+    trace: str | None = None,
 ) -> models.LocalArtifactListing:
     """The artifact files of an experiment run kept by the embedded local server.
 
@@ -49,6 +50,7 @@ def list_local_artifacts(
         predicate=predicate,
         retry="read",
         max_retries=max_retries,
+        trace=trace,
         timeout=timeout,
     )
     return cast("models.LocalArtifactListing", answer.json())

@@ -4,8 +4,8 @@ Written by openapi/regen.py from openapi/cortex-training.yaml; never edited by h
 calls ct's transport with the operation's id, path and query parameters, body and the retry rule the
 spec names (``x-ct-retry``, a key of ``ct_core.http.retry.RULES``) and returns the answer typed
 without building or checking anything (``cast``). ``predicate`` replaces the named rule for one call,
-``headers``, ``timeout`` and ``max_retries`` pass through, and ``job_id`` (where the path has one)
-also gives the transport the job a just-created-job 404 is about.
+``headers``, ``timeout``, ``max_retries`` and ``trace`` (a debug label) pass through, and ``job_id``
+(where the path has one) also gives the transport the job a just-created-job 404 is about.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ def build_dataset(
     predicate: Predicate | None = None,
     timeout: TimeoutPair | None = None,
     max_retries: int | None = None,
+    trace: str | None = None,
 ) -> models.Dataset:
     """Upload a JSONL file and start building a dataset from it.
 
@@ -66,6 +67,7 @@ def build_dataset(
         predicate=predicate,
         retry="nothing-ran",
         max_retries=max_retries,
+        trace=trace,
         timeout=timeout,
     )
     return cast("models.Dataset", answer.json())
@@ -82,6 +84,7 @@ def get_dataset(
     predicate: Predicate | None = None,
     timeout: TimeoutPair | None = None,
     max_retries: int | None = None,
+    trace: str | None = None,
 ) -> models.Dataset:
     """A dataset build, with its splits, fingerprints, labels and leakage report.
 
@@ -103,6 +106,7 @@ def get_dataset(
         predicate=predicate,
         retry="read",
         max_retries=max_retries,
+        trace=trace,
         timeout=timeout,
     )
     return cast("models.Dataset", answer.json())
@@ -120,6 +124,7 @@ def list_runs(
     predicate: Predicate | None = None,
     timeout: TimeoutPair | None = None,
     max_retries: int | None = None,
+    trace: str | None = None,
 ) -> models.RunList:
     """The runs of this schema, newest first.
 
@@ -143,6 +148,7 @@ def list_runs(
         predicate=predicate,
         retry="read",
         max_retries=max_retries,
+        trace=trace,
         timeout=timeout,
     )
     return cast("models.RunList", answer.json())
@@ -160,6 +166,7 @@ def start_run(
     predicate: Predicate | None = None,
     timeout: TimeoutPair | None = None,
     max_retries: int | None = None,
+    trace: str | None = None,
 ) -> Answer[models.Run]:
     """Start a training run on a succeeded dataset build.
 
@@ -184,6 +191,7 @@ def start_run(
         predicate=predicate,
         retry="idempotent-key",
         max_retries=max_retries,
+        trace=trace,
         timeout=timeout,
     )
     return cast("Answer[models.Run]", answer)
@@ -200,6 +208,7 @@ def get_run(
     predicate: Predicate | None = None,
     timeout: TimeoutPair | None = None,
     max_retries: int | None = None,
+    trace: str | None = None,
 ) -> models.Run:
     """A run's status, pinned fingerprints, resolved trainer, checkpoints and outcome.
 
@@ -221,6 +230,7 @@ def get_run(
         predicate=predicate,
         retry="read",
         max_retries=max_retries,
+        trace=trace,
         timeout=timeout,
     )
     return cast("models.Run", answer.json())
@@ -238,6 +248,7 @@ def get_run_metrics(
     predicate: Predicate | None = None,
     timeout: TimeoutPair | None = None,
     max_retries: int | None = None,
+    trace: str | None = None,
 ) -> models.RunMetrics:
     """The run's metric series, from a step on.
 
@@ -262,6 +273,7 @@ def get_run_metrics(
         predicate=predicate,
         retry="read",
         max_retries=max_retries,
+        trace=trace,
         timeout=timeout,
     )
     return cast("models.RunMetrics", answer.json())
@@ -281,6 +293,7 @@ def get_run_logs(
     predicate: Predicate | None = None,
     timeout: TimeoutPair | None = None,
     max_retries: int | None = None,
+    trace: str | None = None,
 ) -> models.RunLogs:
     """The run's log entries, from a sequence number on.
 
@@ -307,6 +320,7 @@ def get_run_logs(
         predicate=predicate,
         retry="read",
         max_retries=max_retries,
+        trace=trace,
         timeout=timeout,
     )
     return cast("models.RunLogs", answer.json())
@@ -323,6 +337,7 @@ def cancel_run(
     predicate: Predicate | None = None,
     timeout: TimeoutPair | None = None,
     max_retries: int | None = None,
+    trace: str | None = None,
 ) -> models.Run:
     """Cancel a run (no body).
 
@@ -344,6 +359,7 @@ def cancel_run(
         predicate=predicate,
         retry="read",
         max_retries=max_retries,
+        trace=trace,
         timeout=timeout,
     )
     return cast("models.Run", answer.json())
@@ -360,6 +376,7 @@ def get_registered_model(
     predicate: Predicate | None = None,
     timeout: TimeoutPair | None = None,
     max_retries: int | None = None,
+    trace: str | None = None,
 ) -> models.RegisteredModel:
     """The model version a succeeded run registered.
 
@@ -381,6 +398,7 @@ def get_registered_model(
         predicate=predicate,
         retry="read",
         max_retries=max_retries,
+        trace=trace,
         timeout=timeout,
     )
     return cast("models.RegisteredModel", answer.json())
