@@ -275,3 +275,26 @@ def test_data_plane_functions_send_their_routes(recorder: Recorder) -> None:
     assert recorder.calls[-1][1]["trace"] == "[ct step] call=1"
     assert isinstance(stepped["request_id"], str) and stepped["request_id"]
     control_plane.cancel_job(recorder, job_id=job_id)
+
+
+def test_generated_package_imports_only_the_standard_library_and_itself() -> None:
+    """No httpx, attrs or ct_core anywhere in generated/, not even for a type checker: nothing there
+    can form an import cycle with ct_core, and importing an operation module costs nothing else."""
+    import ast
+
+    allowed = {"__future__", "typing", "collections", "contextlib", "ct_api"}
+    found: dict[str, set[str]] = {}
+    for path in sorted((REPO_ROOT / "generated" / "ct_api").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names = {node.module or ""}
+            else:
+                continue
+            for name in names:
+                found.setdefault(name.split(".")[0], set()).add(path.name)
+    assert set(found) <= allowed, {name: files for name, files in found.items() if name not in allowed}
+    # At run time an operation module imports only typing (and its own package): the rest is for checkers.
+    module = importlib.import_module("ct_api.api.data_plane")
+    assert {name for name, value in vars(module).items() if inspect.ismodule(value)} == set()
