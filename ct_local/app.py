@@ -17,18 +17,20 @@ import contextlib
 import json
 import logging
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ct_core.http.routes import route_of
 from ct_local.control.lifecycle import Lifecycle
-from ct_local.dataplane.seam import DATA_PLANE_ACTIONS, DataPlane
-from ct_local.http import admin, artifacts, control_plane, errors, inference
+from ct_local.dataplane.seam import DataPlane
+from ct_local.http import admin, artifacts, control_plane, errors, inference, routing
 from ct_local.http.context import caller_identity, owned_job, request_location, server_state
 from ct_local.http.faults import REQUEST_ID_HEADER, FaultMiddleware, FaultSet
 from ct_local.http.limits import BodyLimitMiddleware
@@ -38,10 +40,19 @@ from ct_local.storage.store import Store
 
 log = logging.getLogger("ct_local.app")
 
-#: The REST prefix of the per-schema routes.
-PREFIX = "/api/v2/databases/{database}/schemas/{schema}/{endpoint}"
-#: Data-plane actions posted to ``{PREFIX}/{job_id}/<action>`` (request polls are a GET of their own).
-DATA_PLANE_POST_ACTIONS = tuple(a for a in DATA_PLANE_ACTIONS if a != "request-status")
+#: The data-plane operations, and the action each hands to ``state.data_plane``.
+DATA_PLANE_OPERATIONS: Mapping[str, str] = MappingProxyType(
+    {
+        "forwardBackward": "forward-backward",
+        "step": "step",
+        "save": "save",
+        "load": "load",
+        "generate": "generate",
+        "generateStream": "generate-stream",
+        "submitOperation": "operation",
+        "getRequestStatus": "request-status",
+    }
+)
 
 
 def _data_plane_route(action: str) -> Callable[[Request], Awaitable[Response]]:
@@ -56,51 +67,80 @@ def _data_plane_route(action: str) -> Callable[[Request], Awaitable[Response]]:
     return handler
 
 
-def _routes() -> list[Route]:
-    p = PREFIX
+def _contract_routes() -> list[Route]:
+    """The server's handler of each operation of the spec, bound by operationId.
+
+    Starlette takes the first route that matches, so a path with a fixed segment where another has
+    a parameter comes first (``capacity`` before ``{job_id}``).
+    """
     cp = control_plane
-    routes = [
-        Route("/healthz", cp.healthz, methods=["GET"]),
-        Route("/api/v2/cortex-training/models", cp.list_models, methods=["GET"]),
-        Route("/api/v2/statements", cp.execute_statement, methods=["POST"]),
-        Route("/api/v2/{endpoint}", cp.list_account_jobs, methods=["GET"]),
-        Route(p, cp.create_job, methods=["POST"]),
-        Route(p + "/", cp.create_job, methods=["POST"]),
-        Route(p, cp.list_jobs, methods=["GET"]),
-        Route(p + "/", cp.list_jobs, methods=["GET"]),
-        Route(p + "/capacity", cp.get_capacity, methods=["GET"]),
-        Route(
-            p + "/inference/v1/chat/completions", inference.chat_completions, methods=inference.ROUTE_METHODS
-        ),
-        Route(p + "/inference/v1/models", inference.list_models, methods=inference.ROUTE_METHODS),
-        Route(p + "/inference/v1/models/{model}", inference.retrieve_model, methods=inference.ROUTE_METHODS),
-        # Any other path under /inference/v1 answers as OpenAI does, not with the service's 404.
-        Route(p + "/inference/v1/{rest:path}", inference.unknown_route, methods=inference.ROUTE_METHODS),
-        Route(p + "/{job_id}:cancel", cp.cancel_job, methods=["POST"]),
-        Route(p + "/{job_id}/experiment-run", cp.experiment_run, methods=["GET"]),
-        Route(p + "/{job_id}/checkpoints", cp.list_checkpoints, methods=["GET"]),
-        Route(p + "/{job_id}/checkpoints/{checkpoint_id}:export", cp.export_checkpoint, methods=["POST"]),
-        Route(p + "/{job_id}/checkpoints/{checkpoint_id}", cp.delete_checkpoint, methods=["DELETE"]),
-        Route(p + "/{job_id}/requests/{request_id}", _data_plane_route("request-status"), methods=["GET"]),
+    bind = routing.operation_route
+    any_method = inference.ROUTE_METHODS
+    return [
+        bind("listModels", cp.list_models),
+        bind("executeStatement", cp.execute_statement),
+        bind("getStatementStatus", cp.get_statement_status),
+        bind("listAccountJobs", cp.list_account_jobs),
+        bind("createJob", cp.create_job),
+        bind("listJobs", cp.list_jobs),
+        bind("getCapacity", cp.get_capacity),
+        bind("createChatCompletion", inference.chat_completions, methods=any_method),
+        bind("listDeploymentModels", inference.list_models, methods=any_method),
+        bind("getDeploymentModel", inference.retrieve_model, methods=any_method),
+        bind("cancelJob", cp.cancel_job),
+        bind("getExperimentRun", cp.experiment_run),
+        bind("listCheckpoints", cp.list_checkpoints),
+        bind("exportCheckpoint", cp.export_checkpoint),
+        bind("deleteCheckpoint", cp.delete_checkpoint),
+        *(bind(operation, _data_plane_route(action)) for operation, action in DATA_PLANE_OPERATIONS.items()),
+        bind("getJob", cp.get_job),
+        bind("listLocalArtifacts", artifacts.list_artifacts),
+        bind("getLocalArtifact", artifacts.get_artifact, converters={"artifact_path": "path"}),
     ]
-    for action in DATA_PLANE_POST_ACTIONS:
-        routes.append(Route(f"{p}/{{job_id}}/{action}", _data_plane_route(action), methods=["POST"]))
-    routes += [
-        Route(p + "/{job_id}", cp.get_job, methods=["GET"]),
-        Route(
-            "/_ct/files/{job_id}/{checkpoint_id}/{rel:path}",
-            cp.checkpoint_file,
-            methods=["GET"],
-            name="checkpoint_file",
+
+
+def _non_contract_routes() -> list[Route]:
+    """The routes outside the REST contract; each is named in ct_local.http.routing.NON_CONTRACT."""
+    cp = control_plane
+    extra = routing.extra_route
+    _, jobs = route_of("listJobs")
+    _, inference_models = route_of("listDeploymentModels")
+    inference_root = inference_models.removesuffix("/models")
+    return [
+        extra("healthz", "/healthz", cp.healthz, ["GET"]),
+        extra("createJob/", jobs + "/", cp.create_job, ["POST"]),
+        extra("listJobs/", jobs + "/", cp.list_jobs, ["GET"]),
+        extra(
+            "inferenceUnknownPath",
+            inference_root + "/{rest:path}",
+            inference.unknown_route,
+            inference.ROUTE_METHODS,
         ),
-        Route("/_ct/faults", admin.admin_faults, methods=["GET", "POST", "DELETE"]),
-        Route("/_ct/jobs/{job_id}/status", admin.admin_job_status, methods=["POST"]),
-        Route("/_ct/jobs/{job_id}/checkpoints", admin.admin_add_checkpoint, methods=["POST"]),
-        Route("/_ct/jobs/{job_id}/executions", admin.admin_executions, methods=["GET"]),
-        Route("/_ct/page-token-key:rotate", admin.admin_rotate_page_token_key, methods=["POST"]),
+        extra(
+            "checkpoint_file", "/_ct/files/{job_id}/{checkpoint_id}/{rel:path}", cp.checkpoint_file, ["GET"]
+        ),
+        extra("adminFaults", "/_ct/faults", admin.admin_faults, ["GET", "POST", "DELETE"]),
+        extra("adminJobStatus", "/_ct/jobs/{job_id}/status", admin.admin_job_status, ["POST"]),
+        extra("adminAddCheckpoint", "/_ct/jobs/{job_id}/checkpoints", admin.admin_add_checkpoint, ["POST"]),
+        extra("adminExecutions", "/_ct/jobs/{job_id}/executions", admin.admin_executions, ["GET"]),
+        extra(
+            "adminRotatePageTokenKey",
+            "/_ct/page-token-key:rotate",
+            admin.admin_rotate_page_token_key,
+            ["POST"],
+        ),
     ]
-    routes.extend(artifacts.routes())
-    return routes
+
+
+def all_routes(services: Sequence[Any] = ()) -> list[BaseRoute]:
+    """Every route of an app: the services' first (a path such as ``{prefix}/runs`` is theirs, not
+    a job id), then the contract's, then the rest (the inference catch-all after the inference
+    operations it must not shadow)."""
+    return [
+        *(route for service in services for route in service.routes()),
+        *_contract_routes(),
+        *_non_contract_routes(),
+    ]
 
 
 async def _service_error(request: Request, exc: Exception) -> Response:
@@ -211,9 +251,8 @@ def create_app(
             await asyncio.to_thread(uploader.stop)
             store.close()
 
-    service_routes = [route for service in state.services for route in service.routes()]
     app = Starlette(
-        routes=[*service_routes, *_routes()],
+        routes=all_routes(state.services),
         lifespan=lifespan,
         exception_handlers={
             errors.ServiceError: _service_error,

@@ -66,6 +66,10 @@ ACCOUNT_LIST_MAX_LIMIT = 1000
 # Capacity breakdown: at most this many dimension names per request.
 BREAKDOWN_MAX_DIMENSIONS = 8
 
+# Statement results the server keeps for getStatementStatus, newest first: a client reads a
+# statement's result right after it ran, so a few hundred cover every caller at once.
+STATEMENT_RESULTS_KEPT = 256
+
 # Request chunks are at most 60 MiB; a body may carry one chunk frame plus its header.
 MAX_BODY_BYTES = 64 * 1024 * 1024
 # Every request body must arrive within this many seconds of the request's start; a client that

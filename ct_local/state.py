@@ -4,7 +4,7 @@
 ``app.state.ct``; request handlers reach it through :func:`ct_local.http.context.server_state`.
 What a server changes while it serves lives here or in the data plane it holds, not in module
 globals, so two apps in one process (as in the tests) do not share jobs, faults, stream events,
-cancel flags, synced weights or router-replay pairs.
+cancel flags, synced weights, router-replay pairs, training-row counters or statement answers.
 """
 
 from __future__ import annotations
@@ -16,8 +16,10 @@ from typing import Any
 from ct_local.control.lifecycle import Lifecycle
 from ct_local.dataplane.seam import DataPlane
 from ct_local.http.faults import FaultSet
-from ct_local.settings import ServerSettings
+from ct_local.http.statements import StatementResults
+from ct_local.settings import STATEMENT_RESULTS_KEPT, ServerSettings
 from ct_local.storage.store import Store
+from ct_local.storage.training_rows import TrainingRows
 
 
 @dataclass
@@ -32,3 +34,7 @@ class ServerState:
     #: Services plugins added through the ``ct_local_services`` hook (see ct_local.app).
     services: list[Any] = field(default_factory=list)
     started_at: float = field(default_factory=time.time)
+    #: Per training sub-job, the counters of its training rows (ct_local.storage.training_rows).
+    training_rows: TrainingRows = field(default_factory=TrainingRows)
+    #: The answers of recent statements, for getStatementStatus (ct_local.http.statements).
+    statements: StatementResults = field(default_factory=lambda: StatementResults(STATEMENT_RESULTS_KEPT))

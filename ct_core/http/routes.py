@@ -38,6 +38,26 @@ def operation_ids() -> list[str]:
     return sorted(ROUTES)
 
 
+def route_of(operation: str, converters: Mapping[str, str] | None = None) -> tuple[str, str]:
+    """`(method, path template)` of `operation`, for a server that binds a handler to it.
+
+    The spec's `{name}` placeholders are Starlette's own; `converters` gives some of them a
+    Starlette converter (`{"artifact_path": "path"}` makes `{artifact_path:path}`, which matches a
+    value holding `/`). A converter for a name the path lacks is a ValueError.
+    """
+    method, path, names = _template(operation)
+    wanted = dict(converters or {})
+    unknown = sorted(set(wanted) - set(names))
+    if unknown:
+        raise ValueError(f"{operation} has no path parameter(s) {', '.join(unknown)}")
+
+    def placeholder(match: re.Match[str]) -> str:
+        name = match.group(1)
+        return f"{{{name}:{wanted[name]}}}" if name in wanted else match.group(0)
+
+    return method, _PLACEHOLDER.sub(placeholder, path) if wanted else path
+
+
 def _query_text(value: Any) -> str:
     # Booleans as JSON spells them; numbers and strings as they print.
     if isinstance(value, bool):

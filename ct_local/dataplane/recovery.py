@@ -144,7 +144,7 @@ class Recovery:
         if row.input_path:
             Path(row.input_path).unlink(missing_ok=True)
         if isinstance(marker.get("result"), dict):
-            artifacts.record_training_call(self.state_dir, row, marker["result"])
+            artifacts.record_training_call(self.state, row, marker["result"])
         log.warning("request %s had run when the server stopped; its result was kept", row.request_id)
 
     def _sampler(self, job: JobRow, sub_id: str) -> str | None:

@@ -234,7 +234,7 @@ class TrainingDataPlane(DataPlane):
             if result_path is not None:
                 Path(result_path).unlink(missing_ok=True)
             return
-        artifacts.record_training_call(self.state_dir, row, result)
+        artifacts.record_training_call(self.state, row, result)
 
     # --- helpers (public ones are used by sampling_plane and router_replay) -------------------
 

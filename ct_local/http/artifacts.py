@@ -13,8 +13,9 @@ name may be gets a bounded folder, :func:`folder_name`):
 
 `ArtifactUploader` is a background thread that does the periodic uploads every
 ``artifact_upload_interval_s``; `record_training_call` is called by the training plane when a
-request finishes. `routes()` serves the tree outside the REST prefix, the way the SDK's local
-artifact store reads it: ``GET /_artifacts/<experiment>/<run>?prefix=<root>/`` answers a listing
+request finishes. `list_artifacts` and `get_artifact` (the operations listLocalArtifacts and
+getLocalArtifact) serve the tree outside the REST prefix, the way the SDK's local artifact store
+reads it: ``GET /_artifacts/<experiment>/<run>?prefix=<root>/`` answers a listing
 shaped like Snowflake's LIST (name, size, md5, last_modified) and
 ``GET /_artifacts/<experiment>/<run>/<path>`` the object itself. Both answer only a caller who may
 see the job that owns the run; anyone else gets the 404 of a run that does not exist.
@@ -26,7 +27,6 @@ import gzip
 import hashlib
 import json
 import logging
-import math
 import os
 import re
 import secrets
@@ -40,13 +40,13 @@ from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
-from starlette.routing import Route
 
 from ct_core.fs import atomic_write
 from ct_local.http import errors
 from ct_local.http.context import caller_identity, owner_filter, server_state
 from ct_local.state import ServerState
 from ct_local.storage import console_logs
+from ct_local.storage.training_rows import sample_ts
 
 log = logging.getLogger(__name__)
 
@@ -54,17 +54,11 @@ log = logging.getLogger(__name__)
 ARTIFACTS_DIR = "artifacts"
 #: Statuses whose sub-jobs produce output (uploads continue once more after a job leaves them).
 ACTIVE_STATUSES = frozenset({"running", "cancelling"})
-#: A training row keeps at most this many metrics, with names of at most this many bytes.
-MAX_ROW_METRICS = 256
-MAX_METRIC_NAME_BYTES = 200
-#: Record versions of the rows (GPU, system and training).
+#: Record versions of the GPU and system rows (training rows: ct_local.storage.training_rows).
 GPU_RECORD_VERSION = 2
 SYSTEM_RECORD_VERSION = 3
-TRAINING_RECORD_VERSION = 2
 #: Names in a run may only use these characters per segment (no traversal, no backslash).
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_.:@=+-]+")
-#: One seq generation per server process: seq restarts at 0 after a restart (rows carry it as seq_epoch).
-SEQ_EPOCH = uuid.uuid4().hex
 
 
 #: A name of at most this many bytes is its own folder name: the file-name limit of the usual file
@@ -118,12 +112,6 @@ def write_object(root: Path, rel: str, data: bytes) -> Path:
     return target
 
 
-def sample_ts(now: float | None = None) -> str:
-    ns = time.time_ns() if now is None else int(now * 1e9)
-    seconds, frac = divmod(ns, 1_000_000_000)
-    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S") + f".{frac:09d}Z"
-
-
 # --- host readings -----------------------------------------------------------------------------
 
 
@@ -166,7 +154,7 @@ class HostSampler:
         return (total - available if total is not None and available is not None else None), total
 
 
-def _gpu_rows(sub_job_id: str, ts: str, seq: int, interval: float) -> list[dict[str, Any]]:
+def _gpu_rows(sub_job_id: str, ts: str, seq: int, seq_epoch: str, interval: float) -> list[dict[str, Any]]:
     """GPU rows only where torch already sees a CUDA device (never imported just for this)."""
     import sys
 
@@ -196,89 +184,18 @@ def _gpu_rows(sub_job_id: str, ts: str, seq: int, interval: float) -> list[dict[
                 "power_watts": None,
                 "gpu_temp_c": None,
                 "seq": seq,
-                "seq_epoch": SEQ_EPOCH,
+                "seq_epoch": seq_epoch,
                 "sample_interval_s": interval,
             }
         )
     return rows
 
 
-# --- training rows -----------------------------------------------------------------------------
-
-
-def _finite_numbers(values: Any) -> dict[str, float | int]:
-    found: dict[str, float | int] = {}
-    if not isinstance(values, dict):
-        return found
-    for key, value in values.items():
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            continue
-        if isinstance(value, float) and not math.isfinite(value):
-            continue
-        if len(str(key).encode()) > MAX_METRIC_NAME_BYTES:
-            continue
-        found[str(key)] = value
-    return found
-
-
-class _TrainingCounters:
-    """Per sub-job: the step the next fwd_bwd counts toward, its call number, and the row seq."""
-
-    def __init__(self) -> None:
-        self.last_step: int | None = None
-        self.calls = 0
-        self.seq = 0
-
-
-_COUNTERS: dict[str, _TrainingCounters] = {}
-_COUNTERS_LOCK = threading.Lock()
+# --- training rows ---------------------------------------------------------------------------
 
 
 def staging_path(state_dir: Path, job_id: str, sub_job_id: str) -> Path:
     return state_dir / "jobs" / job_id / "training-rows" / (sub_job_id.replace(":", "_") + ".jsonl")
-
-
-def training_row(
-    sub_job_id: str, kind: str, request_id: str, result: dict[str, Any]
-) -> dict[str, Any] | None:
-    """The training row for a finished request, or None for kinds that have none (a load resets the step)."""
-    with _COUNTERS_LOCK:
-        counters = _COUNTERS.setdefault(sub_job_id, _TrainingCounters())
-        if kind == "load":
-            counters.last_step, counters.calls = None, 0
-            return None
-        if kind == "forward-backward":
-            counters.calls += 1
-            metrics = {**_finite_numbers(result.get("metrics")), **_finite_numbers(result)}
-            op, step, call = (
-                "fwd_bwd",
-                None if counters.last_step is None else counters.last_step + 1,
-                counters.calls,
-            )
-        elif kind == "step":
-            metrics = _finite_numbers(result)
-            global_steps = metrics.get("global_steps")
-            step = int(global_steps) if global_steps is not None else None
-            counters.last_step, counters.calls = step, 0
-            op, call = "step", None
-        else:
-            return None
-        seq = counters.seq
-        counters.seq += 1
-    kept = dict(list(metrics.items())[:MAX_ROW_METRICS])
-    return {
-        "kind": "training",
-        "record_version": TRAINING_RECORD_VERSION,
-        "sub_job_id": sub_job_id,
-        "sample_ts": sample_ts(),
-        "seq": seq,
-        "seq_epoch": SEQ_EPOCH,
-        "op": op,
-        "step": step,
-        "call": call,
-        "request_id": request_id,
-        "metrics": kept,
-    }
 
 
 def saves_training_metrics(sub_job: dict[str, Any]) -> bool:
@@ -287,7 +204,7 @@ def saves_training_metrics(sub_job: dict[str, Any]) -> bool:
     return not (isinstance(config, dict) and config.get("save_training_metrics") is False)
 
 
-def record_training_call(state_dir: Path, row: Any, result: dict[str, Any]) -> None:
+def record_training_call(state: ServerState, row: Any, result: dict[str, Any]) -> None:
     """Called when a training request finishes: stage its training row for the next upload.
 
     Never raises: losing a metrics row must not fail the request that produced it.
@@ -295,10 +212,10 @@ def record_training_call(state_dir: Path, row: Any, result: dict[str, Any]) -> N
     try:
         if str(row.sub_job_id).split(":")[-2:-1] != ["training"]:
             return
-        record = training_row(str(row.sub_job_id), str(row.kind), str(row.request_id), result)
+        record = state.training_rows.row(str(row.sub_job_id), str(row.kind), str(row.request_id), result)
         if record is None:
             return
-        path = staging_path(state_dir, row.job_id, row.sub_job_id)
+        path = staging_path(state.settings.state_dir, row.job_id, row.sub_job_id)
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("a", encoding="utf-8") as sink:
             sink.write(json.dumps(record, separators=(",", ":")) + "\n")
@@ -439,6 +356,7 @@ class ArtifactUploader:
     def _sample(self, root: Path, sub_job_id: str) -> None:
         seq = self._seq.get(sub_job_id, 0)
         ts = sample_ts()
+        epoch = self.state.training_rows.seq_epoch
         used, total = self._host.memory()
         rows: list[dict[str, Any]] = [
             {
@@ -448,14 +366,14 @@ class ArtifactUploader:
                 "sample_ts": ts,
                 "worker_num": 0,
                 "seq": seq,
-                "seq_epoch": SEQ_EPOCH,
+                "seq_epoch": epoch,
                 "sample_interval_s": self.interval_s,
                 "cpu_util_pct": self._host.cpu_util_pct(),
                 "cpu_count": os.cpu_count(),
                 "mem_used_bytes": used,
                 "mem_total_bytes": total,
             },
-            *_gpu_rows(sub_job_id, ts, seq, self.interval_s),
+            *_gpu_rows(sub_job_id, ts, seq, epoch, self.interval_s),
         ]
         self._seq[sub_job_id] = seq + 1
         body = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in rows).encode()
@@ -501,7 +419,7 @@ def _check_run_owner(request: Request, experiment: str, run: str) -> None:
 
 
 def _root_of(request: Request) -> Path:
-    experiment, run = request.path_params["experiment"], request.path_params["run"]
+    experiment, run = request.path_params["experiment_name"], request.path_params["run_name"]
     # Same token rule and same owner rule as the job the run belongs to.
     _check_run_owner(request, experiment, run)
     try:
@@ -527,7 +445,7 @@ async def list_artifacts(request: Request) -> Response:
     if prefix and not _safe_rel(prefix):
         raise errors.ServiceError(400, f"invalid artifact prefix {prefix!r}", 400)
     base = root / prefix if prefix else root
-    run = request.path_params["run"]
+    run = request.path_params["run_name"]
     rows = []
     if base.is_dir():
         for path in sorted(base.rglob("*")):
@@ -549,15 +467,8 @@ async def list_artifacts(request: Request) -> Response:
 async def get_artifact(request: Request) -> Response:
     """GET: one object of the run, by its run-relative path."""
     root = _root_of(request)
-    rel = request.path_params["rel"]
+    rel = request.path_params["artifact_path"]
     target = root / rel
     if not _safe_rel(rel) or not target.is_file():
         raise errors.ServiceError(404, f"artifact {rel!r} does not exist", 404)
     return FileResponse(target)
-
-
-def routes() -> list[Route]:
-    return [
-        Route("/_artifacts/{experiment}/{run}", list_artifacts, methods=["GET"]),
-        Route("/_artifacts/{experiment}/{run}/{rel:path}", get_artifact, methods=["GET"]),
-    ]

@@ -316,6 +316,25 @@ async def execute_statement(request: Request) -> Response:
         )
     except statements.StatementError as exc:
         return JSONResponse(statements.error_body(str(exc)), status_code=422)
+    state.statements.remember(identity.role, answer)
+    return JSONResponse(answer)
+
+
+async def get_statement_status(request: Request) -> Response:
+    """A statement's answer again, by its handle: every statement here finished when its POST was
+    answered, and its rows are one partition (0), so only ``partition=0`` (or none) has rows."""
+    identity = caller_identity(request)
+    handle = request.path_params["statement_handle"]
+    partition = request.query_params.get("partition", "0")
+    if not partition.isdigit():
+        message = f"partition must be a non-negative integer, got {partition[:40]!r}"
+        return JSONResponse(statements.error_body(message), status_code=400)
+    answer = server_state(request).statements.answer(identity.role, handle)
+    if answer is None:
+        return JSONResponse(statements.not_found_body(handle), status_code=404)
+    if int(partition) != 0:
+        message = f"partition {int(partition)} does not exist: the result of {handle} has one partition (0)"
+        return JSONResponse(statements.error_body(message), status_code=422)
     return JSONResponse(answer)
 
 

@@ -4,13 +4,20 @@ Clients use it to learn who they are (``SELECT CURRENT_USER(), CURRENT_ROLE()``)
 ``login``, to look at databases and schemas. The local server answers those few statement kinds
 in the SQL API's result shape (``resultSetMetaData.rowType`` plus ``data`` rows of strings) and
 refuses anything else with the SQL API's compilation-error shape.
+
+Every statement finishes before its POST is answered (200, never 202), but the answer names a
+``statementHandle`` all the same; :class:`StatementResults` keeps the newest answers so that
+``GET /api/v2/statements/{statement_handle}`` (getStatementStatus) answers the same rows again, to
+the role that ran the statement only, as a client polling a handle or fetching a partition expects.
 """
 
 from __future__ import annotations
 
 import re
+import threading
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any
 
@@ -95,3 +102,36 @@ def execute(
 
 def error_body(message: str) -> dict[str, Any]:
     return {"code": "001003", "message": message, "sqlState": "42000", "statementHandle": str(uuid.uuid4())}
+
+
+def not_found_body(handle: str) -> dict[str, Any]:
+    """The SQL API's answer about a handle it does not know (or that another role's statement has)."""
+    return {
+        "code": "000709",
+        "message": f"Statement {handle} not found.",
+        "sqlState": "02000",
+        "statementHandle": handle,
+    }
+
+
+class StatementResults:
+    """The answers of the newest ``kept`` statements one server ran, by handle, with their role."""
+
+    def __init__(self, kept: int) -> None:
+        self._kept = kept
+        self._lock = threading.Lock()
+        self._answers: OrderedDict[str, tuple[str, dict[str, Any]]] = OrderedDict()
+
+    def remember(self, role: str, answer: dict[str, Any]) -> None:
+        with self._lock:
+            self._answers[str(answer["statementHandle"])] = (role, answer)
+            while len(self._answers) > self._kept:
+                self._answers.popitem(last=False)
+
+    def answer(self, role: str, handle: str) -> dict[str, Any] | None:
+        """The answer of ``handle`` when ``role`` ran it; None for a handle unknown to this role."""
+        with self._lock:
+            found = self._answers.get(handle)
+        if found is None or found[0] != role:
+            return None
+        return found[1]

@@ -66,6 +66,35 @@ def test_identity_statement_follows_the_token(secured) -> None:
     assert row["data"][0][0].startswith("USER_")
 
 
+def test_statement_status_answers_the_statement_again_to_its_role_only(secured) -> None:
+    from ct_core.connect.snowflake import pat_statements_transport
+
+    statement = {"statement": "SELECT CURRENT_USER(), CURRENT_ROLE()"}
+    with secured.http("tok-a") as a, secured.http("tok-c") as c:
+        ran = a.post("/api/v2/statements", json=statement).raise_for_status().json()
+        handle = ran["statementHandle"]
+        again = a.get(f"/api/v2/statements/{handle}")
+        assert again.status_code == 200
+        assert again.json() == ran
+        assert a.get(f"/api/v2/statements/{handle}", params={"partition": 0}).json() == ran
+        # One partition only; a partition that is not a number is refused before anything is read.
+        beyond = a.get(f"/api/v2/statements/{handle}", params={"partition": 1})
+        assert beyond.status_code == 422 and "one partition" in beyond.json()["message"]
+        assert a.get(f"/api/v2/statements/{handle}", params={"partition": "x"}).status_code == 400
+        # Another role's statement and a handle nobody was given answer alike.
+        for response in (c.get(f"/api/v2/statements/{handle}"), a.get("/api/v2/statements/no-such-handle")):
+            assert response.status_code == 404
+            assert "not found" in response.json()["message"]
+    assert httpx.get(f"{secured.base_url}/api/v2/statements/{handle}").status_code == 401
+    # The SDK's own operation reaches the route.
+    transport = pat_statements_transport(secured.base_url, "tok-a")
+    try:
+        response = transport.request("getStatementStatus", params={"statement_handle": handle})
+        assert response.json()["data"] == ran["data"]
+    finally:
+        transport.close()
+
+
 def test_role_without_use_cortex_training_is_403(secured) -> None:
     with secured.http("tok-b") as b:
         response = b.post(secured.prefix(), json={"broken": True})  # refused before the body is read

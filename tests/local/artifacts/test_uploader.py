@@ -8,7 +8,16 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from ct_local.http.artifacts import ArtifactUploader, run_root, saves_training_metrics, staging_path
+from ct_local.app import create_app
+from ct_local.http.artifacts import (
+    ArtifactUploader,
+    record_training_call,
+    run_root,
+    saves_training_metrics,
+    staging_path,
+)
+from ct_local.settings import ServerSettings
+from ct_local.storage.training_rows import TrainingRows
 
 
 class _Jobs:
@@ -42,7 +51,11 @@ def test_training_rows_are_uploaded_unless_the_sub_job_opted_out(tmp_path: Path)
         staged = staging_path(tmp_path, job.job_id, job.sub_jobs[0]["sub_job_id"])
         staged.parent.mkdir(parents=True, exist_ok=True)
         staged.write_text(json.dumps(row) + "\n")
-    state = SimpleNamespace(store=_Jobs([keeps, opts_out]), settings=SimpleNamespace(state_dir=tmp_path))
+    state = SimpleNamespace(
+        store=_Jobs([keeps, opts_out]),
+        settings=SimpleNamespace(state_dir=tmp_path),
+        training_rows=TrainingRows(),
+    )
     ArtifactUploader(state, interval_s=60).upload_once()
 
     def training_chunks(job: Any) -> list[Path]:
@@ -62,3 +75,26 @@ def test_only_an_explicit_false_opts_out() -> None:
     assert saves_training_metrics({"job_type": "sampling"})
     assert saves_training_metrics({"training_config": {"save_training_metrics": True}})
     assert not saves_training_metrics({"training_config": {"save_training_metrics": False}})
+
+
+def test_training_row_counters_belong_to_one_app(tmp_path: Path) -> None:
+    """Two apps in one process (as in the tests) count the same sub-job's rows apart, each under
+    its own seq_epoch: nothing of one app's counting lives in a module global."""
+    sub_job_id = "job1:training:0"
+    request = SimpleNamespace(job_id="job1", sub_job_id=sub_job_id, kind="step", request_id="r1")
+    staged = []
+    for name in ("first", "second"):
+        settings = ServerSettings(state_dir=tmp_path / name)
+        _app, state = create_app(settings)
+        try:
+            record_training_call(state, request, {"global_steps": 1, "loss": 0.5})
+            record_training_call(state, request, {"global_steps": 2, "loss": 0.25})
+            path = staging_path(settings.state_dir, "job1", sub_job_id)
+            staged.append([json.loads(line) for line in path.read_text().splitlines()])
+        finally:
+            state.store.close()
+    first, second = staged
+    assert [row["seq"] for row in first] == [row["seq"] for row in second] == [0, 1]
+    assert [row["step"] for row in first] == [1, 2]
+    assert first[0]["seq_epoch"] != second[0]["seq_epoch"]
+    assert {row["seq_epoch"] for row in first} == {first[0]["seq_epoch"]}
