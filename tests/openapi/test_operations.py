@@ -298,3 +298,42 @@ def test_generated_package_imports_only_the_standard_library_and_itself() -> Non
     # At run time an operation module imports only typing (and its own package): the rest is for checkers.
     module = importlib.import_module("ct_api.api.data_plane")
     assert {name for name, value in vars(module).items() if inspect.ismodule(value)} == set()
+
+
+class _Noted:
+    """Notes the call and answers `answer` (for the few checks that need no server at all)."""
+
+    def __init__(self, answer: Any) -> None:
+        self.answer = answer
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+
+    def request(self, operation: str, **options: Any) -> Any:
+        self.calls.append((operation, options))
+        answer = self.answer
+
+        class _Answer:
+            status_code = 200
+
+            def json(self) -> Any:
+                return answer
+
+        return _Answer()
+
+
+def test_binary_bodies_travel_as_content_with_the_spec_content_type() -> None:
+    from ct_api.api import data_plane, runs
+
+    frame = b"\x08\x00\x00\x00\x00\x00\x00\x00{}      "
+    noted = _Noted({"request_id": "r"})
+    data_plane.generate(noted, job_id="job", content=frame, sub_job_id="job:sampling:1")  # type: ignore[arg-type]
+    operation, options = noted.calls[-1]
+    assert operation == "generate"
+    assert options["content"] == frame and options["content_type"] == "application/octet-stream"
+    assert options["query"] == {"sub_job_id": "job:sampling:1"}
+    assert "json_body" not in options
+
+    # The JSONL upload keeps the spec's own content type (the generator's config maps it to bytes).
+    runs.build_dataset(noted, content=b'{"text": "a"}\n', text_field="text", label_field=["a", "b"])  # type: ignore[arg-type]
+    operation, options = noted.calls[-1]
+    assert operation == "buildDataset" and options["content_type"] == "application/x-ndjson"
+    assert options["query"]["label_field"] == ["a", "b"] and options["retry"] == "nothing-ran"
