@@ -42,8 +42,8 @@ def regen() -> ModuleType:
 def load_package() -> Iterator[Callable[[Path, str], ModuleType]]:
     """Import a generated package directory under a private name; the modules are forgotten afterwards.
 
-    The generated code only uses relative imports, so a copy loaded as ``<alias>`` never touches the
-    installed ``ct_api``.
+    The generated modules import their own package only under ``TYPE_CHECKING``, so a copy loaded
+    as ``<alias>`` never touches the installed ``ct_api`` at run time.
     """
     aliases: list[str] = []
 
