@@ -116,20 +116,22 @@ def atomic_replace(
 
 
 @contextlib.contextmanager
-def exclusive_lock(path: str | os.PathLike[str]) -> Iterator[None]:
+def exclusive_lock(path: str | os.PathLike[str], *, blocking: bool = True) -> Iterator[int]:
     """Hold an exclusive ``flock`` on the file `path` (created 0600) until the block ends.
 
     Every caller opens its own descriptor, so two threads of one process exclude each other as two
-    processes do. Where the platform has no ``flock`` (Windows) the block runs unlocked.
+    processes do. The block gets the descriptor (a holder may write a note, such as its pid, into
+    the file). With ``blocking=False`` a lock held elsewhere raises BlockingIOError at once instead
+    of waiting. Where the platform has no ``flock`` (Windows) the block runs unlocked.
     """
-    try:
-        import fcntl
-    except ImportError:
-        yield
-        return
     descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX)
-        yield
+        try:
+            import fcntl
+        except ImportError:
+            pass
+        else:
+            fcntl.flock(descriptor, fcntl.LOCK_EX if blocking else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        yield descriptor
     finally:
         os.close(descriptor)  # closing the descriptor releases the lock

@@ -5,36 +5,34 @@ before serving and is written, with the base URL and pid, to the optional ready 
 server accepts connections (the pytest fixtures wait for it). SIGINT and SIGTERM stop the server
 gracefully and the process exits 0, instead of uvicorn's re-raising of the signal after shutdown.
 
-One state dir serves one process: :func:`serve` takes an exclusive OS lock (``flock``) on
-``<state_dir>/server.lock`` before anything else touches the dir and holds it for the life of the
-process, which the OS releases however the process ends (kill -9 included). A second server on the
-same dir stops with :class:`StateDirInUse`, naming the pid that holds it.
+One state dir serves one process: :func:`serve` takes an exclusive OS lock (``flock``, through
+``ct_core.fs.exclusive_lock``) on ``<state_dir>/server.lock`` before anything else touches the dir
+and holds it for the life of the process, which the OS releases however the process ends (kill -9
+included). A second server on the same dir stops with :class:`StateDirInUse`, naming the pid that
+holds it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
 import signal
 import socket
 import sys
+from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 from types import FrameType
 
 import uvicorn
 
-from ct_core.fs import atomic_write
+from ct_core.fs import atomic_write, exclusive_lock
 from ct_local.app import create_app, plugin_services, start_services
 from ct_local.settings import ServerSettings
 from ct_local.state import ServerState
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - not on Windows, where the dir is not locked
-    fcntl = None  # type: ignore[assignment]
 
 log = logging.getLogger("ct_local")
 
@@ -55,25 +53,33 @@ class StateDirInUse(RuntimeError):
         self.holder = holder
 
 
-def lock_state_dir(state_dir: Path) -> int:
-    """Take the state dir's lock for this process; the open descriptor that holds it.
+@contextlib.contextmanager
+def state_dir_lock(state_dir: Path) -> Iterator[None]:
+    """Hold the state dir's lock (``ct_core.fs.exclusive_lock``, not waiting) while the block runs.
 
-    Raises :class:`StateDirInUse` when another process holds it. The lock goes with the process
-    (or when the descriptor is closed).
+    Raises :class:`StateDirInUse` at once when another process holds it. The lock file says which
+    process holds it: its pid, written in place (the lock belongs to the file, so the file is never
+    replaced). The OS releases the lock however the process ends.
     """
     state_dir.mkdir(parents=True, exist_ok=True)
-    fd = os.open(state_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
-    if fcntl is None:
-        return fd
+    path = state_dir / LOCK_FILE
+    with contextlib.ExitStack() as held:
+        try:
+            descriptor = held.enter_context(exclusive_lock(path, blocking=False))
+        except BlockingIOError:
+            raise StateDirInUse(state_dir, _holder(path)) from None
+        os.ftruncate(descriptor, 0)
+        os.lseek(descriptor, 0, os.SEEK_SET)
+        os.write(descriptor, f"{os.getpid()}\n".encode("ascii"))
+        yield
+
+
+def _holder(path: Path) -> int | None:
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
-        os.close(fd)
-        raise StateDirInUse(state_dir, int(text) if text.isdigit() else None) from None
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
-    return fd
+        text = path.read_text(encoding="ascii", errors="replace").strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
 
 
 class _Server(uvicorn.Server):
@@ -127,11 +133,8 @@ def serve(
     Raises :class:`StateDirInUse` when another server holds the state dir. ``snapshot_max_bytes``
     bounds the training states snapshotted after each request (ct_local.storage.snapshots).
     """
-    lock = lock_state_dir(settings.state_dir)
-    try:
+    with state_dir_lock(settings.state_dir):
         return _serve(settings, ready_file, log_level, snapshot_max_bytes)
-    finally:
-        os.close(lock)
 
 
 def _serve(
