@@ -16,6 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 CtRunner = Any
 
 #: Installs the audit hook, then runs the command line as the console script does.
@@ -71,6 +73,8 @@ def _elsewhere(log: Path, host: str, port: int) -> list[dict[str, Any]]:
     return stray
 
 
+# Sixteen fresh interpreters with every plugin loaded: the limit only bounds a hang on a loaded machine.
+@pytest.mark.timeout(900)
 def test_no_command_connects_anywhere_but_the_configured_server(
     local_server: Any, ct_home: Path, tmp_path: Path
 ) -> None:
