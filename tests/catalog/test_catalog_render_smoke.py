@@ -118,9 +118,17 @@ def test_smoke_dry_run_reports_a_broken_file(
     assert bad["file"].endswith("8k-H200-training-lora.json") and "ZeRO" in bad["error"]
 
 
+@pytest.fixture(scope="module")
+def smoke_server(module_local_server_factory: Any) -> Any:
+    """A server of this module's own: catalog jobs ask for 8 to 16 GPUs, and on the shared server
+    other modules' running jobs may hold the account's GPUs, which would leave these pending."""
+    return module_local_server_factory()
+
+
 def test_smoke_submits_each_file_to_a_local_server_probes_it_and_cancels_it(
-    ct: Callable[..., Any], ct_home: Path, local_server: Any
+    ct: Callable[..., Any], ct_home: Path, smoke_server: Any
 ) -> None:
+    local_server = smoke_server
     connection = ["--base-url", local_server.base_url, "--database", "CATALOG_SMOKE_DB"]
     result = ct(*connection, "catalog", "smoke", "Qwen/Qwen3-0.6B", "--context", "8k")
     assert result.code == 0, result.stderr
