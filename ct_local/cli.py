@@ -37,6 +37,9 @@ def serve(
     cancelling_delay: float | None = None,
     timeout_scale: float | None = None,
     model: Repeated = None,
+    models_dir: Repeated = None,
+    device: str = "auto",
+    dtype: str = "auto",
     fault: Repeated = None,
     settings_json: str | None = None,
     ready_file: Path | None = None,
@@ -72,7 +75,18 @@ def serve(
     timeout_scale
         Multiplier for idle and pending timeouts (0.001 turns 300 s into 0.3 s, for tests).
     model
-        Model name listed by the models endpoint. Repeatable; replaces the built-in list.
+        A model to serve. Repeatable; replaces the built-in list. ``NAME`` is served by the
+        built-in tiny model; ``NAME=PATH`` by the Hugging Face causal LM in the folder PATH, or,
+        when PATH is a hub name such as ``Qwen/Qwen3-0.6B``, by its copy in the local Hugging Face
+        cache (never downloaded).
+    models_dir
+        Serve every Hugging Face model folder directly under this folder, named by its folder
+        name. Repeatable.
+    device
+        Where real models run: auto (CUDA, then MPS, then the CPU), cpu, cuda, cuda:N or mps.
+    dtype
+        The dtype of real models: auto (bfloat16 where the device supports it, float32 on the
+        CPU), float32, bfloat16 or float16.
     fault
         A fault rule as JSON (see docs/local-server.md). Repeatable.
     settings_json
@@ -88,6 +102,7 @@ def serve(
     """
     import logging
 
+    from ct_local.model import registry as model_registry
     from ct_local.runtime import StateDirInUse
     from ct_local.runtime import serve as run_server
     from ct_local.settings import ServerSettings, load_settings, parse_hardware_spec, parse_token_specs
@@ -111,8 +126,14 @@ def serve(
         ):
             if value is not None:
                 overrides[key] = value
-        if model:
-            overrides["models"] = model
+        served = model_registry.build_registry(
+            model or (),
+            [Path(d) for d in models_dir or ()],
+            default_names=settings.models,
+            device=device,
+            dtype=dtype,
+        )
+        overrides["models"] = list(served.names)
         if fault:
             overrides["faults"] = [*settings.faults, *(json.loads(f) for f in fault)]
         settings = settings.with_overrides(overrides)
@@ -121,6 +142,14 @@ def serve(
     except (ValueError, OSError) as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2
+    model_registry.install(served)
+    for entry in served.entries.values():
+        if entry.is_real:
+            sys.stderr.write(
+                f"model {entry.name}: {entry.architecture} weights from {entry.path} ({entry.origin})\n"
+            )
+    if served.has_real_models:
+        sys.stderr.write(f"real models run on {served.device} in {served.dtype}\n")
     try:
         code = run_server(
             settings, ready_file=ready_file, log_level=log_level, snapshot_max_bytes=state_snapshot_max_bytes

@@ -31,6 +31,7 @@ from ct_local.http.context import (
     request_location,
     server_state,
 )
+from ct_local.model import registry as model_registry
 from ct_local.settings import KNOWN_HARDWARE, Identity
 from ct_local.state import ServerState
 from ct_local.storage.checkpoint_paths import resolve_checkpoint
@@ -293,7 +294,9 @@ async def list_account_jobs(request: Request) -> Response:
 
 async def list_models(request: Request) -> Response:
     caller_identity(request)
-    return JSONResponse({"models": [{"name": name} for name in server_state(request).settings.models]})
+    served = model_registry.current() or model_registry.Registry()
+    names = server_state(request).settings.models
+    return JSONResponse({"models": [served.entry(name).describe() for name in names]})
 
 
 async def execute_statement(request: Request) -> Response:
@@ -339,4 +342,5 @@ async def get_statement_status(request: Request) -> Response:
 
 
 async def healthz(request: Request) -> Response:
-    return JSONResponse({"status": "ok"})
+    served = model_registry.current() or model_registry.Registry()
+    return JSONResponse({"status": "ok", "device": served.device, "dtype": served.dtype})
