@@ -266,6 +266,8 @@ def _current_setup(verify: bool) -> None:
         output.progress(f"current setup: none ({exc})")
         return
     output.progress(f"current setup: {_setup_line(_setup_summary(resolved))}")
+    for unused in _ignored_setups(resolved):
+        output.progress(f"  also present, not used: {unused}")
     if not verify:
         return
     problem = _check(context.GlobalOptions(resolved=resolved))

@@ -186,6 +186,7 @@ def test_login_reports_the_setup_in_effect_and_what_is_ignored(
     # Before anything changes: the setup commands use today, checked with a capacity call.
     assert "current setup: CORTEX_TRAINING_CONFIG" in result.stderr, result.stderr
     assert "current setup works" in result.stderr, result.stderr
+    assert "also present, not used: profile spare" in result.stderr, result.stderr
     # After: the login is saved and checked, but the environment's config still comes first.
     summary = result.json
     assert summary["verified"] is True
