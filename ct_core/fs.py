@@ -5,7 +5,8 @@ manifests, finished downloads) goes through here:
 
 - `atomic_write` writes bytes or text to a hidden temporary file in the destination's folder and
   renames it over the destination;
-- `atomic_replace` promotes a file the caller has finished writing (a download's partial file);
+- `atomic_replace` promotes a file (or a private staging folder) the caller has finished writing
+  (a download's partial file, a checkpoint folder of the local server);
 - `fsync_dir` makes a rename in a folder survive a power cut;
 - `exclusive_lock` holds an advisory lock file, so processes (and threads) take turns at a
   read-modify-write of files they share.

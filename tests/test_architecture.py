@@ -212,3 +212,225 @@ def test_only_ct_core_imports_the_generated_package() -> None:
             if target.split(".")[0] == "ct_api":
                 offenders.append(str(relative))
     assert offenders == []
+
+
+# --- ct_local: one atomic write, one lock helper, no module globals -------------------------------
+
+#: Calls that replace or write a file in place; ct_local writes through ct_core.fs instead.
+_WRITE_CALLS = frozenset({"os.replace", "os.rename", "shutil.move", "torch.save"})
+_WRITE_METHODS = frozenset({"write_text", "write_bytes"})
+_MUTABLE_CALLS = frozenset({"dict", "list", "set", "defaultdict", "OrderedDict", "deque", "Counter"})
+
+
+def _open_mode(call: ast.Call) -> str | None:
+    """The mode of an `open(path, mode)`, `os.fdopen(fd, mode)` or `path.open(mode)` call."""
+    func = call.func
+    name = ast.unparse(func)
+    if name in ("open", "os.fdopen", "io.open"):
+        position = 1
+    elif isinstance(func, ast.Attribute) and func.attr == "open":
+        position = 0
+    else:
+        return None
+    mode: ast.expr | None = call.args[position] if len(call.args) > position else None
+    for keyword in call.keywords:
+        if keyword.arg == "mode":
+            mode = keyword.value
+    return mode.value if isinstance(mode, ast.Constant) and isinstance(mode.value, str) else None
+
+
+def _direct_writes(path: Path) -> list[str]:
+    """Writes that bypass ct_core.fs: a replace or rename, write_text/write_bytes, an open for
+    writing ("w", "x" or "+"; appending to a log is not a replace and stays allowed)."""
+    problems = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.Call):
+            continue
+        name = ast.unparse(node.func)
+        mode = _open_mode(node)
+        if (
+            name in _WRITE_CALLS
+            or (isinstance(node.func, ast.Attribute) and node.func.attr in _WRITE_METHODS)
+            or (mode is not None and any(flag in mode for flag in "wx+"))
+        ):
+            problems.append(f"{path}:{node.lineno}: {ast.unparse(node)[:80]}")
+    return problems
+
+
+def _lock_code(path: Path) -> list[str]:
+    """Lock-file code of a module's own: importing fcntl or msvcrt, or calling flock/lockf/locking."""
+    problems = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        imported = (
+            [alias.name for alias in node.names]
+            if isinstance(node, ast.Import)
+            else [node.module or ""]
+            if isinstance(node, ast.ImportFrom)
+            else []
+        )
+        if any(name.split(".")[0] in ("fcntl", "msvcrt") for name in imported):
+            problems.append(f"{path}:{node.lineno}: imports {', '.join(imported)}")
+        if isinstance(node, ast.Attribute) and node.attr in ("flock", "lockf", "locking"):
+            problems.append(f"{path}:{node.lineno}: {ast.unparse(node)}")
+    return problems
+
+
+def _module_level_containers(path: Path) -> list[str]:
+    """Module-level names bound to a mutable dict, list or set (a literal, a comprehension or a call
+    of dict/list/set/defaultdict/OrderedDict/deque/Counter)."""
+    problems = []
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        value = node.value if isinstance(node, ast.Assign | ast.AnnAssign) else None
+        if value is None:
+            continue
+        mutable = isinstance(value, ast.Dict | ast.List | ast.Set | ast.DictComp | ast.ListComp | ast.SetComp)
+        if isinstance(value, ast.Call):
+            func = value.func
+            called = (
+                func.id
+                if isinstance(func, ast.Name)
+                else func.attr
+                if isinstance(func, ast.Attribute)
+                else ""
+            )
+            mutable = called in _MUTABLE_CALLS
+        if mutable:
+            problems.append(f"{path}:{node.lineno}: {ast.unparse(node)[:80]}")
+    return problems
+
+
+def test_the_ct_local_finders_find_what_they_look_for(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "import fcntl, os\nfrom pathlib import Path\n"
+        "COUNTERS: dict[str, int] = {}\nSEEN = set()\nNAMES = [n for n in 'ab']\nKEPT = frozenset({1})\n"
+        "def f(p):\n    os.replace(p, p)\n    Path(p).write_text('x')\n    open(p, 'wb')\n"
+        "    p.open(mode='a')\n    open(p)\n    fcntl.flock(3, fcntl.LOCK_EX)\n"
+    )
+    assert len(_direct_writes(sample)) == 3
+    assert len(_lock_code(sample)) == 2
+    assert len(_module_level_containers(sample)) == 3
+
+
+def test_ct_local_writes_files_only_through_ct_core_fs() -> None:
+    problems = [problem for path in (ROOT / "ct_local").rglob("*.py") for problem in _direct_writes(path)]
+    assert problems == []
+
+
+def test_ct_local_has_no_lock_file_code_of_its_own() -> None:
+    problems = [problem for path in (ROOT / "ct_local").rglob("*.py") for problem in _lock_code(path)]
+    assert problems == []
+
+
+def test_ct_local_keeps_no_mutable_container_at_module_level() -> None:
+    """What one app changes lives in its ServerState, never in a module global."""
+    problems = [
+        problem for path in (ROOT / "ct_local").rglob("*.py") for problem in _module_level_containers(path)
+    ]
+    assert problems == []
+
+
+# --- one request path: operations are sent by their generated functions ---------------------------
+
+#: Plugin packages: those the first-party distributions under ct_plugins/ ship.
+PLUGIN_PACKAGES = frozenset(p.parent.name for p in ROOT.glob("ct_plugins/*/ct_*/__init__.py"))
+
+
+def _tracked_sources() -> Iterator[Path]:
+    """Every tracked module that is not generated, not a test and not the generator's own."""
+    tracked = subprocess.run(
+        ["git", "ls-files", "*.py"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    for name in tracked:
+        relative = Path(name)
+        if relative.parts[0] in ("generated", ".venv", "openapi") or "tests" in relative.parts:
+            continue
+        if (ROOT / relative).is_file():
+            yield ROOT / relative
+
+
+def _literal_operation_calls(path: Path, operation_ids: frozenset[str], root: Path = ROOT) -> list[str]:
+    """`x.request("anOperationId", ...)` / `x.stream("anOperationId", ...)`: an operation spelled by
+    hand instead of called through its generated function (`ct_core.operations`)."""
+    problems = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("request", "stream")
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and node.args[0].value in operation_ids
+        ):
+            problems.append(f"{path.relative_to(root)}:{node.lineno}: {node.func.attr}({node.args[0].value!r})")
+    return problems
+
+
+def _operation_ids() -> frozenset[str]:
+    from ct_api.routes import ROUTES
+
+    return frozenset(ROUTES)
+
+
+def test_the_literal_operation_finder_finds_one(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "client.request('getJob', params={'job_id': j})\nwith t.stream(\n    'getLocalArtifact') as r:\n"
+        "    pass\nconn.request('POST', '/x')\nclient.request(operation_id)\n"
+    )
+    found = _literal_operation_calls(sample, _operation_ids(), root=tmp_path)
+    assert found == ["sample.py:1: request('getJob')", "sample.py:2: stream('getLocalArtifact')"]
+
+
+def test_no_module_spells_an_operation_by_hand() -> None:
+    """Outside generated/, nothing sends an operation by its id: the facade, its parts and the
+    plugins call the generated functions (`ct_core.operations`), so an operation's method, path,
+    parameters and retry rule are written once, by `make regen`. Tests may still drive the
+    transport and `client.request` directly: that is what they test."""
+    operation_ids = _operation_ids()
+    problems = [p for path in _tracked_sources() for p in _literal_operation_calls(path, operation_ids)]
+    assert problems == []
+
+
+def _plugin_imports(path: Path, root: Path = ROOT) -> list[str]:
+    """Imports of a plugin package, anywhere in the module (inside functions and TYPE_CHECKING too)."""
+    problems = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names = [node.module]
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute | ast.Name)
+            and (node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id) == "import_module"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            names = [node.args[0].value]
+        problems.extend(
+            f"{path.relative_to(root)}:{node.lineno}: imports {name}"
+            for name in names
+            if name.split(".")[0] in PLUGIN_PACKAGES
+        )
+    return problems
+
+
+def test_the_plugin_import_finder_finds_them(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "import ct_runs.service\ndef f():\n    from ct_model_deployment import sdk\n"
+        "importlib.import_module('ct_lora')\nimport ct_core\nfrom ct_core import runs\n"
+    )
+    found = [p.split(": ", 1)[1] for p in _plugin_imports(sample, root=tmp_path)]
+    assert found == ["imports ct_runs.service", "imports ct_model_deployment", "imports ct_lora"]
+
+
+@pytest.mark.parametrize("package", ["ct_core", "ct_cli", "ct_local"])
+def test_the_core_packages_import_no_plugin(package: str) -> None:
+    """Plugins depend on ct, never the reverse: what a plugin adds reaches ct through a hook."""
+    assert PLUGIN_PACKAGES >= {"ct_model_deployment", "ct_runs"}
+    problems = [p for path in sorted((ROOT / package).rglob("*.py")) for p in _plugin_imports(path)]
+    assert problems == []

@@ -24,8 +24,9 @@ import queue
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Protocol
 
 from ct_local.dataplane.boards import SamplingBoards
@@ -79,12 +80,16 @@ def _sampling_backend(
 
 
 # Sub-job types that run requests; other types get no worker (their calls answer "not supported").
-BACKENDS: dict[str, BackendFactory] = {"training": _training_backend, "sampling": _sampling_backend}
+BACKENDS: Mapping[str, BackendFactory] = MappingProxyType(
+    {"training": _training_backend, "sampling": _sampling_backend}
+)
 # Which request kinds each sub-job type runs (known without building the backend).
-KINDS_BY_TYPE: dict[str, tuple[str, ...]] = {
-    "training": ("forward-backward", "step", "save", "load", "forward", "weight-sync"),
-    "sampling": ("generate", "generate-stream"),
-}
+KINDS_BY_TYPE: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "training": ("forward-backward", "step", "save", "load", "forward", "weight-sync"),
+        "sampling": ("generate", "generate-stream"),
+    }
+)
 
 _torch_configured = threading.Lock()
 # One backend builds at a time: concurrent first imports of transformers from several threads can

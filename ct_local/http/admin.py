@@ -22,6 +22,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from ct_core.fs import atomic_write
 from ct_local.http import errors
 from ct_local.http.context import caller_identity, json_body, owner_filter, server_state
 from ct_local.state import ServerState
@@ -142,7 +143,7 @@ async def admin_add_checkpoint(request: Request) -> Response:
     for name, content in files.items():
         target = targets[name]
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(str(content), encoding="utf-8")
+        atomic_write(target, str(content), durable=False)
     row = CheckpointRow(
         job_id=job.job_id,
         checkpoint_id=checkpoint_id,

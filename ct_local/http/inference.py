@@ -27,9 +27,10 @@ import secrets
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from starlette.concurrency import run_in_threadpool
@@ -55,7 +56,7 @@ DEFAULT_COMPLETION_TOKENS = 128
 #: The fallback window when a deployment record carries no max_seq_len.
 DEFAULT_MAX_SEQ_LEN = 2048
 #: Methods the inference paths are registered for; the wrong ones answer 405 with no body.
-ROUTE_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+ROUTE_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 #: The options chat completions honours; any other one with a value answers unsupported_parameter.
 HONOURED_OPTIONS = frozenset(
     {
@@ -80,7 +81,7 @@ NEUTRAL_ONLY_OPTIONS = ("frequency_penalty", "presence_penalty")
 MAX_CHOICES = 128
 MAX_TOP_LOGPROBS = 20
 #: What a special (non-byte) token is called in a logprobs entry; such tokens have no bytes.
-SPECIAL_TOKEN_NAMES = {256: "<|pad|>", 257: "<|bos|>", 258: "<|eos|>"}
+SPECIAL_TOKEN_NAMES: Mapping[int, str] = MappingProxyType({256: "<|pad|>", 257: "<|bos|>", 258: "<|eos|>"})
 
 
 # --- errors -----------------------------------------------------------------------------------

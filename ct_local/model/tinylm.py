@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import threading
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from ct_core.fs import atomic_replace, atomic_write, temp_path_for
 
 if TYPE_CHECKING:
     import torch
@@ -201,7 +202,14 @@ def write_checkpoint(
     """
     from safetensors.torch import save_file
 
+    def save_tensors(tensors: dict[str, torch.Tensor], target: Path) -> None:
+        temp = temp_path_for(target)
+        save_file({k: v.contiguous() for k, v in tensors.items()}, str(temp))
+        atomic_replace(temp, target, durable=False)
+
     folder.parent.mkdir(parents=True, exist_ok=True)
+    # Everything is written into a private staging folder that takes the checkpoint's name in one
+    # rename at the end: a reader sees no checkpoint or the whole of it.
     staging = folder.parent / f".{folder.name}.{uuid.uuid4().hex}.partial"
     staging.mkdir()
     try:
@@ -209,27 +217,23 @@ def write_checkpoint(
         # progress bars would land in the server's console, so they are off.
         _hf("utils").logging.disable_progress_bar()
         model.save_pretrained(str(staging))  # type: ignore[operator]
-        (staging / TOKENIZER_FILE).write_text(
-            json.dumps(
-                {"type": "bytes", "vocab_size": VOCAB_SIZE, "pad": PAD_ID, "bos": BOS_ID, "eos": EOS_ID}
-            ),
-            encoding="utf-8",
-        )
+        tokenizer = {"type": "bytes", "vocab_size": VOCAB_SIZE, "pad": PAD_ID, "bos": BOS_ID, "eos": EOS_ID}
+        atomic_write(staging / TOKENIZER_FILE, json.dumps(tokenizer), durable=False)
         for relative, tensors in (extra or {}).items():
             target = staging / relative
             target.parent.mkdir(parents=True, exist_ok=True)
-            save_file({k: v.contiguous() for k, v in tensors.items()}, str(target))
+            save_tensors(tensors, target)
         state = dict(trainer_state)
         if optimizer is not None:
             tensors, rest = flatten_optimizer(optimizer.state_dict())
             if tensors:
-                save_file(tensors, str(staging / OPTIMIZER_FILE))
+                save_tensors(tensors, staging / OPTIMIZER_FILE)
             state["optimizer"] = rest
             state["format"] = RESUMABLE_FORMAT
-        (staging / TRAINER_STATE_FILE).write_text(json.dumps(state, indent=1), encoding="utf-8")
+        atomic_write(staging / TRAINER_STATE_FILE, json.dumps(state, indent=1), durable=False)
         if folder.exists():
             shutil.rmtree(folder)
-        os.replace(staging, folder)
+        atomic_replace(staging, folder, durable=False)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

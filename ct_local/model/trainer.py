@@ -24,7 +24,9 @@ from __future__ import annotations
 import copy
 import math
 import resource
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import torch
@@ -34,12 +36,14 @@ from ct_local.model.training_spec import IGNORE_INDEX, SUPPORTED_LOSS_FNS, Train
 
 # Model kwargs passed to the model as given; rr_* router-replay inputs are accepted and ignored
 # (the tiny model has no experts to replay).
-_MODEL_KWARGS = {"input_ids", "attention_mask", "position_ids"}
-_LOSS_KWARGS = {"labels", "loss_mask"}
+_MODEL_KWARGS = frozenset({"input_ids", "attention_mask", "position_ids"})
+_LOSS_KWARGS = frozenset({"labels", "loss_mask"})
 
 
 # The client's defaults of a normalized peft_config, applied here too for raw bodies.
-LORA_DEFAULTS: dict[str, Any] = {"r": 8, "lora_alpha": 8, "lora_dropout": 0.0, "bias": "none"}
+LORA_DEFAULTS: Mapping[str, Any] = MappingProxyType(
+    {"r": 8, "lora_alpha": 8, "lora_dropout": 0.0, "bias": "none"}
+)
 # Where a resumable LoRA checkpoint keeps its adapter (a subfolder, so weight_files() skips it).
 ADAPTER_FOLDER = "adapter"
 ADAPTER_FILE = "adapter.safetensors"

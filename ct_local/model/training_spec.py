@@ -26,18 +26,20 @@ DEFAULT_WEIGHT_DECAY = 0.0
 SUPPORTED_LOSS_FNS = ("sft", "cross_entropy", "ce")
 # A label of this value marks a position without a target (cross-entropy's ignore index).
 IGNORE_INDEX = -100
-_OPTIMIZER_KEYS = {
-    "name",
-    "type",
-    "lr",
-    "weight_decay",
-    "betas",
-    "beta1",
-    "beta2",
-    "eps",
-    "fused",
-    "momentum",
-}
+_OPTIMIZER_KEYS = frozenset(
+    {
+        "name",
+        "type",
+        "lr",
+        "weight_decay",
+        "betas",
+        "beta1",
+        "beta2",
+        "eps",
+        "fused",
+        "momentum",
+    }
+)
 
 
 class SpecError(ValueError):
