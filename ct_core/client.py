@@ -23,7 +23,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from ct_core import errors
 from ct_core.config.typed import Hardware, SubJobConfig, hardware_wire
@@ -64,9 +64,11 @@ from ct_core.http.transport import (
     capacity_timeout,
     validate_request_timeout,
 )
+from ct_core.operations import account, control_plane
 
 if TYPE_CHECKING:
     from ct_core.connect.resolve import ConnectionOptions, ResolvedConnection
+    from ct_core.operations import models as api_models
     from ct_core.runs import DatasetsAPI, RunsAPI
 
 __all__ = ["CortexTrainingClient", "Credential", "create_job_body_from_job"]
@@ -415,9 +417,6 @@ class CortexTrainingClient:
         """How the client waits between retries and polls (`time.sleep` unless injected)."""
         return self._transport.sleep
 
-    def _call(self, operation_id: str, **options: Any) -> Any:
-        return self._transport.request(operation_id, **options).json()
-
     def _poll_schedule(self) -> PollSchedule:
         return self._ctx.poll_schedule()
 
@@ -454,7 +453,10 @@ class CortexTrainingClient:
         only when it provably never reached the server, so a job is never created twice.
         """
         normalized = validate_create_body(body)
-        answer = self._call("createJob", json_body=normalized, predicate=_retry.never_reached_server)
+        # Retried only when it never left this machine (the spec's rule for createJob).
+        answer: Any = control_plane.create_job(
+            self._transport, body=cast("api_models.CreateJobRequest", normalized)
+        )
         answer = answer if isinstance(answer, dict) else {}
         job_id = answer.get("job_id")
         if isinstance(job_id, str) and job_id:
@@ -463,7 +465,8 @@ class CortexTrainingClient:
 
     def get_job(self, job_id: str) -> dict[str, Any]:
         """The job record: status, reason, times, hardware, timeouts and every sub-job (operation getJob)."""
-        return self._call("getJob", params={"job_id": job_id}, job_id=job_id) or {}
+        answer: Any = control_plane.get_job(self._transport, job_id=job_id)
+        return answer or {}
 
     def wait_for_job(self, job_id: str) -> dict[str, Any]:
         """Poll until the job is running and return its record.
@@ -492,25 +495,25 @@ class CortexTrainingClient:
 
     def list_jobs(self, status: str | None = None) -> list[dict[str, Any]]:
         """Jobs of this schema that the role owns, optionally filtered by one status (sent as given)."""
-        answer = self._call("listJobs", query={"status": status})
+        answer: Any = control_plane.list_jobs(self._transport, status=status)
         jobs = answer.get("jobs") if isinstance(answer, dict) else None
         return list(jobs or [])
 
     def cancel_job(self, job_id: str) -> None:
         """Cancel a job; repeating it while cancelling or cancelled succeeds."""
-        # A 409 here means the job is failed or terminated: a state, not a hiccup, so it is never retried.
-        predicate = _retry.general(
-            job_id=job_id, recent_jobs=self._transport.recent_jobs, final=_retry.conflict_is_final
-        )
-        self._call("cancelJob", params={"job_id": job_id}, predicate=predicate)
+        # A 409 here means the job is failed or terminated: a state, not a hiccup, so it is never
+        # retried (the spec's rule for cancelJob).
+        control_plane.cancel_job(self._transport, job_id=job_id)
 
     def get_experiment_run(self, job_id: str) -> dict[str, Any]:
         """`{"experiment_name": ..., "experiment_run_name": ...}` of a job (cached; failures are not)."""
         return dict(self._experiment_runs(self.database, self.schema, job_id))
 
     def _fetch_experiment_run(self, database: str, schema: str, job_id: str) -> dict[str, Any]:
-        params = {"database": database, "schema": schema, "job_id": job_id}
-        return self._call("getExperimentRun", params=params, job_id=job_id) or {}
+        answer: Any = control_plane.get_experiment_run(
+            self._transport, job_id=job_id, database=database, schema=schema
+        )
+        return answer or {}
 
     # --- account-level list --------------------------------------------------------------------
 
@@ -546,9 +549,9 @@ class CortexTrainingClient:
             raise ValueError("max_retries must be >= 0")
         timeout = validate_request_timeout(request_timeout) if request_timeout is not None else None
         try:
-            answer = self._call(
-                "listAccountJobs",
-                query=query,
+            answer: Any = account.list_account_jobs(
+                self._transport,
+                **query,
                 predicate=_account_list_predicate,
                 max_retries=max_retries,
                 timeout=timeout,
@@ -601,19 +604,16 @@ class CortexTrainingClient:
 
     def list_models(self) -> list[dict[str, Any]]:
         """Models the account offers for new jobs (policy discovery, not a capacity promise)."""
-        answer = self._call("listModels")
+        answer: Any = account.list_models(self._transport)
         models = answer.get("models") if isinstance(answer, dict) else None
         return list(models or [])
 
     def _capacity(self, hardware: Hardware | str | None, breakdown: str | None) -> Any:
-        query = {
-            "hardware": hardware_wire(hardware) if hardware is not None else None,
-            "breakdown": breakdown,
-        }
-        return self._call(
-            "getCapacity",
-            query=query,
-            predicate=_retry.never,
+        # One attempt (the spec's rule for getCapacity), under the capacity lookup's shorter bound.
+        return control_plane.get_capacity(
+            self._transport,
+            hardware=hardware_wire(hardware) if hardware is not None else None,
+            breakdown=breakdown,
             timeout=capacity_timeout(self.request_timeout),
         )
 
@@ -639,21 +639,22 @@ class CortexTrainingClient:
 
     def list_checkpoints(self, job_id: str) -> list[dict[str, Any]]:
         """The job's checkpoints, in no guaranteed order (select by created_at)."""
-        answer = self._call("listCheckpoints", params={"job_id": job_id}, job_id=job_id)
+        answer: Any = control_plane.list_checkpoints(self._transport, job_id=job_id)
         checkpoints = answer.get("checkpoints") if isinstance(answer, dict) else None
         return list(checkpoints or [])
 
     def export_checkpoint(self, job_id: str, checkpoint_id: str) -> dict[str, Any]:
         """Short-lived download links of a checkpoint's files: `{checkpoint_id, files, expires_at}`."""
-        # No job_id grace: a checkpoint exists only long after its job was created, so a 517601 here
-        # (missing checkpoint or job) is final at once.
-        params = {"job_id": job_id, "checkpoint_id": checkpoint_id}
-        return self._call("exportCheckpoint", params=params) or {}
+        # No job_id grace (the spec's rule "settled"): a checkpoint exists only long after its job
+        # was created, so a 517601 here (missing checkpoint or job) is final at once.
+        answer: Any = control_plane.export_checkpoint(
+            self._transport, job_id=job_id, checkpoint_id=checkpoint_id
+        )
+        return answer or {}
 
     def delete_checkpoint(self, job_id: str, checkpoint_id: str) -> None:
         """Delete a checkpoint; a missing one raises (NotFoundError), it is not a success."""
-        params = {"job_id": job_id, "checkpoint_id": checkpoint_id}
-        self._call("deleteCheckpoint", params=params)
+        control_plane.delete_checkpoint(self._transport, job_id=job_id, checkpoint_id=checkpoint_id)
 
     # --- managed runs and dataset builds (the runs service) ------------------------------------
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ct_core.http.transport import Response
+    from ct_core.operations import models as api_models
 
 from ct_core.constants import (
     DEFAULT_CONNECT_TIMEOUT,
@@ -38,6 +39,7 @@ from ct_core.errors import (
     pat_rejected_from_connector,
     response_json,
 )
+from ct_core.operations import account
 
 
 def open_profile_session(connection: str | None, **overrides: Any) -> Any:
@@ -227,7 +229,7 @@ class ClientStatements:
         return response
 
 
-def _json_object(response: Response, statement: str) -> dict[str, Any]:
+def _json_object(response: Any, statement: str) -> dict[str, Any]:
     try:
         payload = response.json()
     except ValueError:
@@ -251,12 +253,12 @@ def run_statement(
     (a missing context database fails the statement). An answer of 202 (still running) is polled
     until it finishes; a result in several partitions is fetched whole.
     """
-    body: dict[str, Any] = {"statement": statement}
+    body: api_models.StatementRequest = {"statement": statement}
     if database:
         body["database"] = database
     if schema:
         body["schema"] = schema
-    response = transport.request("executeStatement", json_body=body)
+    response = account.execute_statement(transport, body=body)
     deadline = time.monotonic() + STATEMENT_TIMEOUT_S
     payload = _json_object(response, statement)
     while response.status_code == 202:
@@ -266,7 +268,7 @@ def run_statement(
         if time.monotonic() > deadline:
             raise ConfigError(f"the SQL API did not finish {statement!r} within {STATEMENT_TIMEOUT_S:g} s")
         sleep(STATEMENT_POLL_INTERVAL_S)
-        response = transport.request("getStatementStatus", params={"statement_handle": handle})
+        response = account.get_statement_status(transport, statement_handle=handle)
         payload = _json_object(response, statement)
     meta = payload.get("resultSetMetaData")
     row_type = meta.get("rowType") if isinstance(meta, dict) else None
@@ -279,9 +281,7 @@ def run_statement(
     if isinstance(partitions, list) and len(partitions) > 1 and isinstance(handle, str):
         # Large results come in partitions; the first arrives with the answer, the rest on request.
         for index in range(1, len(partitions)):
-            more = transport.request(
-                "getStatementStatus", params={"statement_handle": handle}, query={"partition": index}
-            )
+            more = account.get_statement_status(transport, statement_handle=handle, partition=index)
             rows.extend(list(row) for row in _json_object(more, statement).get("data") or [])
     return StatementResult(statement=statement, columns=columns, rows=rows)
 

@@ -28,6 +28,7 @@ from ct_core.data.chunk_groups import (
     upload_chunks,
 )
 from ct_core.data.results import KIND_GENERATE, RequestFailedError, RequestTimeoutError
+from ct_core.operations import data_plane
 
 if TYPE_CHECKING:
     from ct_core.context import ClientContext
@@ -236,10 +237,6 @@ class Generation:
         )
         return wire.dumps(logical, metadata=_RESPONSE_OPTIONS)
 
-    @staticmethod
-    def _query(sub_job_id: str | None) -> dict[str, Any] | None:
-        return {"sub_job_id": sub_job_id} if sub_job_id else None
-
     # --- public methods ------------------------------------------------------------------------------
 
     def generate(
@@ -269,10 +266,10 @@ class Generation:
         predicate = (
             chunk_predicate(data.general_rule(job_id)) if plan.chunked else data.nothing_ran_rule(job_id)
         )
-        query = self._query(sub_job_id)
+        sub_job = sub_job_id or None
 
         def send(index: int, body: ChunkBody) -> Any:
-            return self._data.post_frame("generate", job_id, body, predicate=predicate, query=query)
+            return data.post_frame(data_plane.generate, job_id, body, predicate=predicate, sub_job_id=sub_job)
 
         answer = upload_chunks(plan, send, operation="generate", group_id=plan.group_id)
         request_id = answer.get("request_id") if isinstance(answer, dict) else None
@@ -303,11 +300,11 @@ class Generation:
         if len(frame) > limit:
             raise ValueError(oversized_stream_message(len(frame), limit))
         answer = self._data.post_frame(
-            "generateStream",
+            data_plane.generate_stream,
             job_id,
             ChunkBody((frame,)),
             predicate=self._data.nothing_ran_rule(job_id),
-            query=self._query(sub_job_id),
+            sub_job_id=sub_job_id or None,
         )
         if not isinstance(answer, dict) or not answer.get("request_id"):
             raise RuntimeError(f"generate-stream answer carries no request_id: {answer!r}")

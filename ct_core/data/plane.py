@@ -3,8 +3,9 @@ polling and live logs (`DataPlane`; the facade `CortexTrainingClient` forwards t
 
 Each method is thin: operation bodies and payloads come from `ct_core.data.operations`, chunk groups
 from `ct_core.data.chunk_groups`, polling and result decoding from `ct_core.data.results`, live logs
-from `ct_core.data.logs`; every request is one `Transport.request()`. Nothing here prints; request
-bodies are logged at DEBUG only, never with their payload bytes.
+from `ct_core.data.logs`; every request is one generated operation (`ct_core.operations.data_plane`)
+over `Transport.request()`. Nothing here prints; request bodies are logged at DEBUG only, never with
+their payload bytes.
 
 Which failures are retried: a forward/backward chunk carries its group id, the server's idempotency
 key, so it gets the general retry rule (chunk-group answers excepted: they are answers about the
@@ -34,7 +35,6 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ct_core import errors
-from ct_core.constants import JOB_NOT_FOUND_CODE, PERMANENT_CONFLICT_CODES
 from ct_core.control.polling import normalize_request_status
 from ct_core.data import operations as ops
 from ct_core.data.chunk_groups import (
@@ -52,21 +52,20 @@ from ct_core.data.results import (
     decode_event_results,
     poll_until_done,
 )
-from ct_core.errors import CTConnectionError, TLSVerificationError
+from ct_core.errors import CTConnectionError
 from ct_core.http import retry as _retry
 from ct_core.ids import checkpoint_id_from_save_result, find_sub_jobs
+from ct_core.operations import control_plane, data_plane
 
 if TYPE_CHECKING:
     from ct_core.context import ClientContext
     from ct_core.control.polling import PollSchedule
     from ct_core.data.pipeline import RequestHandle, TrainingPipeline
+    from ct_core.operations import models
 
 logger = logging.getLogger("ct_core.dataplane")
 
 CHECKPOINT_TYPES = ("resumable", "weights-only")
-#: Statuses after which a non-idempotent POST provably did not run: a redirect (never
-#: followed), 404/409 while the job becomes visible or its zone restarts, 429 and 503.
-_NOTHING_RAN_STATUSES = frozenset({307, 308, 404, 409, 429, 503})
 _FWD_BWD = "fwd-bwd"
 #: The label every DEBUG line of the forward/backward trace starts with.
 FWD_BWD_TRACE = "[ct fwd-bwd]"
@@ -140,15 +139,12 @@ class DataPlane:
     def get_job(self, job_id: str) -> dict[str, Any]:
         return self._ctx.get_job(job_id)
 
-    def _call(self, operation_id: str, *, params: dict[str, Any], body: Any = None, **policy: Any) -> Any:
-        return self._transport.request(operation_id, params=params, json_body=body, **policy).json()
-
     # --- retry rules ---------------------------------------------------------------------------
 
     def _read_job_once(self, job_id: str) -> dict[str, Any] | None:
         """The job record in one attempt, or None when it cannot be read (see `JobStateCheck`)."""
         try:
-            job = self._transport.request("getJob", params={"job_id": job_id}, predicate=_retry.never).json()
+            job: Any = control_plane.get_job(self._transport, job_id=job_id, predicate=_retry.never)
         except errors.CTError as error:
             logger.debug("job %s could not be read to explain an answer: %s", job_id, error)
             return None
@@ -164,37 +160,27 @@ class DataPlane:
         )
 
     def nothing_ran_rule(self, job_id: str) -> _retry.Predicate:
-        """Only failures that prove nothing ran, reading the job once as `general_rule` does."""
-        recent = self._transport.recent_jobs
+        """Only failures that prove nothing ran (`ct_core.http.retry.nothing_ran`), reading the job
+        once as `general_rule` does."""
+        return self._job_state_check(
+            job_id, _retry.nothing_ran(job_id=job_id, recent_jobs=self._transport.recent_jobs)
+        )
 
-        def predicate(error: BaseException) -> bool:
-            if isinstance(error, CTConnectionError):
-                return error.never_sent and not isinstance(error, TLSVerificationError)
-            if not isinstance(error, errors.APIError) or error.status_code not in _NOTHING_RAN_STATUSES:
-                return False
-            if error.status_code == 409 and error.code in PERMANENT_CONFLICT_CODES:
-                return False
-            if error.status_code == 404 and error.code == JOB_NOT_FOUND_CODE:
-                return job_id in recent
-            return True
-
-        return self._job_state_check(job_id, predicate)
-
-    def _json(self, operation_id: str, job_id: str, *, body: Any = None, **extra: Any) -> Any:
-        predicate = extra.pop("predicate", None) or self.nothing_ran_rule(job_id)
-        params = {"job_id": job_id, **extra.pop("params", {})}
-        return self._call(operation_id, params=params, body=body, predicate=predicate, **extra)
-
-    def _once(self, operation_id: str, job_id: str, what: str, *, body: Any) -> Any:
-        """POST a call that must not run twice, named with a fresh client id.
+    def _once(self, send: Callable[..., Any], job_id: str, what: str, *, body: Any) -> Any:
+        """POST a call that must not run twice (`send`: its generated operation), named with a
+        fresh client id.
 
         It is repeated only when the failure proves nothing ran; a failure that leaves that open
         becomes `RequestOutcomeUnknown`, naming the id to look the call up by.
         """
         client_request_id = _client_request_id()
         try:
-            return self._json(
-                operation_id, job_id, body=body, headers={CLIENT_REQUEST_ID_HEADER: client_request_id}
+            return send(
+                self._transport,
+                job_id=job_id,
+                body=body,
+                headers={CLIENT_REQUEST_ID_HEADER: client_request_id},
+                predicate=self.nothing_ran_rule(job_id),
             )
         except (CTConnectionError, errors.APIError) as error:
             if not errors.outcome_is_unknown(error):
@@ -214,7 +200,7 @@ class DataPlane:
     ) -> dict[str, Any]:
         body = ops.envelope(operation_type, payload, sub_job_id=sub_job_id, sub_job_type=sub_job_type)
         logger.debug("operation %s job_id=%s sub_job_id=%s", operation_type, job_id, sub_job_id)
-        answer = self._once("submitOperation", job_id, operation_type, body=body)
+        answer = self._once(data_plane.submit_operation, job_id, operation_type, body=body)
         return answer if isinstance(answer, dict) else {}
 
     @staticmethod
@@ -250,7 +236,9 @@ class DataPlane:
 
         def send(index: int, body: ChunkBody) -> Any:
             trace = f"{label} phase=submit chunk={index + 1}/{len(plan)}" if tracing else None
-            return self.post_frame("forwardBackward", job_id, body, predicate=predicate, trace=trace)
+            return self.post_frame(
+                data_plane.forward_backward, job_id, body, predicate=predicate, trace=trace
+            )
 
         answer = upload_chunks(plan, send, operation=_FWD_BWD, group_id=plan.group_id)
         if answer is None:
@@ -274,34 +262,35 @@ class DataPlane:
 
     def post_frame(
         self,
-        operation_id: str,
+        send: Callable[..., Any],
         job_id: str,
         body: ChunkBody,
         *,
         predicate: _retry.Predicate,
-        query: dict[str, Any] | None = None,
         trace: str | None = None,
+        **query: Any,
     ) -> Any:
+        """POST one DSSST1 frame or request chunk with `send`, the generated operation (forward_backward,
+        generate, generate_stream); `query` are its query parameters (`sub_job_id=`)."""
         # `body.stream` gives a fresh iterator per attempt: a retry resends the same bytes from their start.
-        return self._transport.request(
-            operation_id,
-            params={"job_id": job_id},
-            query=query,
+        return send(
+            self._transport,
+            job_id=job_id,
             content=body.stream,
             length=body.size,
-            content_type="application/octet-stream",
             predicate=predicate,
             trace=trace,
-        ).json()
+            **query,
+        )
 
     # --- step, save, load ----------------------------------------------------------------------
 
     def step(self, job_id: str, learning_rate: float | None = None) -> str:
         """Schedule an optimizer step; returns the request id. Without learning_rate the job's own applies."""
-        body: dict[str, Any] = {}
+        body: models.StepRequest = {}
         if learning_rate is not None:
             body["learning_rate"] = _check_learning_rate(learning_rate)
-        return self._request_id(self._once("step", job_id, "step", body=body), "step")
+        return self._request_id(self._once(data_plane.step, job_id, "step", body=body), "step")
 
     def save(self, job_id: str, checkpoint_id: str | None = None, checkpoint_type: str | None = None) -> str:
         """Schedule a checkpoint save (resumable by default, or weights-only); returns the request id.
@@ -318,7 +307,7 @@ class DataPlane:
                 "not sent; take the id from the save result's stage_path (checkpoint_id_from_save_result)",
                 checkpoint_id,
             )
-        return self._request_id(self._once("save", job_id, "save", body=body), "save")
+        return self._request_id(self._once(data_plane.save, job_id, "save", body=body), "save")
 
     @staticmethod
     def checkpoint_id_from_save_result(result: dict[str, Any]) -> str:
@@ -342,7 +331,7 @@ class DataPlane:
             raise ValueError("load needs a checkpoint_id")
         body: dict[str, Any] = {"checkpoint_id": checkpoint_id}
         body.update(ops.present(("source_job_id", source_job_id), ("target_sub_job_id", target_sub_job_id)))
-        return self._request_id(self._once("load", job_id, "load", body=body), "load")
+        return self._request_id(self._once(data_plane.load, job_id, "load", body=body), "load")
 
     # --- the generic operation envelope (submitOperation) --------------------------------------
 
@@ -360,10 +349,13 @@ class DataPlane:
 
         Bytes become `{"payload_b64", "content_type"}`. An answer with a request_id is to be polled.
         """
-        body = ops.envelope(operation_type, payload, sub_job_id=sub_job_id, sub_job_type=sub_job_type)
+        body: Any = ops.envelope(operation_type, payload, sub_job_id=sub_job_id, sub_job_type=sub_job_type)
         logger.debug("operation %s job_id=%s sub_job_id=%s", operation_type, job_id, sub_job_id)
-        answer = self._json(
-            "submitOperation", job_id, body=body, predicate=predicate or self.general_rule(job_id)
+        answer: Any = data_plane.submit_operation(
+            self._transport,
+            job_id=job_id,
+            body=body,
+            predicate=predicate or self.general_rule(job_id),
         )
         return answer if isinstance(answer, dict) else {}
 
@@ -535,15 +527,12 @@ class DataPlane:
         cursor: str | None,
         trace: str | None = None,
     ) -> Any:
-        query: dict[str, Any] = {}
-        if max_events is not None:
-            query["max_events"] = max_events
-        if cursor:
-            query["cursor"] = cursor
-        answer = self._call(
-            "getRequestStatus",
-            params={"job_id": job_id, "request_id": request_id},
-            query=query,
+        answer: Any = data_plane.get_request_status(
+            self._transport,
+            job_id=job_id,
+            request_id=request_id,
+            max_events=max_events,
+            cursor=cursor or None,
             predicate=self.general_rule(job_id),
             trace=trace,
         )

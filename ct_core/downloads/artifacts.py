@@ -22,6 +22,7 @@ from typing import Any, Protocol
 from ct_core import errors
 from ct_core.errors import ArtifactError, ArtifactMissing, ArtifactUnavailable
 from ct_core.http import retry as _retry
+from ct_core.operations import local
 
 __all__ = [
     "ArtifactEntry",
@@ -147,16 +148,17 @@ class LocalArtifactStore:
         self.run_uri = run_uri(experiment_run)
         self._client = client
         self._run = str(experiment_run["experiment_run_name"])
-        self._params = {"experiment_name": str(experiment_run["experiment_name"]), "run_name": self._run}
+        self._experiment = str(experiment_run["experiment_name"])
 
     def list(self, root: str) -> list[ArtifactEntry]:
         try:
-            answer = self._client.request(
-                "listLocalArtifacts",
-                params=self._params,
-                query={"prefix": root.strip("/") + "/"},
+            answer: Any = local.list_local_artifacts(
+                self._client,
+                experiment_name=self._experiment,
+                run_name=self._run,
+                prefix=root.strip("/") + "/",
                 predicate=_retry.general(final=_route_not_served),
-            ).json()
+            )
         except errors.APIError as error:
             if _route_not_served(error):
                 raise artifacts_not_served(str(self._client.base_url), error) from error
@@ -169,11 +171,16 @@ class LocalArtifactStore:
         if not safe_relative(path):
             raise ArtifactError(f"unsafe experiment artifact path: {path!r}")
         target = directory / path.rsplit("/", 1)[-1]
-        params = {**self._params, "artifact_path": path}
         limit = (timeout, timeout) if timeout is not None else None
         try:
             with (
-                self._client.stream("getLocalArtifact", params=params, timeout=limit) as response,
+                local.get_local_artifact(
+                    self._client,
+                    experiment_name=self._experiment,
+                    run_name=self._run,
+                    artifact_path=path,
+                    timeout=limit,
+                ) as response,
                 target.open("wb") as sink,
             ):
                 for block in response.iter_bytes():

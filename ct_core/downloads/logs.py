@@ -40,6 +40,7 @@ from ct_core.downloads.chunks import (
 )
 from ct_core.downloads.sessions import SessionPool
 from ct_core.errors import NoChunksError
+from ct_core.operations import AnswerRecorder, control_plane
 
 logger = logging.getLogger("cortex_training")
 
@@ -104,12 +105,12 @@ def job_and_server_now(client: Any, job_id: str) -> tuple[dict[str, Any], dateti
     """GET /{job_id} and the server's clock from the response's Date header (local clock without one)."""
     from email.utils import parsedate_to_datetime
 
-    response = client.request("getJob", params={"job_id": job_id}, job_id=job_id)
+    recorder = AnswerRecorder(client)
+    body: Any = control_plane.get_job(recorder, job_id=job_id)
     now = datetime.now(UTC)
     with contextlib.suppress(TypeError, ValueError):
-        stamped = parsedate_to_datetime(response.header("date") or "")
+        stamped = parsedate_to_datetime(recorder.answer.header("date") or "")
         now = stamped if stamped.tzinfo else stamped.replace(tzinfo=UTC)
-    body = response.json()
     return (body if isinstance(body, dict) else {}), now
 
 
