@@ -18,15 +18,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ct_core import constants
+
 # GPU hardware: the accepted values of the create-job ``hardware`` field; H200 when omitted.
 KNOWN_HARDWARE: tuple[str, ...] = ("H200", "B200", "B300")
 DEFAULT_HARDWARE = "H200"
 
-# Create-job idle_timeout_seconds / pending_timeout_seconds: server defaults and accepted ranges.
-DEFAULT_IDLE_TIMEOUT_S = 1800
-DEFAULT_PENDING_TIMEOUT_S = 86400
-TIMEOUT_MIN_S = 300
-TIMEOUT_MAX_S = 604800
+# Limits of the contract that the client checks too are ct_core.constants' own (one number, one
+# rule); what only the server decides stays here.
+
+# Create-job idle_timeout_seconds / pending_timeout_seconds: the defaults and the accepted range.
+DEFAULT_IDLE_TIMEOUT_S = constants.DEFAULT_IDLE_TIMEOUT_SECONDS
+DEFAULT_PENDING_TIMEOUT_S = constants.DEFAULT_PENDING_TIMEOUT_SECONDS
+TIMEOUT_MIN_S = constants.TIMEOUT_MIN_SECONDS
+TIMEOUT_MAX_S = constants.TIMEOUT_MAX_SECONDS
 
 # Create-job names and values (ct_local.control.jobs). An experiment name is one to three
 # dot-separated parts (NAME, SCHEMA.NAME or DB.SCHEMA.NAME) of ASCII letters, digits, "_" and "-",
@@ -59,9 +64,10 @@ KNOWN_DTYPES: tuple[str, ...] = (
 # A seed is what torch.manual_seed takes: an integer from 0 to 2**64 - 1.
 MAX_SEED = 2**64 - 1
 
-# Account-level job list: page size bounds and default.
+# Account-level job list: the page size when none is asked for (the server's choice) and the
+# largest one (the contract's).
 ACCOUNT_LIST_DEFAULT_LIMIT = 100
-ACCOUNT_LIST_MAX_LIMIT = 1000
+ACCOUNT_LIST_MAX_LIMIT = constants.ACCOUNT_LIST_MAX_PAGE_SIZE
 
 # Capacity breakdown: at most this many dimension names per request.
 BREAKDOWN_MAX_DIMENSIONS = 8

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-# Access-control codes of the service.
-CODE_JOB_NOT_FOUND = "517601"
-CODE_INVALID_REQUEST = "517602"
-CODE_UNSUPPORTED_HARDWARE = "517604"
+from ct_core import constants
+
+# Access-control codes of the service; those the client also reads are ct_core.constants' own.
+CODE_JOB_NOT_FOUND = constants.JOB_NOT_FOUND_CODE
+CODE_INVALID_REQUEST = constants.BAD_REQUEST_CODE
+CODE_UNSUPPORTED_HARDWARE = constants.UNSUPPORTED_HARDWARE_CODE
 CODE_UNSUPPORTED_MODEL = "517650"
 CODE_NO_CREATE_PRIVILEGE = "003001"
 

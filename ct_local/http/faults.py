@@ -26,9 +26,11 @@ from typing import Any
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ct_core import constants
+
 ACTIONS = ("respond", "drop", "delay")
 ADMIN_PREFIX = "/_ct/"
-REQUEST_ID_HEADER = "x-snowflake-request-id"
+REQUEST_ID_HEADER = constants.REQUEST_ID_HEADER
 
 
 @dataclass
