@@ -8,7 +8,7 @@ field (``kwargs.input_ids`` or ``kwargs.labels``) and the range. Everything else
 
 :func:`vocabulary_size` says how many ids the sub-job's model has: the tiny model's vocabulary, or
 the ``vocab_size`` in ``config.json`` of the folder a sub-job starts from (external weights or a
-saved checkpoint). Nothing here imports torch.
+saved checkpoint), or of the real model its name is served by. Nothing here imports torch.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import numpy as np
 
 from ct_core import wire
 from ct_local.http.errors import RequestValidationError
-from ct_local.model import tinylm
+from ct_local.model import registry, tinylm
 from ct_local.model.training_spec import IGNORE_INDEX, SpecError, parse_source
 from ct_local.storage.checkpoint_paths import resolve_checkpoint
 from ct_local.storage.store import Store
@@ -51,6 +51,9 @@ def vocabulary_size(sub_job: dict[str, Any], store: Store) -> int:
         row = resolve_checkpoint(store, source.source_job_id, source.checkpoint_id)
         folder = Path(row.path) if row is not None and row.path else None
     found = _folder_vocabulary(folder) if folder is not None else None
+    real = registry.real_entry(str(sub_job.get("model_name") or ""))
+    if found is None and real is not None:
+        found = real.vocab_size
     return found if found is not None else tinylm.VOCAB_SIZE
 
 

@@ -31,7 +31,7 @@ from typing import Any
 
 import torch
 
-from ct_local.model import tinylm
+from ct_local.model import hf, tinylm
 from ct_local.model.training_spec import IGNORE_INDEX, SUPPORTED_LOSS_FNS, TrainingSpec
 
 # Model kwargs passed to the model as given; rr_* router-replay inputs are accepted and ignored
@@ -67,8 +67,10 @@ def with_lora(model: torch.nn.Module, peft_config: dict[str, Any]) -> torch.nn.M
     """Wrap ``model`` with a LoRA adapter; only the adapter tensors keep requires_grad."""
     import peft
 
-    given = {k: v for k, v in peft_config.items() if k != "peft_type"}
-    values = {**LORA_DEFAULTS, "task_type": "CAUSAL_LM", **given}
+    given = {k: v for k, v in peft_config.items() if k != "peft_type" and v is not None}
+    # Without target_modules every linear layer but the output head gets an adapter, whatever the
+    # architecture (no per-model table of layer names).
+    values = {**LORA_DEFAULTS, "task_type": "CAUSAL_LM", "target_modules": "all-linear", **given}
     try:
         config = peft.LoraConfig(**values)
         # peft draws the A matrices from torch's global generator; a fixed seed keeps a LoRA job's
@@ -184,6 +186,11 @@ class Trainer:
         cls = torch.optim.AdamW if o.name == "adamw" else torch.optim.Adam
         return cls(params, lr=o.lr, betas=o.betas, eps=o.eps, weight_decay=o.weight_decay)
 
+    @property
+    def device(self) -> torch.device:
+        """Where the model's weights are (real models may run on a GPU; the tiny model on the CPU)."""
+        return next(self.model.parameters()).device
+
     def vocab_size(self) -> int:
         return int(self.model.get_input_embeddings().weight.shape[0])  # type: ignore[operator]
 
@@ -224,12 +231,13 @@ class Trainer:
         limit = self.spec.max_seq_len
         if limit is not None and ids.shape[1] > limit:
             raise RequestError(f"sequence length {ids.shape[1]} exceeds the sub-job's max_seq_len of {limit}")
-        return inputs, {**kwargs, **{k: v for k, v in context.items() if k == "loss_mask"}}, processing
+        placed = {name: tensor.to(self.device) for name, tensor in inputs.items()}
+        return placed, {**kwargs, **{k: v for k, v in context.items() if k == "loss_mask"}}, processing
 
     def _loss(self, logits: torch.Tensor, extras: dict[str, Any]) -> tuple[torch.Tensor, int]:
         if extras.get("labels") is None:
             raise RequestError("kwargs.labels is required for forward-backward")
-        labels = _tensor(extras["labels"], "labels", torch.long)
+        labels = _tensor(extras["labels"], "labels", torch.long).to(logits.device)
         if labels.shape != logits.shape[:2]:
             raise RequestError(f"labels must have the shape of input_ids {tuple(logits.shape[:2])}")
         targets = labels[labels != IGNORE_INDEX]
@@ -244,12 +252,13 @@ class Trainer:
         ).reshape(labels.shape)
         weights = (labels != IGNORE_INDEX).to(per_token.dtype)
         if extras.get("loss_mask") is not None:
-            mask = _tensor(extras["loss_mask"], "loss_mask", per_token.dtype)
+            mask = _tensor(extras["loss_mask"], "loss_mask", per_token.dtype).to(logits.device)
             if mask.shape != labels.shape:
                 raise RequestError("loss_mask must have the shape of labels")
             weights = weights * mask
         if "attention_mask" in extras and extras["attention_mask"] is not None:
-            weights = weights * _tensor(extras["attention_mask"], "attention_mask", per_token.dtype)
+            attention = _tensor(extras["attention_mask"], "attention_mask", per_token.dtype)
+            weights = weights * attention.to(logits.device)
         total = weights.sum()
         tokens = int((weights > 0).sum())
         if float(total) <= 0:
@@ -320,7 +329,7 @@ class Trainer:
         logprobs = (
             torch.log_softmax(logits[:, :-1, :], dim=-1).gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1)
         )
-        result: dict[str, Any] = {"logprobs": logprobs.contiguous()}
+        result: dict[str, Any] = {"logprobs": logprobs.cpu().contiguous()}
         if extras.get("labels") is not None:
             loss, tokens = self._loss(logits, extras)
             result["avg_loss"] = float(loss)
@@ -385,6 +394,10 @@ class Trainer:
             "model_name": self.spec.model_name,
         }
         optimizer = self.optimizer if checkpoint_type == "resumable" else None
+        # A real model's checkpoint also carries its tokenizer files (and chat template).
+        hf.with_tokenizer(folder, self.spec.model_name, lambda target: self._write(target, optimizer, state))
+
+    def _write(self, folder: Path, optimizer: torch.optim.Optimizer | None, state: dict[str, Any]) -> None:
         if not is_lora(self.model):
             tinylm.write_checkpoint(folder, self.model, optimizer=optimizer, trainer_state=state)
             return

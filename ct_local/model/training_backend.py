@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ct_core import wire
-from ct_local.model import tinylm
+from ct_local.model import hf, registry, tinylm
 from ct_local.model.trainer import RequestError, Trainer, peft_config_of
 from ct_local.model.training_spec import TrainingSpec, training_spec
 from ct_local.storage.checkpoint_paths import checkpoint_folder, resolve_checkpoint
@@ -78,11 +78,14 @@ class TrainingBackend:
             return self._restored()
         source = self.spec.source
         if source is None:
-            self.say(f"building {self.spec.model_name} (tiny local model, seeded from its name)")
-            return Trainer(self.spec, tinylm.build_model(self.spec.model_name), self.peft_config)
+            model, origin = hf.base_model(self.spec.model_name)
+            self.say(f"building {origin}")
+            return Trainer(self.spec, model, self.peft_config)
         if source.external_path is not None:
             self.say(f"loading Hugging Face weights from {source.external_path}")
-            return Trainer(self.spec, tinylm.load_pretrained(source.external_path), self.peft_config)
+            return Trainer(
+                self.spec, hf.load_for(self.spec.model_name, source.external_path), self.peft_config
+            )
         assert source.source_job_id is not None and source.checkpoint_id is not None
         row = resolve_checkpoint(self.store, source.source_job_id, source.checkpoint_id)
         if row is None or not row.path:
@@ -90,7 +93,7 @@ class TrainingBackend:
                 f"source checkpoint {source.checkpoint_id} of job {source.source_job_id} no longer exists"
             )
         folder = Path(row.path)
-        trainer = Trainer(self.spec, tinylm.load_pretrained(folder), self.peft_config)
+        trainer = Trainer(self.spec, hf.load_for(self.spec.model_name, folder), self.peft_config)
         if row.checkpoint_type == "resumable":
             info = trainer.load(folder, with_optimizer=self.spec.load_optimizer_states)
             self.say(
@@ -110,7 +113,10 @@ class TrainingBackend:
                 f"the state snapshot of {self.sub_job_id} holds no state (it was above the state snapshot "
                 "limit), so the sub-job cannot carry on from its last request"
             )
-        trainer = Trainer(self.spec, tinylm.model_from_config(description["config"]), self.peft_config)
+        model = tinylm.model_from_config(description["config"])
+        if registry.real_entry(self.spec.model_name) is not None:
+            model = hf.place(model)
+        trainer = Trainer(self.spec, model, self.peft_config)
         trainer.restore(tensors, description["trainer"])
         self.applied = marker if isinstance(marker, dict) else None
         after = f" after request {self.applied['request_id']}" if self.applied else ""

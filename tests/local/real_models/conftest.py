@@ -95,6 +95,12 @@ def save_model(folder: Path, architecture: str, seed: int = 0) -> Path:
 
 
 @pytest.fixture(scope="session")
+def tokenizer() -> Any:
+    """The test models' tokenizer (the same for every architecture)."""
+    return build_tokenizer()
+
+
+@pytest.fixture(scope="session")
 def model_folders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """``{architecture: folder}`` for every test architecture, built once per session."""
     root = tmp_path_factory.mktemp("real-models")
@@ -154,6 +160,20 @@ class Driver:
             params=query,
             headers={"content-type": "application/octet-stream"},
         )
+
+    def forward(self, ids: list[list[int]]) -> Any:
+        """The shifted log-probabilities of ``ids`` (the forward operation)."""
+        import torch
+
+        frame = wire.dumps({"args": (), "kwargs": {"input_ids": torch.tensor(ids, dtype=torch.long)}})
+        payload = {
+            "payload_b64": base64.b64encode(frame).decode(),
+            "content_type": "application/octet-stream",
+        }
+        response = self.http.post(
+            f"{self.url}/operation", json={"operation_type": "forward", "payload": payload}
+        )
+        return self.result(response)["logprobs"]
 
     def fwd_bwd(self, ids: list[list[int]]) -> float:
         import torch
