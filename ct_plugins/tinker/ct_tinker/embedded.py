@@ -1,0 +1,91 @@
+"""The Tinker API inside `ct local serve`: callers checked with the server's own tokens, and the
+translation driving Cortex Training jobs on this very server through ct_core, as the caller's role."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from starlette.requests import Request
+from starlette.routing import Route
+
+from ct_tinker.service import TinkerRefusal, TinkerService
+
+#: The prefix the SDK requires of an API key; the server's token may be given with or without it.
+API_KEY_PREFIX = "tml-"
+#: Result polls of the translation on a local server: quick, since its requests finish in milliseconds.
+POLL_INTERVAL_S = 0.01
+POLL_MAX_INTERVAL_S = 0.05
+
+
+def identity_of_key(settings: Any, key: str) -> Any:
+    """The server identity whose token is `key`, or `key` less the SDK's `tml-` prefix; None if neither."""
+    if not key:
+        return None
+    identity = settings.identity_for_token(key)
+    if identity is None and key.startswith(API_KEY_PREFIX):
+        identity = settings.identity_for_token(key.removeprefix(API_KEY_PREFIX))
+    return identity
+
+
+class EmbeddedTinker:
+    """The `ct_local_services` object: routes now, clients of this server once it listens."""
+
+    def __init__(self, state_dir: Path, settings: Any) -> None:
+        self.settings = settings
+        self.base_url: str | None = None
+        self._clients: dict[str, Any] = {}
+        self._lock = threading.Lock()
+        self.service = TinkerService(
+            client_for=self._client_for, authenticate=self._authenticate, state_dir=state_dir / "tinker"
+        )
+
+    def routes(self) -> list[Route]:
+        return self.service.routes()
+
+    def start(self, base_url: str) -> None:
+        self.base_url = base_url
+
+    def stop(self) -> None:
+        self.service.stop()
+        with self._lock:
+            for client in self._clients.values():
+                client.close()
+            self._clients.clear()
+
+    def _authenticate(self, request: Request) -> str:
+        from ct_local.settings import ANONYMOUS_ROLE
+
+        if not self.settings.auth_required:
+            return str(ANONYMOUS_ROLE)
+        identity = identity_of_key(self.settings, request.headers.get("x-api-key", "").strip())
+        if identity is None:
+            raise TinkerRefusal(401, "this server needs one of its tokens as the Tinker API key (X-API-Key)")
+        return str(identity.role)
+
+    def _client_for(self, owner: str) -> Any:
+        from ct_core import CortexTrainingClient
+
+        if self.base_url is None:
+            raise TinkerRefusal(503, "the local server has not started listening yet")
+        with self._lock:
+            client = self._clients.get(owner)
+            if client is None:
+                token = next((t for t, role in self.settings.tokens.items() if role == owner), None)
+                client = CortexTrainingClient(
+                    base_url=self.base_url,
+                    database=self.service.database,
+                    schema=self.service.schema,
+                    token=token,
+                    poll_interval=POLL_INTERVAL_S,
+                    poll_max_interval=POLL_MAX_INTERVAL_S,
+                )
+                self._clients[owner] = client
+            return client
+
+
+def embedded_service(state_dir: str, settings: Any) -> EmbeddedTinker | None:
+    if not getattr(settings, "tinker_service", True):
+        return None
+    return EmbeddedTinker(Path(state_dir), settings)

@@ -1,0 +1,842 @@
+"""The Tinker HTTP API, translated into Cortex Training jobs and data-plane requests.
+
+One implementation for both ways of running it: inside `ct local serve` (the `ct_local_services`
+hook, `embedded_service`) and in front of any Cortex Training endpoint (`ct tinker serve`).
+
+What maps to what (docs/tinker.md has the user's view):
+
+- a session: an id; heartbeats and telemetry are answered and dropped.
+- a training client (`create_model`): a job with a LoRA training sub-job (rank = peft `r`) and a
+  sampling sub-job on the same base model; its model id is the job id.
+- `forward_backward`: a forward request (the per-token log-probabilities the SDK reads back) then
+  a forward-backward request on the training sub-job, sent back to back so they run in order on
+  the same weights; `forward` (forward only): the forward request alone.
+- `optim_step`: a step with the call's learning rate.
+- `save_weights_for_sampler`: a weight sync from the training to the sampling sub-job (and, with a
+  name, a weights-only checkpoint); `save_weights`: a resumable checkpoint; `load_weights`: a load.
+- sampling (`asample`): a generate request on the job's sampling sub-job.
+- futures: each call is one Python future, keyed by a request id the service hands out; calls of
+  one training client are submitted in arrival order by one thread, so the SDK's pipelining keeps
+  the order Cortex Training guarantees for a sub-job's requests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import datetime
+import logging
+import math
+import threading
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from ct_tinker import wire
+from ct_tinker.tokenizer import ensure_byte_tokenizer
+
+log = logging.getLogger(__name__)
+
+PREFIX = "/api/v1"
+#: The longest a retrieve_future call holds the request waiting for its result before answering
+#: "try again" (the SDK waits 45 s for each retrieve answer, and asks again at once).
+RETRIEVE_WAIT_S = 20.0
+#: Where the jobs of the translation live on the Cortex Training endpoint.
+DEFAULT_DATABASE = "TINKER_DB"
+DEFAULT_SCHEMA = "PUBLIC"
+#: The sequence length of the jobs a training client creates.
+MAX_SEQ_LEN = 1024
+#: Tinker's Adam defaults; a job is created with them, and an optim_step asking for other betas,
+#: eps or weight decay is refused (Cortex Training fixes them when the job is created).
+ADAM_DEFAULTS = {"beta1": 0.9, "beta2": 0.95, "eps": 1e-12, "weight_decay": 0.0}
+DEFAULT_LR = 1e-4
+#: The LoRA target modules of Tinker's train_attn and train_mlp (Hugging Face Llama/Qwen names); the
+#: unembedding is never adapted (train_unembed is accepted and documented as ignored).
+ATTENTION_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj")
+MLP_MODULES = ("gate_proj", "up_proj", "down_proj")
+#: The losses computed exactly through the data plane.
+SUPPORTED_LOSSES = ("cross_entropy",)
+IGNORE_INDEX = -100
+#: How many threads poll Cortex Training results for all training clients.
+POLL_WORKERS = 16
+
+
+class TinkerRefusal(Exception):
+    """A call this service answers with an error in the SDK's shape."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+class UserError(Exception):
+    """A request whose future fails with the SDK's "user" error category."""
+
+
+@dataclass
+class TrainingModel:
+    """One training client: its owner, job and sub-jobs, and the thread that submits in order."""
+
+    model_id: str
+    owner: str
+    base_model: str
+    rank: int
+    job_id: str
+    ready: concurrent.futures.Future[None]
+    submit: concurrent.futures.ThreadPoolExecutor
+    samplers: int = 0
+
+    @property
+    def training_sub_job(self) -> str:
+        return f"{self.job_id}:training:0"
+
+    @property
+    def sampling_sub_job(self) -> str:
+        return f"{self.job_id}:sampling:0"
+
+
+@dataclass
+class SamplingSession:
+    session_id: str
+    owner: str
+    model_id: str
+    base_model: str
+
+
+@dataclass
+class TinkerState:
+    sessions: dict[str, str] = field(default_factory=dict)
+    models: dict[str, TrainingModel] = field(default_factory=dict)
+    samplers: dict[str, SamplingSession] = field(default_factory=dict)
+    futures: dict[str, tuple[str, concurrent.futures.Future[Any]]] = field(default_factory=dict)
+    checkpoints: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message, "detail": message, "message": message}, status_code=status)
+
+
+class TinkerService:
+    """The Tinker routes over Cortex Training.
+
+    `client_for(owner)` gives the ct_core client that acts for a caller's role; `authenticate`
+    turns a request into that role (raising TinkerRefusal); `models()` lists the models served.
+    """
+
+    def __init__(
+        self,
+        *,
+        client_for: Callable[[str], Any],
+        authenticate: Callable[[Request], str],
+        state_dir: Path,
+        database: str = DEFAULT_DATABASE,
+        schema: str = DEFAULT_SCHEMA,
+    ) -> None:
+        self.client_for = client_for
+        self.authenticate = authenticate
+        self.state_dir = state_dir
+        self.database = database
+        self.schema = schema
+        self.state = TinkerState()
+        self.lock = threading.Lock()
+        self.pollers = concurrent.futures.ThreadPoolExecutor(POLL_WORKERS, thread_name_prefix="tinker-poll")
+        self._tokenizer: Path | None = None
+
+    # --- plumbing -------------------------------------------------------------------------------
+
+    def stop(self) -> None:
+        with self.lock:
+            models = list(self.state.models.values())
+        for model in models:
+            model.submit.shutdown(wait=False, cancel_futures=True)
+        self.pollers.shutdown(wait=False, cancel_futures=True)
+
+    def routes(self) -> list[Route]:
+        p = PREFIX
+        post = {
+            "/client/config": self.client_config,
+            "/client/dynamic_config": self.dynamic_config,
+            "/create_session": self.create_session,
+            "/session_heartbeat": self.heartbeat,
+            "/telemetry": self.telemetry,
+            "/create_model": self.create_model,
+            "/get_info": self.get_info,
+            "/forward_backward": self.forward_backward,
+            "/optim_step": self.optim_step,
+            "/save_weights_for_sampler": self.save_weights_for_sampler,
+            "/save_weights": self.save_weights,
+            "/load_weights": self.load_weights,
+            "/create_sampling_session": self.create_sampling_session,
+            "/asample": self.asample,
+            "/retrieve_future": self.retrieve_future,
+        }
+        get = {
+            "/get_server_capabilities": self.capabilities,
+            "/healthz": self.healthz,
+            "/training_runs/{model_id}/checkpoints": self.list_checkpoints,
+            "/samplers/{sampler_id}": self.get_sampler,
+        }
+        routes = [Route(p + path, self._h(h), methods=["POST"]) for path, h in post.items()]
+        routes += [Route(p + path, self._h(h), methods=["GET"]) for path, h in get.items()]
+        routes.append(
+            Route(p + "/{rest:path}", self._h(self.unsupported), methods=["GET", "POST", "PUT", "DELETE"])
+        )
+        return routes
+
+    def _h(self, handler: Callable[[Request, str], Any]) -> Callable[[Request], Any]:
+        async def route(request: Request) -> Response:
+            try:
+                owner = self.authenticate(request)
+                result = await handler(request, owner)
+            except TinkerRefusal as exc:
+                return _error(exc.status, exc.message)
+            if isinstance(result, Response):
+                return result
+            return JSONResponse(result)
+
+        route.__name__ = handler.__name__
+        return route
+
+    @staticmethod
+    async def _json(request: Request) -> dict[str, Any]:
+        try:
+            body = await request.json()
+        except ValueError as exc:
+            raise TinkerRefusal(400, f"the body is not valid JSON: {exc}") from None
+        if not isinstance(body, dict):
+            raise TinkerRefusal(400, "the body must be a JSON object")
+        return body
+
+    def _future(
+        self, owner: str, future: concurrent.futures.Future[Any], model_id: str | None = None
+    ) -> dict[str, Any]:
+        request_id = f"req-{uuid.uuid4().hex}"
+        with self.lock:
+            self.state.futures[request_id] = (owner, future)
+        answer: dict[str, Any] = {"request_id": request_id}
+        if model_id is not None:
+            answer["model_id"] = model_id
+        return answer
+
+    def _model(self, model_id: Any, owner: str) -> TrainingModel:
+        with self.lock:
+            model = self.state.models.get(str(model_id))
+        # Another role's training client answers exactly like a missing one.
+        if model is None or model.owner != owner:
+            raise TinkerRefusal(404, f"training client {model_id!r} not found")
+        return model
+
+    def _ordered(
+        self, model: TrainingModel, submit: Callable[[Any], Any], finish: Callable[[Any, Any], Any]
+    ) -> concurrent.futures.Future[Any]:
+        """Run `submit(client)` on the model's ordering thread, then `finish(client, submitted)` on
+        a polling thread; the returned future holds finish's value."""
+        result: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        client = self.client_for(model.owner)
+
+        def first() -> None:
+            try:
+                model.ready.result()
+                submitted = submit(client)
+            except BaseException as exc:
+                result.set_exception(exc)
+                return
+            self.pollers.submit(second, submitted)
+
+        def second(submitted: Any) -> None:
+            try:
+                result.set_result(finish(client, submitted))
+            except BaseException as exc:
+                result.set_exception(exc)
+
+        model.submit.submit(first)
+        return result
+
+    # --- session and configuration ------------------------------------------------------------------
+
+    async def client_config(self, request: Request, owner: str) -> dict[str, Any]:
+        # Only what this service supports: no JWT exchange, no server-side custom losses, no
+        # session futures queue; fwd/bwd bodies unchunked up to the SDK's defaults.
+        return {
+            "pjwt_auth_enabled": False,
+            "use_pyqwest_transport": False,
+            "proto_compress_fwdbwd": False,
+            "sample_use_retrieve_futures": False,
+            "custom_loss_server_side": False,
+            "sample_join_sampling_session": False,
+        }
+
+    async def dynamic_config(self, request: Request, owner: str) -> dict[str, Any]:
+        return {"refresh_interval_sec": 300, "sample_cancel_enabled": False}
+
+    async def create_session(self, request: Request, owner: str) -> dict[str, Any]:
+        await self._json(request)
+        session_id = f"session-{uuid.uuid4().hex}"
+        with self.lock:
+            self.state.sessions[session_id] = owner
+        return {"type": "create_session", "session_id": session_id}
+
+    async def heartbeat(self, request: Request, owner: str) -> dict[str, Any]:
+        await self._json(request)
+        return {"type": "session_heartbeat"}
+
+    async def telemetry(self, request: Request, owner: str) -> dict[str, Any]:
+        await request.body()
+        return {"status": "accepted"}
+
+    async def healthz(self, request: Request, owner: str) -> dict[str, Any]:
+        return {"status": "ok"}
+
+    async def capabilities(self, request: Request, owner: str) -> dict[str, Any]:
+        client = self.client_for(owner)
+        models = await asyncio.to_thread(client.list_models)
+        supported = []
+        for entry in models:
+            name = entry.get("model_name") or entry.get("name") or entry.get("id")
+            if name:
+                supported.append(
+                    {
+                        "model_name": name,
+                        "max_context_length": MAX_SEQ_LEN,
+                        "trainable": True,
+                        "sampleable": True,
+                    }
+                )
+        return {"supported_models": supported}
+
+    async def unsupported(self, request: Request, owner: str) -> Response:
+        path = request.url.path
+        return _error(
+            404, f"{request.method} {path} is not supported by ct's Tinker API (see docs/tinker.md)"
+        )
+
+    # --- training clients ---------------------------------------------------------------------
+
+    async def create_model(self, request: Request, owner: str) -> dict[str, Any]:
+        from ct_core import SubJobConfig
+
+        body = await self._json(request)
+        base_model = body.get("base_model")
+        if not isinstance(base_model, str) or not base_model:
+            raise TinkerRefusal(400, "create_model needs base_model")
+        lora = body.get("lora_config") or {}
+        rank = int(lora.get("rank") or 0)
+        if rank <= 0:
+            raise TinkerRefusal(
+                400, "ct's Tinker API trains LoRA adapters only: lora_config.rank must be positive"
+            )
+        optimizer = body.get("optimizer_config") or {}
+        if optimizer.get("type", "adamw") != "adamw":
+            raise TinkerRefusal(400, f"optimizer {optimizer.get('type')!r} is not supported: only adamw")
+        targets = (ATTENTION_MODULES if lora.get("train_attn", True) else ()) + (
+            MLP_MODULES if lora.get("train_mlp", True) else ()
+        )
+        if not targets:
+            raise TinkerRefusal(400, "lora_config trains nothing: set train_attn or train_mlp")
+        peft: dict[str, Any] = {
+            "peft_type": "Lora",
+            "r": rank,
+            "lora_alpha": rank,
+            "target_modules": list(targets),
+        }
+        peft_seed = int(lora["seed"]) if lora.get("seed") is not None else None
+        adam = {
+            "name": "AdamW",
+            "lr": DEFAULT_LR,
+            "betas": [ADAM_DEFAULTS["beta1"], ADAM_DEFAULTS["beta2"]],
+            "eps": ADAM_DEFAULTS["eps"],
+            "weight_decay": ADAM_DEFAULTS["weight_decay"],
+        }
+        trainer = SubJobConfig.training_job(
+            base_model,
+            optimizer=adam,
+            train_batch_size=1,
+            max_seq_len=MAX_SEQ_LEN,
+            n_gpus=1,
+            extra_training={"peft_config": peft},
+            seed=peft_seed,
+        )
+        sampler = SubJobConfig.sampling_job(base_model, max_seq_len=MAX_SEQ_LEN, n_gpus=1)
+        client = self.client_for(owner)
+        try:
+            job_id = await asyncio.to_thread(client.create_job, [trainer, sampler], experiment_name="tinker")
+        except Exception as exc:
+            raise TinkerRefusal(400, f"create_model: {exc}") from None
+        ready: concurrent.futures.Future[None] = concurrent.futures.Future()
+        model = TrainingModel(
+            model_id=job_id,
+            owner=owner,
+            base_model=base_model,
+            rank=rank,
+            job_id=job_id,
+            ready=ready,
+            submit=concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix=f"tinker-{job_id[:8]}"),
+        )
+        with self.lock:
+            self.state.models[job_id] = model
+        created: concurrent.futures.Future[Any] = concurrent.futures.Future()
+
+        def wait() -> None:
+            try:
+                client.wait_for_job(job_id)
+            except BaseException as exc:
+                ready.set_exception(exc)
+                created.set_exception(exc)
+                return
+            ready.set_result(None)
+            created.set_result({"type": "create_model", "model_id": job_id})
+
+        self.pollers.submit(wait)
+        return self._future(owner, created, job_id)
+
+    def tokenizer_id(self, base_model: str) -> str:
+        """A folder the SDK loads with transformers: the byte model's, written once."""
+        if self._tokenizer is None:
+            self._tokenizer = ensure_byte_tokenizer(self.state_dir)
+        return str(self._tokenizer)
+
+    async def get_info(self, request: Request, owner: str) -> dict[str, Any]:
+        body = await self._json(request)
+        model = self._model(body.get("model_id"), owner)
+        return {
+            "type": "get_info",
+            "model_id": model.model_id,
+            "model_data": {
+                "arch": "ct-local",
+                "model_name": model.base_model,
+                "tokenizer_id": self.tokenizer_id(model.base_model),
+            },
+            "is_lora": True,
+            "lora_rank": model.rank,
+            "model_name": model.base_model,
+        }
+
+    # --- forward / backward ---------------------------------------------------------------------
+
+    async def forward_backward(self, request: Request, owner: str) -> dict[str, Any]:
+        raw = await request.body()
+        try:
+            call = wire.decode_forward_backward_request(raw)
+        except Exception as exc:  # the protobuf parser raises its own DecodeError
+            raise TinkerRefusal(400, f"could not read the forward_backward request: {exc}") from None
+        model = self._model(call["model_id"], owner)
+        loss_fn = call["loss_fn"] or "cross_entropy"
+        forward_only = call["forward_only"]
+        if not forward_only and loss_fn not in SUPPORTED_LOSSES:
+            failed: concurrent.futures.Future[Any] = concurrent.futures.Future()
+            failed.set_exception(
+                UserError(
+                    f"loss function {loss_fn!r} is not available through ct's Tinker API: Cortex "
+                    f"Training computes {', '.join(SUPPORTED_LOSSES)} only (see docs/tinker.md)"
+                )
+            )
+            return self._future(owner, failed, model.model_id)
+        try:
+            batch = build_batch(call["data"])
+        except UserError as exc:
+            failed = concurrent.futures.Future()
+            failed.set_exception(exc)
+            return self._future(owner, failed, model.model_id)
+
+        def submit(client: Any) -> tuple[str, str | None]:
+            forward = client.forward(model.job_id, batch["forward_frame"], sub_job_id=model.training_sub_job)
+            fb = None if forward_only else client.forward_backward(model.job_id, batch["train_frame"])
+            return forward["request_id"], fb
+
+        def finish(client: Any, submitted: tuple[str, str | None]) -> bytes:
+            forward_id, fb_id = submitted
+            result = client.poll_request(model.job_id, forward_id)
+            if fb_id is not None:
+                client.poll_request(model.job_id, fb_id)
+            return batch_outputs(batch, np.asarray(result["logprobs"], dtype=np.float64))
+
+        return self._future(owner, self._ordered(model, submit, finish), model.model_id)
+
+    async def optim_step(self, request: Request, owner: str) -> dict[str, Any]:
+        body = await self._json(request)
+        model = self._model(body.get("model_id"), owner)
+        params = body.get("adam_params")
+        if params is None:
+            raise TinkerRefusal(400, "only Adam is supported: send adam_params")
+        for key, default in ADAM_DEFAULTS.items():
+            if key in params and not math.isclose(float(params[key]), default, rel_tol=1e-9, abs_tol=0.0):
+                raise TinkerRefusal(
+                    400,
+                    f"adam_params.{key}={params[key]} is not supported: Cortex Training fixes it when the "
+                    f"job is created ({default}); only learning_rate may change per step",
+                )
+        if float(params.get("grad_clip_norm") or 0.0) != 0.0:
+            raise TinkerRefusal(400, "adam_params.grad_clip_norm is not supported per step")
+        lr = float(params.get("learning_rate", DEFAULT_LR))
+
+        def submit(client: Any) -> str:
+            return str(client.step(model.job_id, learning_rate=lr))
+
+        def finish(client: Any, request_id: str) -> dict[str, Any]:
+            result = client.poll_request(model.job_id, request_id)
+            metrics = {
+                k: float(v)
+                for k, v in result.items()
+                if isinstance(v, int | float) and not isinstance(v, bool)
+            }
+            return {"type": "optim_step", "metrics": metrics}
+
+        return self._future(owner, self._ordered(model, submit, finish), model.model_id)
+
+    # --- weights ------------------------------------------------------------------------------
+
+    async def save_weights_for_sampler(self, request: Request, owner: str) -> dict[str, Any]:
+        body = await self._json(request)
+        model = self._model(body.get("model_id"), owner)
+        name = body.get("path")
+        session_id = f"sampler-{model.model_id}-{uuid.uuid4().hex[:8]}"
+
+        def submit(client: Any) -> tuple[Any, Any]:
+            sync = client.weight_sync(
+                model.job_id, model.training_sub_job, [model.sampling_sub_job], weight_format="hf"
+            )
+            save = client.save(model.job_id, checkpoint_type="weights-only") if name else None
+            return sync, save
+
+        def finish(client: Any, submitted: tuple[Any, Any]) -> dict[str, Any]:
+            sync, save = submitted
+            if isinstance(sync, str):
+                client.poll_request(model.job_id, sync)
+            answer: dict[str, Any] = {"type": "save_weights_for_sampler"}
+            if save is not None:
+                result = client.poll_request(model.job_id, save)
+                checkpoint_id = client.checkpoint_id_from_save_result(result)
+                path = f"tinker://{model.model_id}/sampler_weights/{name}"
+                with self.lock:
+                    self.state.checkpoints[path] = {
+                        "owner": owner,
+                        "model_id": model.model_id,
+                        "checkpoint_id": checkpoint_id,
+                        "checkpoint_type": "sampler",
+                        "time": _now(),
+                        "name": name,
+                    }
+                answer["path"] = path
+            else:
+                with self.lock:
+                    self.state.samplers[session_id] = SamplingSession(
+                        session_id, owner, model.model_id, model.base_model
+                    )
+                answer["sampling_session_id"] = session_id
+            return answer
+
+        return self._future(owner, self._ordered(model, submit, finish), model.model_id)
+
+    async def save_weights(self, request: Request, owner: str) -> dict[str, Any]:
+        body = await self._json(request)
+        model = self._model(body.get("model_id"), owner)
+        name = body.get("path") or uuid.uuid4().hex[:8]
+
+        def submit(client: Any) -> Any:
+            return client.save(model.job_id, checkpoint_type="resumable")
+
+        def finish(client: Any, save: Any) -> dict[str, Any]:
+            result = client.poll_request(model.job_id, save)
+            checkpoint_id = client.checkpoint_id_from_save_result(result)
+            path = f"tinker://{model.model_id}/weights/{name}"
+            with self.lock:
+                self.state.checkpoints[path] = {
+                    "owner": owner,
+                    "model_id": model.model_id,
+                    "checkpoint_id": checkpoint_id,
+                    "checkpoint_type": "training",
+                    "time": _now(),
+                    "name": name,
+                }
+            return {"type": "save_weights", "path": path}
+
+        return self._future(owner, self._ordered(model, submit, finish), model.model_id)
+
+    async def load_weights(self, request: Request, owner: str) -> dict[str, Any]:
+        body = await self._json(request)
+        model = self._model(body.get("model_id"), owner)
+        path = str(body.get("path") or "")
+        with self.lock:
+            checkpoint = self.state.checkpoints.get(path)
+        if checkpoint is None or checkpoint["owner"] != owner:
+            raise TinkerRefusal(404, f"checkpoint {path!r} not found")
+        source = self._model(checkpoint["model_id"], owner)
+
+        def submit(client: Any) -> Any:
+            return client.load(model.job_id, checkpoint["checkpoint_id"], source_job_id=source.job_id)
+
+        def finish(client: Any, load: Any) -> dict[str, Any]:
+            client.poll_request(model.job_id, load)
+            return {"type": "load_weights", "path": path}
+
+        return self._future(owner, self._ordered(model, submit, finish), model.model_id)
+
+    async def list_checkpoints(self, request: Request, owner: str) -> dict[str, Any]:
+        model = self._model(request.path_params["model_id"], owner)
+        with self.lock:
+            rows = [
+                {
+                    "checkpoint_id": path.removeprefix(f"tinker://{model.model_id}/"),
+                    "checkpoint_type": c["checkpoint_type"],
+                    "tinker_path": path,
+                    "time": c["time"],
+                    "size_bytes": None,
+                    "public": False,
+                }
+                for path, c in self.state.checkpoints.items()
+                if c["model_id"] == model.model_id and c["owner"] == owner
+            ]
+        return {"checkpoints": rows}
+
+    # --- sampling -------------------------------------------------------------------------------
+
+    async def create_sampling_session(self, request: Request, owner: str) -> dict[str, Any]:
+        body = await self._json(request)
+        path = body.get("model_path")
+        if not path:
+            raise TinkerRefusal(
+                400,
+                "sampling a base model without a training client is not supported: Cortex Training "
+                "samples from a job's sampling sub-job (save weights for a sampler first)",
+            )
+        with self.lock:
+            checkpoint = self.state.checkpoints.get(str(path))
+        if checkpoint is None or checkpoint["owner"] != owner:
+            raise TinkerRefusal(404, f"checkpoint {path!r} not found")
+        model = self._model(checkpoint["model_id"], owner)
+        session_id = f"sampler-{model.model_id}-{uuid.uuid4().hex[:8]}"
+        with self.lock:
+            self.state.samplers[session_id] = SamplingSession(
+                session_id, owner, model.model_id, model.base_model
+            )
+        return {"type": "create_sampling_session", "sampling_session_id": session_id}
+
+    async def get_sampler(self, request: Request, owner: str) -> dict[str, Any]:
+        session = self._sampler(request.path_params["sampler_id"], owner)
+        return {"sampler_id": session.session_id, "base_model": session.base_model, "model_path": None}
+
+    def _sampler(self, session_id: Any, owner: str) -> SamplingSession:
+        with self.lock:
+            session = self.state.samplers.get(str(session_id))
+        if session is None or session.owner != owner:
+            raise TinkerRefusal(404, f"sampling session {session_id!r} not found")
+        return session
+
+    async def asample(self, request: Request, owner: str) -> dict[str, Any]:
+        body = await self._json(request)
+        session = self._sampler(body.get("sampling_session_id"), owner)
+        model = self._model(session.model_id, owner)
+        tokens = model_input_tokens(body.get("prompt") or {})
+        if not tokens:
+            raise TinkerRefusal(400, "the prompt holds no tokens")
+        count = int(body.get("num_samples") or 1)
+        params = sampling_params(body.get("sampling_params") or {})
+        want_prompt = bool(body.get("prompt_logprobs"))
+        for key in ("topk_prompt_logprobs", "topk_sample_logprobs", "prompt_alt_tokens_k"):
+            if int(body.get(key) or 0):
+                raise TinkerRefusal(400, f"{key} is not supported by ct's Tinker API")
+        per_prompt = []
+        for index in range(count):
+            one = dict(params, logprobs=0)
+            if "seed" in one:
+                one["seed"] = int(one["seed"]) + index
+            if want_prompt and index == 0:
+                one["prompt_logprobs"] = 0
+            per_prompt.append(one)
+
+        def submit(client: Any) -> str:
+            return str(
+                client.generate(
+                    model.job_id,
+                    [tokens] * count,
+                    sampling_params=per_prompt,
+                    sub_job_id=model.sampling_sub_job,
+                )
+            )
+
+        def finish(client: Any, request_id: str) -> bytes:
+            result = client.poll_request(model.job_id, request_id)
+            return sample_output(result["results"], tokens, want_prompt)
+
+        answer = self._future(owner, self._ordered(model, submit, finish))
+        answer["sample_sequence_ids"] = [f"{answer['request_id']}:{index}" for index in range(count)]
+        return answer
+
+    # --- futures --------------------------------------------------------------------------------
+
+    async def retrieve_future(self, request: Request, owner: str) -> Response:
+        body = await self._json(request)
+        request_id = str(body.get("request_id"))
+        with self.lock:
+            entry = self.state.futures.get(request_id)
+        if entry is None or entry[0] != owner:
+            raise TinkerRefusal(404, f"future {request_id!r} not found")
+        future = entry[1]
+        if not future.done():
+            try:
+                await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), RETRIEVE_WAIT_S)
+            except TimeoutError:
+                return JSONResponse({"type": "try_again", "request_id": request_id, "queue_state": "active"})
+            except Exception:
+                pass
+        error = future.exception()
+        if error is not None:
+            category = (
+                "user" if isinstance(error, UserError | ValueError) or _is_client_error(error) else "server"
+            )
+            return JSONResponse({"error": f"{type(error).__name__}: {error}", "category": category})
+        value = future.result()
+        if isinstance(value, bytes):
+            return Response(value, media_type=wire.PROTO_CONTENT_TYPE)
+        return JSONResponse(value)
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.UTC).isoformat().replace("+00:00", "Z")
+
+
+def _is_client_error(error: BaseException) -> bool:
+    status = getattr(error, "status_code", None)
+    return isinstance(status, int) and 400 <= status < 500
+
+
+# --- translation helpers (pure) ---------------------------------------------------------------
+
+
+def model_input_tokens(model_input: dict[str, Any]) -> list[int]:
+    """The token ids of a JSON ModelInput; any chunk that is not tokens is refused."""
+    tokens: list[int] = []
+    for chunk in model_input.get("chunks") or []:
+        kind = chunk.get("type", "encoded_text")
+        if kind != "encoded_text":
+            raise TinkerRefusal(400, f"model input chunks of type {kind!r} are not supported (tokens only)")
+        tokens.extend(int(t) for t in chunk.get("tokens") or [])
+    return tokens
+
+
+def sampling_params(params: dict[str, Any]) -> dict[str, Any]:
+    """Tinker sampling parameters as Cortex Training ones."""
+    out: dict[str, Any] = {"max_tokens": int(params.get("max_tokens") or 16)}
+    if params.get("seed") is not None:
+        out["seed"] = int(params["seed"])
+    out["temperature"] = float(params.get("temperature", 1.0))
+    top_k = int(params.get("top_k", -1))
+    if top_k > 0:
+        out["top_k"] = top_k
+    top_p = float(params.get("top_p", 1.0))
+    if top_p < 1.0:
+        out["top_p"] = top_p
+    stop = params.get("stop")
+    if isinstance(stop, str):
+        out["stop"] = [stop]
+    elif isinstance(stop, list) and stop:
+        if all(isinstance(s, int) for s in stop):
+            out["stop_token_ids"] = [int(s) for s in stop]
+        else:
+            out["stop"] = [str(s) for s in stop]
+    return out
+
+
+def build_batch(data: list[dict[str, Any]]) -> dict[str, Any]:
+    """The Cortex Training frames of a Tinker cross-entropy batch.
+
+    Tinker's `target_tokens[i]` is the target of input position `i`, which is the data plane's
+    `labels` convention. A forward request returns `logprobs[:, i]` for `input_ids[:, i + 1]`, so
+    both frames carry each datum's tokens followed by its last target: the forward's log-probabilities
+    are then exactly those of the targets, when the targets are the inputs shifted by one (the
+    only layout accepted here; anything else is refused by name).
+    """
+    from ct_core.data.payloads import serialize_forward_backward_args
+
+    if not data:
+        raise UserError("forward_backward needs at least one datum")
+    rows = []
+    for index, datum in enumerate(data):
+        tokens = datum["tokens"]
+        inputs = datum["loss_fn_inputs"]
+        if "target_tokens" not in inputs:
+            raise UserError(f"datum {index}: loss_fn_inputs.target_tokens is required")
+        targets = [int(t) for t in np.asarray(inputs["target_tokens"]).ravel()]
+        weights = np.asarray(inputs.get("weights", np.ones(len(targets))), dtype=np.float64).ravel()
+        if len(targets) != len(tokens) or len(weights) != len(tokens):
+            raise UserError(
+                f"datum {index}: target_tokens ({len(targets)}) and weights ({len(weights)}) must have "
+                f"the length of the model input ({len(tokens)})"
+            )
+        if targets[:-1] != tokens[1:]:
+            raise UserError(
+                f"datum {index}: target_tokens must be the model input shifted by one token (next-token "
+                "targets); other targets are not supported by ct's Tinker API"
+            )
+        rows.append((tokens + targets[-1:], targets, weights))
+    width = max(len(r[0]) for r in rows)
+    ids = np.zeros((len(rows), width), dtype=np.int64)
+    labels = np.full((len(rows), width), IGNORE_INDEX, dtype=np.int64)
+    mask = np.zeros((len(rows), width), dtype=np.float32)
+    attention = np.zeros((len(rows), width), dtype=np.int64)
+    for row, (seq, targets, weights) in enumerate(rows):
+        ids[row, : len(seq)] = seq
+        attention[row, : len(seq)] = 1
+        n = len(targets)
+        labels[row, :n] = np.where(weights != 0, targets, IGNORE_INDEX)
+        mask[row, :n] = weights
+    forward_frame = serialize_forward_backward_args(kwargs={"input_ids": ids, "attention_mask": attention})
+    train_frame = serialize_forward_backward_args(
+        kwargs={"input_ids": ids, "attention_mask": attention, "labels": labels, "loss_mask": mask}
+    )
+    return {"rows": rows, "forward_frame": forward_frame, "train_frame": train_frame}
+
+
+def batch_outputs(batch: dict[str, Any], logprobs: np.ndarray) -> bytes:
+    """The SDK's ForwardBackwardOutput: per datum its targets' log-probabilities and elementwise
+    losses, and the loss summed over every datum and token (weighted), as Tinker reports it."""
+    outputs = []
+    total = 0.0
+    for row, (_seq, targets, weights) in enumerate(batch["rows"]):
+        lp = logprobs[row, : len(targets)]
+        elementwise = -lp * weights
+        total += float(elementwise.sum())
+        outputs.append({"logprobs": lp, "elementwise_loss": elementwise})
+    return wire.encode_forward_backward_output(outputs, {"loss:sum": total})
+
+
+def sample_output(results: list[dict[str, Any]], prompt: list[int], want_prompt: bool) -> bytes:
+    sequences = []
+    for item in results:
+        tokens = [int(t) for t in item.get("token_ids") or []]
+        logprobs = [
+            _chosen_logprob(entry, token)
+            for entry, token in zip(item.get("logprobs") or [], tokens, strict=False)
+        ]
+        sequences.append(
+            {
+                "tokens": tokens,
+                "logprobs": logprobs if len(logprobs) == len(tokens) else None,
+                "stop_reason": "length" if item.get("finish_reason") == "length" else "stop",
+            }
+        )
+    prompt_logprobs = None
+    if want_prompt and results:
+        entries = results[0].get("prompt_logprobs") or []
+        prompt_logprobs = [
+            None if entry is None else _chosen_logprob(entry, token)
+            for entry, token in zip(entries, prompt, strict=False)
+        ]
+    return wire.encode_sample_response(sequences, prompt_logprobs)
+
+
+def _chosen_logprob(entry: Any, token: int) -> float | None:
+    if not isinstance(entry, dict):
+        return None
+    value = entry.get(str(token))
+    if isinstance(value, dict):
+        return float(value["logprob"])
+    return None
