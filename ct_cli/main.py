@@ -43,6 +43,18 @@ _INSTALL_HINT = "python3 -m pip install -e ."
 USAGE_SUGGESTION_CUTOFF = 0.6
 
 
+#: Core commands that show every plugin (their list, or the whole command tree), so every plugin
+#: loads before they run.
+EVERY_PLUGIN_COMMANDS = frozenset({"plugins", "completion"})
+
+
+def _commands_without_plugins() -> frozenset[str]:
+    """The core commands that run with no plugin loaded up front (plugins load when asked for)."""
+    from ct_cli.commands import CORE_COMMANDS
+
+    return frozenset(name for name, _, _ in CORE_COMMANDS) - EVERY_PLUGIN_COMMANDS
+
+
 def _prog_name() -> str:
     name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
     return name if name in PROG_NAMES else PROG_NAMES[0]
@@ -256,10 +268,15 @@ def run(
     inv = context.Invocation(client_factory=client_factory, stdin=stdin or sys.stdin)
     with output.log_handler(), context.invocation(inv):
         try:
-            pm = get_plugin_manager()
             prog = _prog_name()
             global_args, command_args = split_global_args(argv)
-            if any(flag in global_args for flag in HELP_FLAGS):
+            wants_help = any(flag in global_args for flag in HELP_FLAGS)
+            if command_args and not wants_help:
+                # Only the plugin serving the command loads now (none for a core command).
+                pm = get_plugin_manager(command_args[0], builtin_commands=_commands_without_plugins())
+            else:
+                pm = get_plugin_manager()
+            if wants_help:
                 print_root_help(pm, prog, output.current().stdout)
                 return output.EXIT_OK
             if VERSION_FLAG in global_args:

@@ -10,6 +10,13 @@ in `pm.load_errors` (and logged as a warning under its name) and every other plu
 loads, so one broken install cannot take the whole command line down. `CT_PLUGINS` limits
 which plugins load: a comma-separated list of entry-point or distribution names, where an
 empty value loads none and an unset variable loads all.
+
+A plugin names the commands it adds in a second entry-point group, `ct.commands`
+(`command = the plugin's module`), so a command line can load only the plugin that serves its
+command: `get_plugin_manager(command=...)` loads none for a core command and only the declaring
+plugin's for a declared one; the others load on the next plain `get_plugin_manager()` (the SDK's
+validators, `ct plugins`, the local server's services). A command no plugin declares loads every
+plugin, so a plugin without that metadata still serves its commands.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ALLOW_ENV_VAR",
+    "COMMANDS_GROUP",
     "ENTRY_POINT_GROUP",
     "CTPluginManager",
     "PluginEntryPoint",
@@ -55,6 +63,9 @@ __all__ = [
 
 #: Entry-point group third-party distributions publish their plugin module under.
 ENTRY_POINT_GROUP = hookspecs.PROJECT_NAME
+#: Entry-point group where a plugin's distribution names its commands: `command = plugin module`,
+#: the same value as its entry point in `ENTRY_POINT_GROUP`.
+COMMANDS_GROUP = f"{ENTRY_POINT_GROUP}.commands"
 #: Environment variable limiting which plugins load (comma list; empty string = none).
 ALLOW_ENV_VAR = "CT_PLUGINS"
 
@@ -126,6 +137,8 @@ class CTPluginManager(pluggy.PluginManager):
         self.sources: dict[str, PluginEntryPoint] = {}
         self.builtin_names: set[str] = set()
         self.entry_points_loaded = False
+        #: Entry points found but left unloaded by a start for one command (`get_plugin_manager`).
+        self.deferred: list[PluginEntryPoint] | None = None
 
 
 def _is_wrapper(impl: HookImpl) -> bool:
@@ -166,8 +179,13 @@ def discover_entry_points(
     start-up; the rules are the same: the first distribution of a (normalized) name on the path
     wins, and a distribution's version is read only when `ct plugins` asks for it.
     """
+    return _discover((group,), path)[group]
+
+
+def _discover(groups: tuple[str, ...], path: Iterable[str] | None) -> dict[str, list[PluginEntryPoint]]:
+    """The entry points of several groups, in one pass over the distributions on `path`."""
     seen: set[str] = set()
-    found: list[PluginEntryPoint] = []
+    found: dict[str, list[PluginEntryPoint]] = {group: [] for group in groups}
     for entry in sys.path if path is None else path:
         directory = entry or "."
         try:
@@ -187,9 +205,28 @@ def discover_entry_points(
                     text = stream.read()
             except OSError:
                 continue
-            for ep_name, value in _entry_points_section(text, group):
-                found.append(PluginEntryPoint(name=ep_name, value=value, dist_name=dist_name, dist_path=info))
+            for group in groups:
+                for ep_name, value in _entry_points_section(text, group):
+                    found[group].append(
+                        PluginEntryPoint(name=ep_name, value=value, dist_name=dist_name, dist_path=info)
+                    )
     return found
+
+
+def plugins_for_command(
+    command: str,
+    plugins: Iterable[PluginEntryPoint],
+    commands: Iterable[PluginEntryPoint],
+) -> list[PluginEntryPoint] | None:
+    """The plugin entry points that serve `command`, as the `ct.commands` metadata declares them.
+
+    None when no distribution declares the command (then only loading every plugin can tell who
+    serves it, if anyone). A declaration points at the plugin module of its own distribution.
+    """
+    owners = {(ep.dist_name, ep.value.partition(":")[0].strip()) for ep in commands if ep.name == command}
+    if not owners:
+        return None
+    return [ep for ep in plugins if (ep.dist_name, ep.value.partition(":")[0].strip()) in owners]
 
 
 def new_plugin_manager() -> CTPluginManager:
@@ -297,13 +334,38 @@ def register_builtin(pm: CTPluginManager, plugin: object, name: str) -> None:
 _default_manager: CTPluginManager | None = None
 
 
-def get_plugin_manager() -> CTPluginManager:
-    """The process-wide manager: built and loaded (honouring `CT_PLUGINS`) on first use."""
+def get_plugin_manager(
+    command: str | None = None, *, builtin_commands: Collection[str] = ()
+) -> CTPluginManager:
+    """The process-wide manager: built and loaded (honouring `CT_PLUGINS`) on first use.
+
+    :param command: the command a command line is about to run. Then only the plugins serving it
+        load now: none for one of `builtin_commands`, the declaring distribution's for a command
+        in the `ct.commands` metadata, every plugin for any other. The rest wait until a later call
+        without `command`, which loads them into the same manager.
+    """
     global _default_manager
     if _default_manager is None:
         pm = new_plugin_manager()
-        load_plugins(pm)
+        if command is None:
+            load_plugins(pm)
+        else:
+            found = _discover((ENTRY_POINT_GROUP, COMMANDS_GROUP), None)
+            everything = found[ENTRY_POINT_GROUP]
+            now: list[PluginEntryPoint] | None = (
+                []
+                if command in builtin_commands
+                else plugins_for_command(command, everything, found[COMMANDS_GROUP])
+            )
+            if now is None:
+                load_plugins(pm, entry_points=everything)
+            else:
+                load_plugins(pm, entry_points=now)
+                pm.deferred = [ep for ep in everything if ep not in now]
         _default_manager = pm
+    elif command is None and _default_manager.deferred is not None:
+        deferred, _default_manager.deferred = _default_manager.deferred, None
+        load_plugins(_default_manager, entry_points=deferred)
     return _default_manager
 
 

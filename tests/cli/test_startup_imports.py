@@ -153,21 +153,38 @@ NOT_FOR_A_REQUEST = (
 )
 
 
+def plugin_packages() -> tuple[str, ...]:
+    """The top-level packages of every installed plugin (`ct_runs`, `ct_lora`, ...)."""
+    packages = {ep.value.partition(":")[0].split(".")[0].strip() for ep in plugins.discover_entry_points()}
+    assert packages, "no plugin is installed: the test would pass vacuously"
+    return tuple(sorted(packages))
+
+
 def test_get_and_list_import_only_what_a_request_needs(
     ct_home: Path, tmp_path: Path, server_args: list[str], submitted_job: str
 ) -> None:
+    # A core command imports no plugin: which command a plugin serves is read from its metadata.
+    not_imported = (*NOT_FOR_A_REQUEST, *plugin_packages())
     done, report = start([*server_args, "get", submitted_job, "--raw"], tmp_path)
     assert report["code"] == 0, done.stderr
     assert json.loads(done.stdout)["job_id"] == submitted_job
-    assert loaded(report["modules"], NOT_FOR_A_REQUEST) == []
+    assert loaded(report["modules"], not_imported) == []
     body, report = start([*server_args, "get", submitted_job], tmp_path)
     assert report["code"] == 0, body.stderr
     assert "sub_job_configs" in json.loads(body.stdout)
-    assert loaded(report["modules"], NOT_FOR_A_REQUEST) == []
+    assert loaded(report["modules"], not_imported) == []
     listing, report = start([*server_args, "list"], tmp_path)
     assert report["code"] == 0, listing.stderr
     assert submitted_job in {job["job_id"] for job in json.loads(listing.stdout)["jobs"]}
-    assert loaded(report["modules"], NOT_FOR_A_REQUEST) == []
+    assert loaded(report["modules"], not_imported) == []
+
+
+def test_a_plugin_command_imports_only_its_own_plugin(ct_home: Path, tmp_path: Path) -> None:
+    done, report = start(["capacity", "--help"], tmp_path)
+    assert report["code"] == 0, done.stderr
+    assert "ct_capacity" in report["modules"]
+    others = tuple(package for package in plugin_packages() if package != "ct_capacity")
+    assert loaded(report["modules"], others) == []
 
 
 def test_a_refused_request_loads_the_api_errors_and_reports_them(
