@@ -72,13 +72,15 @@ def query_string(query: Mapping[str, Any] | None) -> str:
     """
     if not query:
         return ""
-    pairs = [
-        (key, _query_text(item))
-        for key, value in query.items()
-        if value is not None
-        for item in (value if isinstance(value, list | tuple) else (value,))
-        if item is not None
-    ]
+    # A plain loop: the generated operations pass every query parameter, mostly None, and a poll
+    # should not pay for a comprehension that finds nothing.
+    pairs: list[tuple[str, str]] = []
+    for key, value in query.items():
+        if value is None:
+            continue
+        for item in value if isinstance(value, list | tuple) else (value,):
+            if item is not None:
+                pairs.append((key, _query_text(item)))
     return "?" + urlencode(pairs, quote_via=quote) if pairs else ""
 
 
