@@ -177,6 +177,7 @@ class TinkerService:
             "/create_sampling_session": self.create_sampling_session,
             "/asample": self.asample,
             "/retrieve_future": self.retrieve_future,
+            "/sessions/{session_id}/finish": self.finish_session,
         }
         get = {
             "/get_server_capabilities": self.capabilities,
@@ -283,6 +284,17 @@ class TinkerService:
         with self.lock:
             self.state.sessions[session_id] = owner
         return {"type": "create_session", "session_id": session_id}
+
+    async def finish_session(self, request: Request, owner: str) -> Response:
+        await request.body()
+        session_id = request.path_params["session_id"]
+        with self.lock:
+            if self.state.sessions.get(session_id) != owner:
+                raise TinkerRefusal(404, f"session {session_id!r} not found")
+            del self.state.sessions[session_id]
+        # The session's training clients stay: their jobs end with their idle timeout, and their
+        # checkpoints stay loadable from another session.
+        return Response(status_code=204)
 
     async def heartbeat(self, request: Request, owner: str) -> dict[str, Any]:
         await self._json(request)
@@ -432,12 +444,7 @@ class TinkerService:
         forward_only = call["forward_only"]
         if not forward_only and loss_fn not in SUPPORTED_LOSSES:
             failed: concurrent.futures.Future[Any] = concurrent.futures.Future()
-            failed.set_exception(
-                UserError(
-                    f"loss function {loss_fn!r} is not available through ct's Tinker API: Cortex "
-                    f"Training computes {', '.join(SUPPORTED_LOSSES)} only (see docs/tinker.md)"
-                )
-            )
+            failed.set_exception(UserError(refusal_of_loss(loss_fn)))
             return self._future(owner, failed, model.model_id)
         try:
             batch = build_batch(call["data"])
@@ -745,6 +752,24 @@ def sampling_params(params: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+#: Why a loss other than cross-entropy is refused, per Tinker loss name.
+_LOSS_REFUSALS = {
+    "importance_sampling": "it needs the per-token ratio exp(logprob - sampler logprob) times the advantage",
+    "ppo": "it needs clipped per-token ratios against the sampler's logprobs times the advantage",
+}
+
+
+def refusal_of_loss(loss_fn: str) -> str:
+    """The message of a refused loss function: what Cortex Training computes, and what is missing."""
+    why = _LOSS_REFUSALS.get(loss_fn, "it is not one of the losses Cortex Training computes")
+    return (
+        f"loss function {loss_fn!r} is not available through ct's Tinker API: {why}, while the "
+        "Cortex Training forward-backward computes only a token-weighted cross-entropy mean (no "
+        "per-token policy ratio, no unnormalized sum), so it cannot be computed exactly; supported: "
+        f"{', '.join(SUPPORTED_LOSSES)} (see docs/tinker.md)"
+    )
+
+
 def build_batch(data: list[dict[str, Any]]) -> dict[str, Any]:
     """The Cortex Training frames of a Tinker cross-entropy batch.
 
@@ -770,6 +795,12 @@ def build_batch(data: list[dict[str, Any]]) -> dict[str, Any]:
             raise UserError(
                 f"datum {index}: target_tokens ({len(targets)}) and weights ({len(weights)}) must have "
                 f"the length of the model input ({len(tokens)})"
+            )
+        if (weights < 0).any():
+            raise UserError(
+                f"datum {index}: negative weights are not supported: the Cortex Training forward-backward "
+                "divides the weighted loss by the sum of the weights, which is exact only up to a positive "
+                "scale when every weight is 0 or more (custom losses whose gradients go negative are refused)"
             )
         if targets[:-1] != tokens[1:]:
             raise UserError(

@@ -27,6 +27,5 @@ def service_client(local_server: Any, tinker_env: Any) -> Iterator[Any]:
     import tinker
 
     tinker_env(local_server.base_url)
-    client = tinker.ServiceClient()
-    yield client
-    client.close()
+    with tinker.ServiceClient() as client:
+        yield client
