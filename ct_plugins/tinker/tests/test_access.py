@@ -1,0 +1,93 @@
+"""With `ct local serve --token`, the Tinker API key is the server's token (with or without the
+SDK's `tml-` prefix), and one role's training clients, futures, samplers and checkpoints are
+invisible to another role."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import numpy as np
+import pytest
+
+BASE_MODEL = "Qwen/Qwen3-0.6B"
+TOKENS = {"alice-token": "ALICE_ROLE", "bob-token": "BOB_ROLE"}
+
+
+@pytest.fixture(scope="module")
+def secured(module_local_server_factory: Any) -> Any:
+    return module_local_server_factory(tokens=TOKENS)
+
+
+def post(server: Any, key: str | None, path: str, body: dict[str, Any]) -> httpx.Response:
+    headers = {"X-API-Key": key} if key else {}
+    return httpx.post(f"{server.base_url}/api/v1/{path}", json=body, headers=headers, timeout=60)
+
+
+def result(server: Any, key: str, request_id: str) -> dict[str, Any]:
+    """The future's result; each retrieve waits on the server for it, so no sleep is needed."""
+    for _ in range(100):
+        answer = post(server, key, "retrieve_future", {"request_id": request_id})
+        answer.raise_for_status()
+        body = answer.json()
+        if body.get("type") != "try_again":
+            return dict(body)
+    raise AssertionError(f"future {request_id} never finished")
+
+
+def test_a_key_that_is_no_token_is_refused(secured: Any) -> None:
+    for key in (None, "tml-nobody", "nobody"):
+        answer = post(secured, key, "create_session", {"tags": [], "sdk_version": "0", "user_metadata": None})
+        assert answer.status_code == 401, key
+        assert "Tinker API key" in answer.json()["error"]
+
+
+def test_roles_do_not_see_each_others_training_clients(secured: Any, tinker_env: Any) -> None:
+    import tinker
+    from tinker import types
+
+    # Alice drives the SDK with her token behind the SDK's prefix.
+    tinker_env(secured.base_url, "tml-alice-token")
+    with tinker.ServiceClient() as service:
+        training = service.create_lora_training_client(base_model=BASE_MODEL, rank=4).result()
+        tokens = training.get_tokenizer().encode("alice trains")
+        datum = types.Datum(
+            model_input=types.ModelInput.from_ints(tokens[:-1]),
+            loss_fn_inputs={"target_tokens": np.array(tokens[1:]), "weights": np.ones(len(tokens) - 1)},
+        )
+        training.forward_backward([datum], "cross_entropy").result()
+        saved = training.save_state("alice-state").result()
+        model_id = training.model_id
+
+    # Her own future, retrieved over plain HTTP with the bare token.
+    started = post(
+        secured, "alice-token", "optim_step", {"model_id": model_id, "adam_params": {"learning_rate": 1e-3}}
+    )
+    assert started.status_code == 200, started.text
+    request_id = started.json()["request_id"]
+
+    # Bob sees none of it: each answer is the one a missing object gets.
+    bob = "tml-bob-token"
+    for path, body in (
+        ("get_info", {"model_id": model_id}),
+        ("retrieve_future", {"request_id": request_id}),
+        ("optim_step", {"model_id": model_id, "adam_params": {"learning_rate": 1e-3}}),
+        ("save_weights", {"model_id": model_id, "path": "stolen"}),
+        ("load_weights", {"model_id": model_id, "path": saved.path, "optimizer": True}),
+    ):
+        answer = post(secured, bob, path, body)
+        assert answer.status_code == 404, (path, answer.text)
+    listing = httpx.get(
+        f"{secured.base_url}/api/v1/training_runs/{model_id}/checkpoints",
+        headers={"X-API-Key": bob},
+        timeout=60,
+    )
+    assert listing.status_code == 404
+
+    assert "metrics" in result(secured, "alice-token", request_id)
+    mine = httpx.get(
+        f"{secured.base_url}/api/v1/training_runs/{model_id}/checkpoints",
+        headers={"X-API-Key": "alice-token"},
+        timeout=60,
+    )
+    assert [c["tinker_path"] for c in mine.json()["checkpoints"]] == [saved.path]
