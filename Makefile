@@ -5,6 +5,8 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.ct-installed
 PLUGIN_PROJECTS := $(wildcard ct_plugins/*/pyproject.toml)
+# The distribution `ct`: ct-core (the root project) plus the first-party plugins, no code of its own.
+META_PROJECT := packaging/ct/pyproject.toml
 # The shared pytest fixtures (a pytest11 plugin), a distribution of its own so no wheel of ct ships them.
 TESTING_PROJECT := testing/pyproject.toml
 GENERATED_PKG := generated/ct_api
@@ -27,13 +29,15 @@ venv: $(STAMP) $(REF_STAMP)
 # torch comes first, pinned to the CPU build that lies on this disk where it exists; otherwise a plain
 # torch requirement could pull a multi-GB CUDA build. A venv made before the reference moved out of it
 # still holds the reference, whose launchers replaced ct's: uninstalling it deletes bin/ct and
-# bin/cortex-training, and installing ct afterwards writes ct's again.
-$(STAMP): pyproject.toml $(PLUGIN_PROJECTS) $(TESTING_PROJECT)
+# bin/cortex-training, and installing ct afterwards writes ct's again. The same holds for a venv whose
+# `ct` is the old root project (it held the launchers that ct-core holds now): it is uninstalled
+# first, and the install below writes ct-core's launchers and the new `ct` again.
+$(STAMP): pyproject.toml $(PLUGIN_PROJECTS) $(TESTING_PROJECT) $(META_PROJECT)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip uninstall -q -y cortex-training 2>/dev/null
+	$(PY) -m pip uninstall -q -y cortex-training ct 2>/dev/null
 	$(PY) -m pip install -q torch==2.13.0 || $(PY) -m pip install -q torch --index-url https://download.pytorch.org/whl/cpu
-	$(PY) -m pip install -q $(foreach p,$(PLUGIN_PROJECTS),-e $(dir $(p))) -e $(dir $(TESTING_PROJECT)) -e '.[local,plot,dev,tui]'
+	$(PY) -m pip install -q $(foreach p,$(PLUGIN_PROJECTS),-e $(dir $(p))) -e $(dir $(TESTING_PROJECT)) -e '.[local,plot,dev,tui]' ./$(dir $(META_PROJECT))
 	touch $(STAMP)
 
 $(REF_STAMP): $(STAMP) Makefile

@@ -23,6 +23,8 @@ from ct_core.errors import (
 CATALOG_ENV = "CT_MODEL_CATALOG"
 #: Folder, below a checkout's root, that holds the catalog.
 CATALOG_DIRNAME = "model-catalog"
+#: Folder of ct_core/catalog where a wheel carries the catalog (pyproject.toml's force-include).
+PACKAGED_DIRNAME = "data"
 MODELS_DIRNAME = "models"
 SCHEMA_FILENAME = "schema.json"
 MODEL_FILENAME = "model.json"
@@ -221,7 +223,8 @@ def find_catalog(start: Path | None = None) -> Path:
     """Return the catalog folder (the one holding `models/` and `schema.json`).
 
     Order: `CT_MODEL_CATALOG`; then `model-catalog/` in `start` (default: the working directory)
-    or any parent of it; then the checkout this module was imported from (editable installs).
+    or any parent of it; then the checkout this module was imported from (editable installs);
+    then the copy an installed wheel ships as package data (`ct_core/catalog/data`).
     """
     env = os.environ.get(CATALOG_ENV)
     if env:
@@ -235,9 +238,12 @@ def find_catalog(start: Path | None = None) -> Path:
         found = _catalog_dir(base / CATALOG_DIRNAME)
         if found is not None:
             return found
+    packaged = _catalog_dir(Path(__file__).resolve().parent / PACKAGED_DIRNAME)
+    if packaged is not None:
+        return packaged
     raise CatalogError(
-        f"model catalog not found: run from a ct checkout or set {CATALOG_ENV} "
-        f"to its {CATALOG_DIRNAME} folder"
+        f"model catalog not found: it is neither in this installation nor in a ct checkout; set "
+        f"{CATALOG_ENV} to a {CATALOG_DIRNAME} folder"
     )
 
 
