@@ -24,7 +24,7 @@ from ct_local.dataplane.boards import CancelBoard, EventBoard
 from ct_local.dataplane.chunk_groups import is_request_chunk
 from ct_local.http import errors
 from ct_local.http.errors import RequestValidationError, ServiceError, invalid_request
-from ct_local.model import tinylm
+from ct_local.model import registry, tinylm
 from ct_local.storage.store import JobRow
 
 if TYPE_CHECKING:
@@ -196,8 +196,13 @@ def _aligned(value: Any, count: int, name: str) -> list[Any]:
     return [value] * count
 
 
-def parse_generate(frame: bytes, *, max_seq_len: int | None) -> GenerateRequest:
-    """Decode and check a logical generate request frame; raises RequestValidationError (400)."""
+def parse_generate(
+    frame: bytes, *, max_seq_len: int | None, vocab_size: int | None = None
+) -> GenerateRequest:
+    """Decode and check a logical generate request frame; raises RequestValidationError (400).
+
+    ``vocab_size`` bounds token-id prompts (the tiny model's vocabulary when not given)."""
+    vocabulary = vocab_size or tinylm.VOCAB_SIZE
     try:
         body = wire.loads(frame, backend="numpy")
     except wire.WireError as exc:
@@ -219,9 +224,9 @@ def parse_generate(frame: bytes, *, max_seq_len: int | None) -> GenerateRequest:
         elif isinstance(prompt, list) or hasattr(prompt, "shape"):
             ids = _token_list(prompt, i)
             # Both ends: a negative id passed this check once and failed in the embedding (IndexError).
-            if any(not 0 <= t < tinylm.VOCAB_SIZE for t in ids):
+            if any(not 0 <= t < vocabulary for t in ids):
                 raise RequestValidationError(
-                    [(["prompts", str(i)], f"token ids must lie in [0, {tinylm.VOCAB_SIZE}) for this model")]
+                    [(["prompts", str(i)], f"token ids must lie in [0, {vocabulary}) for this model")]
                 )
             prompts.append(ids)
         else:
@@ -320,14 +325,16 @@ async def handle_generate(plane: TrainingDataPlane, request: Request, job: JobRo
     if action == "generate-stream":
         if is_request_chunk(frame):
             raise invalid_request("generate-stream takes one DSSST1 frame, not request chunks")
-        parsed = parse_generate(frame, max_seq_len=max_seq_len_of(sub))
+        parsed = parse_generate(
+            frame, max_seq_len=max_seq_len_of(sub), vocab_size=registry.vocab_size_of(sub)
+        )
         request_id = plane.queue_request(job, sub, action, frame=frame)
         plane.boards.events.open(request_id)
         return JSONResponse({"request_id": request_id, "job_id": job.job_id, "count": len(parsed.prompts)})
     if is_request_chunk(frame):
         # Frames over 60 MiB arrive as request chunks; the whole frame is checked by the sampler.
         return await plane.schedule_frame(job, sub, action, frame, "generate")
-    parse_generate(frame, max_seq_len=max_seq_len_of(sub))
+    parse_generate(frame, max_seq_len=max_seq_len_of(sub), vocab_size=registry.vocab_size_of(sub))
     return plane.enqueue(job, sub, action, frame=frame)
 
 

@@ -12,6 +12,8 @@ threads (it imports torch).
 
 from __future__ import annotations
 
+import functools
+import json
 import shutil
 import threading
 import uuid
@@ -38,7 +40,7 @@ TOKENIZER_FILES = (
 )
 _DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 # transformers resolves its Auto classes lazily; one thread at a time (see tinylm._IMPORT_LOCK).
-_TOKENIZER_LOCK = threading.Lock()
+_TOKENIZER_LOCK = threading.RLock()
 
 
 def placement() -> tuple[str, torch.dtype]:
@@ -115,3 +117,67 @@ def with_tokenizer(folder: Path, model_name: str, write: Any) -> None:
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+
+
+class TextTokenizer:
+    """A real model's tokenizer as the sampler and the chat endpoint use it: ids in, text out, the
+    ids that end a generation, and the model's own chat template."""
+
+    def __init__(self, tokenizer: Any, stop_ids: frozenset[int]) -> None:
+        self.tokenizer = tokenizer
+        self.stop_ids = stop_ids
+        self.vocab_size = len(tokenizer)
+
+    def encode(self, text: str, *, add_bos: bool = False) -> list[int]:
+        return list(self.tokenizer.encode(text, add_special_tokens=add_bos))
+
+    def decode(self, ids: list[int]) -> str:
+        return str(self.tokenizer.decode(ids, skip_special_tokens=True))
+
+    def token_text(self, token: int) -> str:
+        """One token as text, specials included (for log-probability entries)."""
+        return str(self.tokenizer.decode([token], skip_special_tokens=False))
+
+    def render_chat(self, messages: list[dict[str, Any]]) -> list[int]:
+        """The prompt ids of ``messages`` through the model's chat template, ready for the reply."""
+        if not getattr(self.tokenizer, "chat_template", None):
+            raise ValueError("this model's tokenizer has no chat template")
+        text = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        return self.encode(str(text))
+
+
+def _stop_ids(folder: Path, tokenizer: Any) -> frozenset[int]:
+    """The end-of-sequence ids: the tokenizer's and those of ``generation_config.json``."""
+    ids: set[int] = set()
+    if isinstance(tokenizer.eos_token_id, int):
+        ids.add(tokenizer.eos_token_id)
+    path = folder / "generation_config.json"
+    try:
+        value = json.loads(path.read_text(encoding="utf-8")).get("eos_token_id") if path.is_file() else None
+    except (OSError, ValueError, AttributeError):
+        value = None
+    for item in value if isinstance(value, list) else [value]:
+        if isinstance(item, int) and not isinstance(item, bool):
+            ids.add(item)
+    return frozenset(ids)
+
+
+@functools.lru_cache(maxsize=8)
+def _text_tokenizer(folder: Path) -> TextTokenizer:
+    tokenizer = load_tokenizer(folder)
+    return TextTokenizer(tokenizer, _stop_ids(folder, tokenizer))
+
+
+def text_tokenizer(model_name: str) -> TextTokenizer | None:
+    """The tokenizer of a real model name (loaded once per folder); None for the tiny model."""
+    entry = registry.real_entry(model_name)
+    if entry is None or entry.path is None:
+        return None
+    with _TOKENIZER_LOCK:
+        return _text_tokenizer(entry.path)
+
+
+def max_positions(model: torch.nn.Module) -> int:
+    """The longest sequence the model's config allows (the tiny model's window without one)."""
+    value = getattr(getattr(model, "config", None), "max_position_embeddings", None)
+    return int(value) if isinstance(value, int) and value > 0 else tinylm.MAX_POSITIONS

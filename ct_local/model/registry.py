@@ -295,3 +295,9 @@ def resolve_dtype(choice: str, device: str) -> str:
     if device == "mps":
         return "bfloat16"
     return "float32"
+
+
+def vocab_size_of(sub_job: Mapping[str, Any]) -> int | None:
+    """The vocabulary size of a sub-job's model when its name is served with real weights."""
+    entry = real_entry(str(sub_job.get("model_name") or ""))
+    return entry.vocab_size if entry is not None else None

@@ -44,7 +44,7 @@ from ct_local.dataplane.boards import SamplingBoards
 from ct_local.dataplane.sampling_plane import GenerateRequest, SamplingParams, max_seq_len_of
 from ct_local.dataplane.sampling_plane import parse_generate as _parse_generate
 from ct_local.http.errors import RequestValidationError
-from ct_local.model import tinylm
+from ct_local.model import hf, tinylm
 from ct_local.model.trainer import (
     RequestError,
     adapter_tensors,
@@ -97,9 +97,9 @@ class _Prompt:
         return len(self.out) >= self.params.max_tokens or len(self.ids) >= self.limit
 
 
-def parse_request(frame: bytes, max_seq_len: int | None) -> GenerateRequest:
+def parse_request(frame: bytes, max_seq_len: int | None, vocab_size: int | None = None) -> GenerateRequest:
     try:
-        return _parse_generate(frame, max_seq_len=max_seq_len)
+        return _parse_generate(frame, max_seq_len=max_seq_len, vocab_size=vocab_size)
     except RequestValidationError as exc:
         raise RequestError("; ".join(message for _, message in exc.problems)) from exc
 
@@ -123,9 +123,15 @@ class SamplingBackend:
         self.say = say
         self.boards = boards
         self.max_seq_len = max_seq_len_of(sub_job)
-        self.tokenizer = tinylm.ByteTokenizer()
+        model_name = str(sub_job.get("model_name") or "ct-local-tiny")
+        # A real model's own tokenizer and end ids; the tiny model's bytes otherwise.
+        real_tokenizer = hf.text_tokenizer(model_name)
+        self.tokenizer: Any = real_tokenizer or tinylm.ByteTokenizer()
+        self.stop_ids = real_tokenizer.stop_ids if real_tokenizer is not None else frozenset({tinylm.EOS_ID})
         self.live = live_folder(state_dir, job.job_id, self.sub_job_id)
         self.model = self._initial_model(store, sub_job)
+        self.device = next(self.model.parameters()).device
+        self.positions = hf.max_positions(self.model)
         peft_config = peft_config_of(sub_job)
         if peft_config:
             # The adapter starts as a no-op (B is zero) until the first lora sync fills it.
@@ -150,11 +156,12 @@ class SamplingBackend:
         except SpecError as exc:
             raise RuntimeError(str(exc)) from exc
         if source is None:
-            self.say(f"building {model_name} for sampling (tiny local model, seeded from its name)")
-            return tinylm.build_model(model_name)
+            model, origin = hf.base_model(model_name)
+            self.say(f"building {origin} for sampling")
+            return model
         if source.external_path is not None:
             self.say(f"sampling from Hugging Face weights in {source.external_path}")
-            return tinylm.load_pretrained(source.external_path)
+            return hf.load_for(model_name, source.external_path)
         assert source.source_job_id is not None and source.checkpoint_id is not None
         row = resolve_checkpoint(store, source.source_job_id, source.checkpoint_id)
         if row is None or not row.path:
@@ -162,7 +169,7 @@ class SamplingBackend:
                 f"source checkpoint {source.checkpoint_id} of job {source.source_job_id} no longer exists"
             )
         self.say(f"sampling from checkpoint {row.checkpoint_id}")
-        return tinylm.load_pretrained(Path(row.path))
+        return hf.load_for(model_name, Path(row.path))
 
     def _restore_synced_weights(self) -> None:
         """Weights synced before a graceful restart (see :meth:`snapshot`) win over the source's."""
@@ -212,7 +219,7 @@ class SamplingBackend:
         self._adopt_synced_weights()
         options = wire.read_metadata(frame).get("response_options")
         options = options if isinstance(options, dict) else {}
-        request = parse_request(frame, self.max_seq_len)
+        request = parse_request(frame, self.max_seq_len, getattr(self.tokenizer, "vocab_size", None))
         try:
             if row.kind == "generate-stream":
                 return self._stream(row.request_id, request), {}
@@ -270,7 +277,7 @@ class SamplingBackend:
 
     def _prompt(self, index: int, prompt: str | list[int], params: SamplingParams) -> _Prompt:
         prompt_ids = self.tokenizer.encode(prompt) if isinstance(prompt, str) else list(prompt)
-        limit = self.max_seq_len or tinylm.MAX_POSITIONS
+        limit = self.max_seq_len or self.positions
         entry = _Prompt(index, prompt_ids, params, limit)
         if len(prompt_ids) >= limit:
             entry.error = RequestError(
@@ -304,18 +311,22 @@ class SamplingBackend:
             if not live:
                 return
             if cache is not None and len(live) < len(rows) and hasattr(cache, "batch_select_indices"):
-                index = torch.tensor(live)
+                index = torch.tensor(live, device=self.device)
                 cache.batch_select_indices(index)
                 mask = mask[index]
                 rows = [rows[i] for i in live]
             if cache is None:
                 # The whole prompts once (or, without a cache, everything each time).
                 step_ids, mask, positions = _left_padded([p.ids for p in rows])
+                mask = mask.to(self.device)
             else:
                 # Then one new token per prompt over the key/value cache.
                 step_ids = torch.tensor([[p.ids[-1]] for p in rows])
-                mask = torch.cat([mask, torch.ones((len(rows), 1), dtype=mask.dtype)], dim=1)
+                mask = torch.cat(
+                    [mask, torch.ones((len(rows), 1), dtype=mask.dtype, device=self.device)], dim=1
+                )
                 positions = torch.tensor([[len(p.ids) - 1] for p in rows])
+            step_ids, positions = step_ids.to(self.device), positions.to(self.device)
             scoring = any(not p.out and p.params.prompt_logprobs is not None for p in rows)
             kwargs: dict[str, Any] = {self._cache_arg: cache}
             if self._keeps_logits and not scoring:
@@ -325,7 +336,7 @@ class SamplingBackend:
                     input_ids=step_ids, attention_mask=mask, position_ids=positions, use_cache=True, **kwargs
                 )
             cache = output.get(self._cache_arg)
-            logits = output.logits.float()
+            logits = output.logits.float().cpu()
             last = logits[:, -1]
             greedy = torch.argmax(last, dim=-1).tolist()
             for row, prompt in enumerate(rows):
@@ -348,7 +359,7 @@ class SamplingBackend:
             prompt.logprobs.append(self._entry(torch.log_softmax(last, dim=-1), token, params.logprobs))
         prompt.ids.append(token)
         prompt.out.append(token)
-        if token in params.stop_token_ids or (token == tinylm.EOS_ID and not params.ignore_eos):
+        if token in params.stop_token_ids or (token in self.stop_ids and not params.ignore_eos):
             # The stop token stays in token_ids but not in the text.
             prompt.finish, prompt.text, prompt.done = "stop", self.tokenizer.decode(prompt.out[:-1]), True
             return
