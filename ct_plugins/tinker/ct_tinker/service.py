@@ -137,8 +137,8 @@ class TinkerService:
         client_for: Callable[[str], Any],
         authenticate: Callable[[Request], str],
         state_dir: Path,
-        database: str = DEFAULT_DATABASE,
-        schema: str = DEFAULT_SCHEMA,
+        database: str | None = DEFAULT_DATABASE,
+        schema: str | None = DEFAULT_SCHEMA,
     ) -> None:
         self.client_for = client_for
         self.authenticate = authenticate

@@ -1,0 +1,115 @@
+"""`ct tinker serve` in front of a second `ct local serve`: the same SDK loop, translated into
+Cortex Training jobs and data-plane requests of that server."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+import pytest
+
+BASE_MODEL = "Qwen/Qwen3-0.6B"
+SERVICE_KEY = "tml-standalone-test-key"
+#: Only bounds a hang: the command imports the SDK and starlette before it listens.
+START_TIMEOUT_S = 120.0
+STOP_TIMEOUT_S = 30.0
+
+
+@pytest.fixture
+def front(local_server: Any, tmp_path: Path) -> Iterator[str]:
+    ready = tmp_path / "ready.json"
+    ct = Path(sys.executable).with_name("ct")
+    command = [
+        str(ct),
+        "--base-url",
+        local_server.base_url,
+        "--database",
+        "TINKER_FRONT_DB",
+        "--schema",
+        "PUBLIC",
+        "tinker",
+        "serve",
+        "--port",
+        "0",
+        "--state-dir",
+        str(tmp_path / "state"),
+        "--ready-file",
+        str(ready),
+    ]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CT_", "CORTEX_TRAINING_", "TINKER_"))}
+    env["CT_TINKER_SERVICE_KEY"] = SERVICE_KEY
+    log = (tmp_path / "front.log").open("wb")
+    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
+    try:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not ready.exists():
+            if process.poll() is not None:
+                raise AssertionError((tmp_path / "front.log").read_text())
+            assert time.monotonic() < deadline, "ct tinker serve did not start"
+            time.sleep(0.02)
+        yield json.loads(ready.read_text())["base_url"]
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def test_the_sdk_loop_through_ct_tinker_serve(front: str, local_server: Any, tinker_env: Any) -> None:
+    import tinker
+    from tinker import types
+
+    refused = httpx.post(
+        f"{front}/api/v1/create_session", json={}, headers={"X-API-Key": "tml-wrong"}, timeout=30
+    )
+    assert refused.status_code == 401
+
+    tinker_env(front, SERVICE_KEY)
+    with tinker.ServiceClient() as service:
+        training = service.create_lora_training_client(base_model=BASE_MODEL, rank=4).result()
+        tokenizer = training.get_tokenizer()
+        tokens = tokenizer.encode("through the front, into Cortex Training.")
+        datum = types.Datum(
+            model_input=types.ModelInput.from_ints(tokens[:-1]),
+            loss_fn_inputs={"target_tokens": np.array(tokens[1:]), "weights": np.ones(len(tokens) - 1)},
+        )
+        losses = []
+        for _ in range(5):
+            fb = training.forward_backward([datum], "cross_entropy")
+            step = training.optim_step(types.AdamParams(learning_rate=2e-2))
+            result = fb.result()
+            step.result()
+            losses.append(result.metrics["loss:sum"])
+        assert losses[-1] < losses[0] * 0.95, losses
+        sampler = training.save_weights_and_get_sampling_client()
+        sampled = sampler.sample(
+            types.ModelInput.from_ints(tokens[:4]),
+            num_samples=1,
+            sampling_params=types.SamplingParams(max_tokens=4),
+        ).result()
+        assert len(sampled.sequences[0].tokens) > 0
+        model_id = training.model_id
+
+    # The training client is a job of the server behind the front, in the front's database.
+    from ct_core import CortexTrainingClient
+
+    behind = CortexTrainingClient(base_url=local_server.base_url, database="TINKER_FRONT_DB", schema="PUBLIC")
+    try:
+        job = behind.get_job(model_id)
+    finally:
+        behind.close()
+    assert sorted(s["sub_job_id"] for s in job["sub_jobs"]) == [
+        f"{model_id}:sampling:0",
+        f"{model_id}:training:0",
+    ]
