@@ -7,8 +7,8 @@ The catalog of supported models is a folder tree, `model-catalog/models/<org>--<
 
 This module owns:
 
-* discovery: `find_catalog()` honours `CT_MODEL_CATALOG`, then looks for a repository checkout
-  (the catalog is not shipped inside the wheel);
+* discovery: `find_catalog()` honours `CT_MODEL_CATALOG`, then looks for a repository checkout,
+  then for the copy an installed wheel carries in `ct_core/catalog/data`;
 * loading and choosing: `load_catalog()`, `Catalog.list_models()`, `Catalog.pick_job()`, and
   `Catalog.render_job()` for a shape no file holds (other hardware, a shorter context);
 * smoke tests: `ct_core.catalog.smoke` submits job files to a server and probes them;
