@@ -73,6 +73,10 @@ if TYPE_CHECKING:
 
 __all__ = ["CortexTrainingClient", "Credential", "create_job_body_from_job"]
 
+#: The plugin that gives a client its model-deployment methods (hook `ct_model_deployments`): its
+#: entry-point name and its distribution, named when it is missing.
+MODEL_DEPLOYMENT_PLUGIN = "model-deployment"
+MODEL_DEPLOYMENT_DISTRIBUTION = "ct-model-deployment"
 #: Experiment runs never change for a job; remember the newest ones.
 EXPERIMENT_RUN_CACHE_SIZE = 256
 
@@ -684,29 +688,43 @@ class CortexTrainingClient:
 
     @property
     def model_deployments(self) -> Any:
-        """The model-deployment methods of this client, from the ct-model-deployment plugin.
+        """The model-deployment methods of this client, from the plugin that provides them.
 
-        `client.model_deployments.create(spec)`, `.wait(d)`, `.drop(d)`, ... Imported on first use,
-        so the core package works (and starts fast) without it; missing, it raises ImportError.
-        docs/model-deployments.md describes the methods. The same methods are on the client under
-        the contract's names (`create_model_deployment`, `wait_for_model_deployment`, ...).
+        `client.model_deployments.create(spec)`, `.wait(d)`, `.drop(d)`, ... The ct-model-deployment
+        plugin provides them through the `ct_model_deployments` hook (ct itself imports no
+        plugin); without it, this raises `MissingPluginError` naming it. docs/model-deployments.md
+        describes the methods. The same methods are on the client under the contract's names
+        (`create_model_deployment`, `wait_for_model_deployment`, ...).
         """
-        try:
-            from ct_model_deployment import ModelDeployments
-        except ImportError as error:
-            raise ImportError(
-                "model deployments need the ct-model-deployment plugin, which is not installed: "
-                "pip install ct-model-deployment (it ships with ct from this repository)"
-            ) from error
-        return ModelDeployments(self)
+        from ct_core.plugins import get_plugin_manager, missing_plugin_error
+
+        pm = get_plugin_manager()
+        methods = pm.hook.ct_model_deployments(client=self)
+        if methods is None:
+            raise missing_plugin_error(
+                pm,
+                needs="model deployments",
+                entry_point=MODEL_DEPLOYMENT_PLUGIN,
+                distribution=MODEL_DEPLOYMENT_DISTRIBUTION,
+            )
+        return methods
 
     def create_model_deployment(self, spec: Mapping[str, Any] | str | os.PathLike[str]) -> dict[str, Any]:
         """Create a model deployment from a spec (a dict or a JSON file); returns its metadata."""
         return self.model_deployments.create_model_deployment(spec)
 
-    def list_model_deployments(self, statuses: Iterable[str] | None = None) -> list[dict[str, Any]]:
-        """The schema's model deployments, oldest first; only those in `statuses` (any case) if given."""
-        return self.model_deployments.list_model_deployments(statuses)
+    def list_model_deployments(
+        self,
+        statuses: Iterable[str] | None = None,
+        *,
+        on_malformed: Callable[[dict[str, str]], None] | None = None,
+    ) -> list[dict[str, Any]]:
+        """The schema's model deployments, oldest first; only those in `statuses` (any case) if given.
+
+        A deployment whose record is malformed is left out and reported to `on_malformed` (its
+        `{"deployment", "status", "error"}`), or without it as a `MalformedDeploymentWarning`.
+        """
+        return self.model_deployments.list_model_deployments(statuses, on_malformed=on_malformed)
 
     def describe_model_deployment(self, deployment: str) -> dict[str, Any]:
         """The metadata of one model deployment (`sf-ct-<UUID>`)."""

@@ -10,7 +10,8 @@ registered first, and the non-None results are collected into a list. Validators
 return a list of problems instead of raising, so one error message can name them all. The two
 validator hooks are each called one implementation at a time (see `ct_core.plugins`): a
 `ValueError` a validator raises counts as its problem, any other exception as a problem naming
-the plugin, and in both cases the other plugins' validators still run.
+the plugin, and in both cases the other plugins' validators still run. `ct_model_deployments` is
+the exception to collecting: its first non-None result is the answer (`firstresult`).
 """
 
 from __future__ import annotations
@@ -108,4 +109,23 @@ def ct_tui_screens() -> list[Any] | None:
     only then, so Textual is never imported for other commands.
 
     :returns: a list of screen entries, or None.
+    """
+
+
+@hookspec(firstresult=True)
+def ct_model_deployments(client: Any) -> Any:
+    """Give an SDK client its model-deployment methods.
+
+    Called each time code asks a `CortexTrainingClient` for them: `client.model_deployments`, or one
+    of the facade's methods under the contract's names (`client.create_model_deployment(spec)`,
+    `list_model_deployments`, `describe_model_deployment`, `get_model_deployment`,
+    `wait_for_model_deployment`, `drop_model_deployment`, `download_model_deployment_logs`,
+    `download_model_deployment_metrics`, `model_deployment_base_url`), which forward to the object
+    returned here. The first implementation that returns something wins. The ct-model-deployment
+    plugin implements it; without any, each of those methods raises `MissingPluginError` naming
+    that plugin, so ct itself never imports a plugin.
+
+    :param client: the client the methods act for; use its public members only.
+    :returns: an object with the methods above bound to `client` (docs/model-deployments.md), or
+        None to offer none.
     """

@@ -52,6 +52,7 @@ __all__ = [
     "discover_entry_points",
     "get_plugin_manager",
     "load_plugins",
+    "missing_plugin_error",
     "new_plugin_manager",
     "plugin_info",
     "register_builtin",
@@ -467,6 +468,31 @@ def _refusing_command(message: str) -> Callable[..., None]:
         "return": None,
     }
     return contested
+
+
+def missing_plugin_error(
+    pm: CTPluginManager, *, needs: str, entry_point: str, distribution: str
+) -> Exception:
+    """The error for a feature no loaded plugin provides: why the plugin that would is absent.
+
+    `needs` says what was asked for ("model deployments"); `entry_point` and `distribution` name
+    the plugin that provides it. The reason is the first that applies: the plugin failed to load
+    (its error), `CT_PLUGINS` leaves it out, or it is not installed (then what to install).
+    """
+    from ct_core.errors import MissingPluginError
+
+    wanted = {_normalize(entry_point), _normalize(distribution)}
+    failed = [failure for failure in pm.load_errors if _normalize(failure.name) in wanted]
+    allowed = allowed_plugins()
+    head = f"{needs} need the {distribution} plugin"
+    if failed:
+        reason = f"which failed to load: {failed[0].error}"
+    elif allowed is not None and not wanted & allowed:
+        value = os.environ.get(ALLOW_ENV_VAR, "")
+        reason = f"which {ALLOW_ENV_VAR}={value!r} leaves out: add {entry_point} to it, or unset it"
+    else:
+        reason = f"which is not installed: pip install {distribution}"
+    return MissingPluginError(f"{head}, {reason}")
 
 
 def _flatten_problems(results: Iterable[Any]) -> list[str]:

@@ -239,8 +239,9 @@ class LogsUnavailableError(CTError, RuntimeError):
         self.status = status
 
 
-class ModelDeploymentWaitError(CTError, RuntimeError):
-    """A model deployment settled in a state other than ready while being waited for."""
+class MissingPluginError(CTError, ImportError):
+    """A feature that a plugin provides was asked for, and no loaded plugin provides it (the
+    message names the distribution to install, or says why it did not load)."""
 
 
 # A value that looks like a credential: the name, a `:` or `=`, then the value (quoted or not).

@@ -1,20 +1,22 @@
 """The model-deployment methods under their contract names on the client itself, over ct_local.
 
 `client.create_model_deployment(spec)`, `client.wait_for_model_deployment(d)`, ... forward to the
-ct-model-deployment plugin (imported on first use), the same methods `client.model_deployments`
-gives. Without the plugin each says which distribution to install.
+methods the ct-model-deployment plugin gives through the `ct_model_deployments` hook, the same ones
+`client.model_deployments` gives. Without the plugin loaded each says which distribution it needs
+and why it is missing.
 """
 
 from __future__ import annotations
 
-import sys
 import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from ct_core import plugins
 from ct_core.client import CortexTrainingClient
+from ct_core.errors import MissingPluginError
 
 SPEC: dict[str, Any] = {
     "deployment": {"class": "EVALUATION", "min_replicas": 1, "gpus_per_replica": 1, "gpu_type": "H200"},
@@ -71,15 +73,18 @@ def test_each_contract_name_is_a_documented_client_method(client: Any) -> None:
 def test_without_the_plugin_each_method_names_it(
     client: Any, name: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    for module in [
-        m for m in sys.modules if m == "ct_model_deployment" or m.startswith("ct_model_deployment.")
-    ]:
-        monkeypatch.delitem(sys.modules, module)
-    monkeypatch.setitem(sys.modules, "ct_model_deployment", None)  # makes `import` fail as if absent
-    arguments: tuple[Any, ...] = ("sf-ct-00000000-0000-0000-0000-000000000000",)
-    if name.startswith("download_"):
-        arguments += (tmp_path,)
-    with pytest.raises(ImportError, match="ct-model-deployment"):
-        getattr(client, name)(*arguments)
-    with pytest.raises(ImportError, match="ct-model-deployment"):
-        client.model_deployments  # noqa: B018 - the property itself imports the plugin
+    # Only the lora plugin loads: model-deployment is installed but left out.
+    monkeypatch.setenv(plugins.ALLOW_ENV_VAR, "lora")
+    plugins.reset_plugin_manager()
+    try:
+        arguments: tuple[Any, ...] = ("sf-ct-00000000-0000-0000-0000-000000000000",)
+        if name.startswith("download_"):
+            arguments += (tmp_path,)
+        with pytest.raises(MissingPluginError, match="ct-model-deployment plugin") as caught:
+            getattr(client, name)(*arguments)
+        assert isinstance(caught.value, ImportError)
+        assert f"{plugins.ALLOW_ENV_VAR}='lora' leaves out" in str(caught.value)
+        with pytest.raises(MissingPluginError, match="ct-model-deployment"):
+            client.model_deployments  # noqa: B018 - the property itself asks the plugins
+    finally:
+        plugins.reset_plugin_manager()

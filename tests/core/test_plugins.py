@@ -823,3 +823,46 @@ def test_hook_ct_tui_screens() -> None:
     assert [entry.name for entry in collected.entries] == ["deployments", "runs", "x"]
     problems = " ".join(str(p) for p in collected.problems)
     assert "fails" in problems and "mine" in problems
+
+
+def test_hook_ct_model_deployments(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A client's deployment methods come from the plugin that implements the hook; every facade
+    method forwards its arguments; without such a plugin, each names the one to install."""
+    from ct_core.client import CortexTrainingClient
+    from ct_core.errors import MissingPluginError
+
+    class Methods:
+        def __init__(self, client: Any) -> None:
+            self.client = client
+
+        def list_model_deployments(self, statuses: Any = None, *, on_malformed: Any = None) -> list[Any]:
+            return [statuses, on_malformed]
+
+        def create_model_deployment(self, spec: Any) -> dict[str, Any]:
+            return {"created": spec}
+
+    class Offers:
+        @hookspecs.hookimpl
+        def ct_model_deployments(self, client: Any) -> Any:
+            return Methods(client)
+
+    monkeypatch.setenv(plugins.ALLOW_ENV_VAR, "")
+    plugins.reset_plugin_manager()
+    try:
+        pm = plugins.get_plugin_manager()
+        # Never contacted: nothing here sends a request.
+        with CortexTrainingClient(base_url="http://127.0.0.1:9", database="D", schema="S") as client:
+            with pytest.raises(MissingPluginError, match="ct-model-deployment") as caught:
+                client.create_model_deployment({"spec": 1})
+            assert isinstance(caught.value, ImportError)
+            assert f"{plugins.ALLOW_ENV_VAR}=''" in str(caught.value)
+            pm.register(Offers(), name="offers")
+            assert client.model_deployments.client is client
+            assert client.create_model_deployment({"spec": 1}) == {"created": {"spec": 1}}
+
+            def note(problem: dict[str, str]) -> None:
+                raise AssertionError("not called by this stand-in")
+
+            assert client.list_model_deployments(["READY"], on_malformed=note) == [["READY"], note]
+    finally:
+        plugins.reset_plugin_manager()

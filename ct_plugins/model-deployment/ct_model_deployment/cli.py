@@ -232,11 +232,14 @@ def chat(
     }
     if temperature is not None:
         body["temperature"] = temperature
+    from ct_core.operations import inference
+
     client = deployments.client
     with deployments.errors_named(deployment, job_id_of(deployment)):
         if not stream:
-            # One attempt, as an OpenAI client makes: a repeated completion would generate twice.
-            answer = client.request("createChatCompletion", json_body=body, max_retries=0).json()
+            # One attempt (the spec's rule), as an OpenAI client makes: a repeated completion would
+            # generate twice.
+            answer: Any = inference.create_chat_completion(client, body=body)
             choice = answer["choices"][0]
             output.emit(
                 {
@@ -248,7 +251,7 @@ def chat(
             )
             return
         body["stream"] = True
-        with client.stream("createChatCompletion", json_body=body) as response:
+        with inference.create_chat_completion_events(client, body=body) as response:
             _print_stream(response)
 
 

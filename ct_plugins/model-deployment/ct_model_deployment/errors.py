@@ -58,7 +58,7 @@ class MalformedDeploymentWarning(core_errors.CTError, UserWarning):
     """A deployment left out of a listing because its record is malformed (the message names it)."""
 
 
-class ModelDeploymentWaitError(core_errors.ModelDeploymentWaitError):
+class ModelDeploymentWaitError(core_errors.CTError, RuntimeError):
     """The deployment failed, was terminated or dropped while being waited for."""
 
     def __init__(self, message: str, *, deployment: dict[str, Any]) -> None:

@@ -23,6 +23,7 @@ from ct_core.control.polling import PollSchedule
 from ct_core.errors import APIError, CTConnectionError, ValidationError, redact_secrets
 from ct_core.fs import atomic_replace, exclusive_lock
 from ct_core.http import retry as _retry
+from ct_core.operations import control_plane, runs
 from ct_model_deployment import records
 from ct_model_deployment.errors import (
     MalformedDeploymentRecord,
@@ -161,7 +162,7 @@ class ModelDeployments:
 
     def _read_job(self, job_id: str) -> dict[str, Any]:
         # No grace for a job created moments ago: a deployment lookup takes 517601 as final.
-        answer = self.client.request("getJob", params={"job_id": job_id}, predicate=_retry.general()).json()
+        answer: Any = control_plane.get_job(self.client, job_id=job_id, predicate=_retry.general())
         return answer if isinstance(answer, dict) else {}
 
     def _lookup(self, deployment: str) -> tuple[str, dict[str, Any]]:
@@ -195,12 +196,12 @@ class ModelDeployments:
         with a ModelDeploymentError naming it, any other failure as the service's error.
         """
         try:
-            answer = self.client.request(
-                "getRegisteredModel",
-                params={"model_id": model_id},
+            answer: Any = runs.get_registered_model(
+                self.client,
+                model_id=model_id,
                 # The general rule retries a 404 (a new job can lag); an unknown model never appears.
                 predicate=_retry.general(final=_not_found),
-            ).json()
+            )
         except APIError as error:
             raise self._registered_model_error(error, model_id) from None
         except CTConnectionError as error:
@@ -371,10 +372,9 @@ class ModelDeployments:
             return {"deployment": deployment, "dropped": True, "status": status}
         try:
             with self.errors_named(deployment, job_id):
-                self.client.request(
-                    "cancelJob",
-                    params={"job_id": job_id},
-                    predicate=_retry.general(final=_retry.conflict_is_final),
+                # As the spec's rule for cancelJob, without the grace for a job created moments ago.
+                control_plane.cancel_job(
+                    self.client, job_id=job_id, predicate=_retry.general(final=_retry.conflict_is_final)
                 )
         except ModelDeploymentNotFound:
             return {"deployment": deployment, "dropped": True, "status": "DROPPED"}
