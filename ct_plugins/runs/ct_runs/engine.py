@@ -164,6 +164,9 @@ class Engine:
         self.client_for = client_for
         #: The DBOS executor this engine runs in, named in the logs of what it starts and resumes.
         self.executor_id = executor_id
+        #: Runs this engine (this process) has run a segment of: the first segment of a run it
+        #: picked up after another process stopped says where it carries on from.
+        self._driven: set[str] = set()
 
     # --- reading a run --------------------------------------------------------------------------
 
@@ -327,6 +330,20 @@ class Engine:
         # with it while it runs. (After an open one it is never reused; see the module doc.)
         status = self._job_status(client, job_id) if job_id and not state.get("segment_open") else None
         reuse = status == "running"
+        picked_up = run_id not in self._driven
+        self._driven.add(run_id)
+        if reuse and picked_up:
+            # This process took the run over (a restart, or a dead worker's run) between two
+            # segments: nothing was in flight, so the live job holds exactly the committed
+            # checkpoint and the run carries on with it. Logged, so every takeover shows.
+            pending.log(
+                "INFO",
+                f"picked up between two segments: carrying on with job {job_id} "
+                f"from step {state['committed_step']}",
+                event="recovered",
+                worker=self.executor_id,
+                step=state["committed_step"],
+            )
         if not reuse:
             if status is not None:
                 # The job stopped between two segments (nothing was in flight on it): as lost

@@ -172,6 +172,12 @@ def test_sigkill_at_ten_random_points_resumes_exactly(
                 # run whose every kill landed there never resumed from a checkpoint at all.
                 _wait_until_checkpoint(client, run_id)
                 _hold_the_next_step(server, client, run_id)
+            elif kills == 1:
+                # The second lands between two segments of the resumed job: the server holds the
+                # read of the job's status that a segment makes before it carries on with a job.
+                # The restart finds the segment closed and the job running, carries on with it, and
+                # says so in the run's logs.
+                _hold_between_two_segments(server, client, run_id)
             elif rng.random() < 0.3:
                 # While the service is starting up or recovering.
                 time.sleep(rng.uniform(0.0, 1.0))
@@ -188,6 +194,10 @@ def test_sigkill_at_ten_random_points_resumes_exactly(
         logs = client.runs.logs(run_id, structured=True, limit=10_000)["logs"]
         events = [e.get("event") for e in logs]
         assert "resumed" in events, f"the run never resumed from a checkpoint: {events}"
+        # The restart after the second kill carried on with the live job, and the run says so.
+        recovered = [e for e in logs if e.get("event") == "recovered"]
+        assert recovered, f"no restart between two segments was logged: {events}"
+        assert all(e["step"] is not None and e["worker"] for e in recovered), recovered
         # Every job but the live one was ended; the run names them all.
         assert len(run["job_ids"]) >= 2
 
@@ -206,6 +216,21 @@ def _hold_the_next_step(server: Any, client: CortexTrainingClient, run_id: str) 
     """Hold the next step request the server receives (the kill that follows ends it) and return
     once it is held: the run then stands inside an open segment past a committed checkpoint."""
     server.set_faults({"path": "/step$", "method": "POST", "action": "delay", "delay_s": HOLD_STEP_S})
+    deadline = time.monotonic() + 300
+    while not any(rule["hits"] for rule in _fault_rules(server)):
+        run = client.runs.get(run_id)
+        assert time.monotonic() < deadline and run["status"] in ("queued", "running"), run
+        time.sleep(0.02)
+
+
+def _hold_between_two_segments(server: Any, client: CortexTrainingClient, run_id: str) -> None:
+    """Once the run's current job has committed a checkpoint, hold the next read of that job's
+    status (a segment's first request when it carries on with the job) and return once held."""
+    run = _running_past(client, run_id, client.runs.get(run_id)["step"] + 1)
+    job_id = run["job_ids"][-1]
+    server.set_faults(
+        {"path": f"/cortex-training/{job_id}$", "method": "GET", "action": "delay", "delay_s": HOLD_STEP_S}
+    )
     deadline = time.monotonic() + 300
     while not any(rule["hits"] for rule in _fault_rules(server)):
         run = client.runs.get(run_id)
