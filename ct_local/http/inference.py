@@ -145,21 +145,30 @@ def render_chat(messages: list[dict[str, str]]) -> str:
 class LoadedModel:
     model: Any
     lock: threading.Lock = field(default_factory=threading.Lock)
+    #: A real model's tokenizer (ct_local.model.hf.TextTokenizer); None for the tiny byte model.
+    tokenizer: Any = None
 
 
 def _model_for(job: JobRow, state_dir: Path, store: Any) -> torch.nn.Module:
-    from ct_local.model import tinylm
+    from ct_local.model import hf, tinylm
     from ct_local.storage.checkpoint_paths import resolve_checkpoint
 
     sub_job = job.sub_jobs[0]
-    model = tinylm.build_model(str(sub_job.get("model_name", "")))
+    model_name = str(sub_job.get("model_name", ""))
     info = sub_job.get("source_checkpoint_info")
     if isinstance(info, dict) and info.get("checkpoint_id"):
         row = resolve_checkpoint(store, str(info.get("source_job_id")), str(info["checkpoint_id"]))
         if row is None or not row.path:
             raise RuntimeError(f"source checkpoint {info['checkpoint_id']} is gone")
         folder = Path(row.path)
-        tinylm.load_weights(model, folder if folder.is_absolute() else state_dir / folder)
+        folder = folder if folder.is_absolute() else state_dir / folder
+        if hf.registry.real_entry(model_name) is not None:
+            model = hf.load_model(folder)
+        else:
+            model = tinylm.build_model(model_name)
+            tinylm.load_weights(model, folder)
+    else:
+        model = hf.base_model(model_name)[0]
     model.eval()
     return model
 
@@ -179,6 +188,7 @@ def draw_tokens(
     temperature: float,
     generator: torch.Generator,
     top_p: float = 1.0,
+    stop_ids: frozenset[int] | None = None,
 ) -> Iterator[tuple[int, torch.Tensor]]:
     """Yield (token id, log-probabilities of that position) one token at a time.
 
@@ -190,15 +200,18 @@ def draw_tokens(
     from ct_local.model.sampler import pick_token
     from ct_local.model.tinylm import EOS_ID
 
+    ends = stop_ids if stop_ids is not None else frozenset({EOS_ID})
+    device = next(model.parameters()).device
     ids = list(prompt_ids)
     # The whole sequence is run again for every token: at this model's size that is cheaper than
     # keeping up with the changing cache API of transformers, and it keeps the loop obvious.
     with torch.no_grad():
         for _ in range(max_new):
-            logits = model(input_ids=torch.tensor([ids], dtype=torch.long)).logits[0, -1].float()
+            inputs = torch.tensor([ids], dtype=torch.long, device=device)
+            logits = model(input_ids=inputs).logits[0, -1].float().cpu()
             token = pick_token(logits, temperature=temperature, top_p=top_p, generator=generator)
             yield token, torch.log_softmax(logits, dim=-1)
-            if token == EOS_ID:
+            if token in ends:
                 return
             ids.append(token)
 
@@ -246,6 +259,21 @@ def logprob_entry(logprobs: torch.Tensor, token: int, top: int) -> dict[str, Any
         "bytes": token_bytes(token),
         "top_logprobs": alternatives,
     }
+
+
+def real_logprob_entry(tokenizer: Any, logprobs: torch.Tensor, token: int, top: int) -> dict[str, Any]:
+    """:func:`logprob_entry` for a real model: tokens named and spelled by its tokenizer."""
+    import torch
+
+    def named(alt: int, value: float) -> dict[str, Any]:
+        text = tokenizer.token_text(alt)
+        return {"token": text, "logprob": value, "bytes": list(text.encode("utf-8"))}
+
+    alternatives: list[dict[str, Any]] = []
+    if top > 0:
+        values, ids = torch.topk(logprobs, min(top, logprobs.numel()))
+        alternatives = [named(alt, float(v)) for v, alt in zip(values.tolist(), ids.tolist(), strict=True)]
+    return {**named(token, float(logprobs[token])), "top_logprobs": alternatives}
 
 
 # --- request parsing ----------------------------------------------------------------------------
@@ -461,6 +489,13 @@ def _find_deployment(request: Request, model: Any) -> JobRow:
     return job
 
 
+def _tokenizer_for(job: JobRow) -> Any:
+    """A real model's tokenizer for the deployment's model; None for the tiny model."""
+    from ct_local.model import hf
+
+    return hf.text_tokenizer(str(job.sub_jobs[0].get("model_name", "")))
+
+
 def _loaded(request: Request, job: JobRow) -> LoadedModel:
     state = server_state(request)
     registry: dict[str, LoadedModel] | None = getattr(request.app.state, "ct_inference_models", None)
@@ -468,7 +503,8 @@ def _loaded(request: Request, job: JobRow) -> LoadedModel:
         registry = {}
         request.app.state.ct_inference_models = registry
     if job.job_id not in registry:
-        registry[job.job_id] = LoadedModel(_model_for(job, Path(state.settings.state_dir), state.store))
+        model = _model_for(job, Path(state.settings.state_dir), state.store)
+        registry[job.job_id] = LoadedModel(model, tokenizer=_tokenizer_for(job))
     return registry[job.job_id]
 
 
@@ -488,9 +524,15 @@ async def chat_completions(request: Request) -> Response:
         model_field = body.get("model") if isinstance(body, dict) else None
         job = _find_deployment(request, model_field)
         chat = parse_chat(body)
+        from ct_local.model import registry as model_registry
         from ct_local.model.tinylm import ByteTokenizer
 
-        prompt_ids = ByteTokenizer().encode(render_chat(chat.messages), add_bos=True)
+        if model_registry.real_entry(str(job.sub_jobs[0].get("model_name", ""))) is not None:
+            # A real model's prompt goes through its own chat template.
+            tokenizer = await run_in_threadpool(_tokenizer_for, job)
+            prompt_ids = tokenizer.render_chat(chat.messages)
+        else:
+            prompt_ids = ByteTokenizer().encode(render_chat(chat.messages), add_bos=True)
         config = job.sub_jobs[0].get("inference_config") or {}
         window = int(config.get("max_seq_len") or DEFAULT_MAX_SEQ_LEN)
         room = window - len(prompt_ids)
@@ -585,6 +627,9 @@ class Completion:
         """The pieces of one choice; the last one carries its finish_reason."""
         from ct_local.model.tinylm import BYTE_TOKENS, EOS_ID
 
+        if self.loaded.tokenizer is not None:
+            yield from self._real_pieces(generator)
+            return
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         top = self.chat.top_logprobs
         with self.loaded.lock:
@@ -604,6 +649,37 @@ class Completion:
                 text = decoder.decode(bytes([token]), final=False) if token < BYTE_TOKENS else ""
                 yield Piece(text, logprob_entry(logprobs, token, top) if top is not None else None, None)
         yield Piece(decoder.decode(b"", final=True), None, "length")
+
+    def _real_pieces(self, generator: torch.Generator) -> Iterator[Piece]:
+        """The pieces of one choice of a real model: text is what the tokenizer decodes so far, less
+        what earlier pieces gave (a piece waits while its last character is incomplete)."""
+        tokenizer = self.loaded.tokenizer
+        top = self.chat.top_logprobs
+        out: list[int] = []
+        given = ""
+        with self.loaded.lock:
+            for token, logprobs in draw_tokens(
+                self.loaded.model,
+                self.prompt_ids,
+                max_new=self.max_new,
+                temperature=self.chat.temperature,
+                top_p=self.chat.top_p,
+                generator=generator,
+                stop_ids=tokenizer.stop_ids,
+            ):
+                self.completion_tokens += 1
+                if token in tokenizer.stop_ids:
+                    yield Piece("", None, "stop")
+                    return
+                out.append(token)
+                text = tokenizer.decode(out)
+                piece = "" if text.endswith("\ufffd") else text[len(given) :]
+                given += piece
+                entry = None
+                if top is not None:
+                    entry = real_logprob_entry(tokenizer, logprobs, token, top)
+                yield Piece(piece, entry, None)
+        yield Piece(tokenizer.decode(out)[len(given) :], None, "length")
 
     def _usage(self) -> dict[str, int]:
         prompt = len(self.prompt_ids)
