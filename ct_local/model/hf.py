@@ -18,6 +18,7 @@ import shutil
 import threading
 import uuid
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import torch
@@ -38,7 +39,7 @@ TOKENIZER_FILES = (
     "tokenizer.model",
     "generation_config.json",
 )
-_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+_DTYPES = MappingProxyType({"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16})
 # transformers resolves its Auto classes lazily; one thread at a time (see tinylm._IMPORT_LOCK).
 _TOKENIZER_LOCK = threading.RLock()
 
