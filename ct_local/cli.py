@@ -40,6 +40,7 @@ def serve(
     models_dir: Repeated = None,
     device: str = "auto",
     dtype: str = "auto",
+    device_memory: str | None = None,
     fault: Repeated = None,
     settings_json: str | None = None,
     ready_file: Path | None = None,
@@ -87,6 +88,9 @@ def serve(
     dtype
         The dtype of real models: auto (bfloat16 where the device supports it, float32 on the
         CPU), float32, bfloat16 or float16.
+    device_memory
+        The memory a real model's sub-job may take (e.g. 24GiB); default: the GPU's memory, or
+        the machine's on the CPU. A job whose estimated need is larger is refused at create.
     fault
         A fault rule as JSON (see docs/local-server.md). Repeatable.
     settings_json
@@ -132,6 +136,7 @@ def serve(
             default_names=settings.models,
             device=device,
             dtype=dtype,
+            memory=device_memory,
         )
         overrides["models"] = list(served.names)
         if fault:
@@ -149,7 +154,8 @@ def serve(
                 f"model {entry.name}: {entry.architecture} weights from {entry.path} ({entry.origin})\n"
             )
     if served.has_real_models:
-        sys.stderr.write(f"real models run on {served.device} in {served.dtype}\n")
+        limit = model_registry.shown_bytes(served.memory_bytes) if served.memory_bytes else "unchecked"
+        sys.stderr.write(f"real models run on {served.device} in {served.dtype} (memory: {limit})\n")
     try:
         code = run_server(
             settings, ready_file=ready_file, log_level=log_level, snapshot_max_bytes=state_snapshot_max_bytes

@@ -21,6 +21,7 @@ from typing import Any
 
 from ct_local.control.capacity import job_gpus
 from ct_local.http.errors import RequestValidationError, invalid_request, unsupported_model
+from ct_local.model import registry as model_registry
 from ct_local.model.training_spec import SpecError, create_problems, parse_source
 from ct_local.settings import (
     DEFAULT_HARDWARE,
@@ -324,6 +325,10 @@ def build_job(
     if problems:
         raise invalid_request("; ".join(problems))
     _check_models(sub_jobs, settings.models)
+    # A real model's sub-job that cannot fit the device is refused now, not killed while loading.
+    memory = model_registry.memory_problems(sub_jobs)
+    if memory:
+        raise invalid_request("; ".join(memory))
 
     job_id = str(uuid.uuid4())
     counters: dict[str, int] = {}

@@ -26,6 +26,7 @@ import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 #: The kinds of weights a served name has.
@@ -97,6 +98,8 @@ class Registry:
     entries: Mapping[str, ModelEntry] = field(default_factory=dict)
     device: str = "cpu"
     dtype: str = "float32"
+    #: The memory real models' sub-jobs may take on the device (None: not checked).
+    memory_bytes: int | None = None
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -217,6 +220,7 @@ def build_registry(
     default_names: Iterable[str] = (),
     device: str = "auto",
     dtype: str = "auto",
+    memory: str | None = None,
 ) -> Registry:
     """The registry of ``--model`` specs and ``--models-dir`` folders.
 
@@ -246,7 +250,8 @@ def build_registry(
     registry = Registry(entries)
     if registry.has_real_models or device != "auto" or dtype != "auto":
         resolved = resolve_device(device)
-        registry = Registry(entries, resolved, resolve_dtype(dtype, resolved))
+        limit = parse_memory(memory) if memory is not None else device_memory(resolved)
+        registry = Registry(entries, resolved, resolve_dtype(dtype, resolved), limit)
     return registry
 
 
@@ -301,3 +306,139 @@ def vocab_size_of(sub_job: Mapping[str, Any]) -> int | None:
     """The vocabulary size of a sub-job's model when its name is served with real weights."""
     entry = real_entry(str(sub_job.get("model_name") or ""))
     return entry.vocab_size if entry is not None else None
+
+
+# --- memory ---------------------------------------------------------------------------------------
+
+#: Bytes per element of each dtype the server runs real models in.
+DTYPE_BYTES: Mapping[str, int] = MappingProxyType({"float32": 4, "bfloat16": 2, "float16": 2})
+#: Bytes of safetensors' element types, to count parameters from the file headers.
+#: Activation bytes kept for backward per token, per layer, per hidden unit, in units of the dtype
+#: (attention and MLP inputs, norms, the MLP's wider intermediate): a rough, generous constant.
+ACTIVATION_FACTOR = 34
+#: The sequence length assumed for a sub-job that sets no max_seq_len.
+DEFAULT_ESTIMATE_SEQ_LEN = 2048
+#: Prompts a sampler decodes together (ct_local.model.sampler.MAX_BATCH_PROMPTS), for its cache.
+SAMPLING_BATCH = 64
+_MEMORY_UNITS: Mapping[str, int] = MappingProxyType(
+    {
+        **{"": 1, "b": 1, "kib": 1024, "mib": 1024**2, "gib": 1024**3, "tib": 1024**4},
+        **{"kb": 1000, "mb": 1000**2, "gb": 1000**3, "tb": 1000**4},
+    }
+)
+
+
+def parse_memory(text: str) -> int:
+    """``--device-memory``: bytes, or a number with KiB/MiB/GiB/TiB (or KB/MB/GB/TB)."""
+    value = text.strip().lower().replace(" ", "")
+    number = value.rstrip("kmgtib")
+    unit = value[len(number) :]
+    try:
+        amount = float(number)
+    except ValueError as exc:
+        raise RegistryError(f"--device-memory {text!r}: expected e.g. 24GiB or a number of bytes") from exc
+    if unit not in _MEMORY_UNITS or amount <= 0:
+        raise RegistryError(f"--device-memory {text!r}: expected e.g. 24GiB or a number of bytes")
+    return int(amount * _MEMORY_UNITS[unit])
+
+
+def shown_bytes(size: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024:
+            return f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} TiB"
+
+
+def parameter_count(folder: Path) -> int:
+    """The parameters of the safetensors files in ``folder``, read from their headers only."""
+    total = 0
+    for path in sorted(folder.glob("*.safetensors")):
+        with path.open("rb") as f:
+            size = int.from_bytes(f.read(8), "little")
+            header = json.loads(f.read(size))
+        for name, info in header.items():
+            if name == "__metadata__" or not isinstance(info, dict):
+                continue
+            count = 1
+            for dim in info.get("shape", []):
+                count *= int(dim)
+            total += count
+    return total
+
+
+def _config_int(config: Mapping[str, Any], key: str, default: int) -> int:
+    for section in (config, config.get("text_config")):
+        value = section.get(key) if isinstance(section, Mapping) else None
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return default
+
+
+def estimate_bytes(entry: ModelEntry, sub_job: Mapping[str, Any], dtype: str) -> int:
+    """A generous estimate of the memory a sub-job of ``entry`` needs on its device.
+
+    Training: weights, their gradients and two AdamW moments (only the adapter's, about 1 % of the
+    weights, with LoRA), plus activations for one sequence of ``max_seq_len`` and its float32
+    logits. Sampling: weights plus the key/value cache of a full batch at ``max_seq_len``.
+    """
+    assert entry.path is not None
+    width = DTYPE_BYTES[dtype]
+    params = parameter_count(entry.path)
+    weights = params * width
+    hidden = _config_int(entry.config, "hidden_size", 1)
+    layers = _config_int(entry.config, "num_hidden_layers", 1)
+    vocab = entry.vocab_size or 1
+    heads = _config_int(entry.config, "num_attention_heads", 1)
+    kv_heads = _config_int(entry.config, "num_key_value_heads", heads)
+    head_dim = _config_int(entry.config, "head_dim", max(hidden // heads, 1))
+    section = "training_config" if sub_job.get("job_type") == "training" else "inference_config"
+    config = sub_job.get(section)
+    config = config if isinstance(config, Mapping) else {}
+    seq = config.get("max_seq_len")
+    seq = (
+        int(seq)
+        if isinstance(seq, int | float) and not isinstance(seq, bool) and seq > 0
+        else DEFAULT_ESTIMATE_SEQ_LEN
+    )
+    if sub_job.get("job_type") == "training":
+        trained = params // 100 if config.get("peft_config") else params
+        states = trained * width * 3  # gradients and AdamW's two moments
+        activations = ACTIVATION_FACTOR * seq * hidden * layers * width + seq * vocab * 4
+        return weights + states + activations
+    cache = 2 * layers * kv_heads * head_dim * seq * width * SAMPLING_BATCH
+    return weights + cache
+
+
+def memory_problems(sub_jobs: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Why each sub-job of a real model would not fit the memory the server may use (none: fits)."""
+    served = current()
+    if served is None or served.memory_bytes is None:
+        return []
+    problems = []
+    for sub in sub_jobs:
+        entry = served.real(str(sub.get("model_name") or ""))
+        if entry is None:
+            continue
+        need = estimate_bytes(entry, sub, served.dtype)
+        if need > served.memory_bytes:
+            problems.append(
+                f"{sub.get('job_type')} sub-job of {entry.name} needs about {shown_bytes(need)} of "
+                f"{served.device} memory in {served.dtype}, more than the {shown_bytes(served.memory_bytes)} "
+                "this server may use; shorten max_seq_len, use LoRA, a smaller model or --dtype bfloat16"
+            )
+    return problems
+
+
+def device_memory(device: str) -> int | None:
+    """The memory of ``device``: a CUDA device's total, else the machine's physical memory."""
+    if device.startswith("cuda"):
+        import torch
+
+        return int(torch.cuda.get_device_properties(torch.device(device)).total_memory)
+    try:
+        import os
+
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):
+        return None
