@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import datetime
+import json
 import logging
 import math
 import threading
@@ -39,6 +40,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from ct_core.fs import atomic_write
 from ct_tinker import wire
 from ct_tinker.tokenizer import ensure_byte_tokenizer
 
@@ -51,6 +53,8 @@ RETRIEVE_WAIT_S = 20.0
 #: Where the jobs of the translation live on the Cortex Training endpoint.
 DEFAULT_DATABASE = "TINKER_DB"
 DEFAULT_SCHEMA = "PUBLIC"
+#: The checkpoint records the service keeps in its state dir (JSON; one object keyed by Tinker path).
+CHECKPOINTS_FILE = "checkpoints.json"
 #: The sequence length of the jobs a training client creates.
 MAX_SEQ_LEN = 1024
 #: Tinker's Adam defaults; a job is created with them, and an optim_step asking for other betas,
@@ -92,7 +96,7 @@ class TrainingModel:
     job_id: str
     ready: concurrent.futures.Future[None]
     submit: concurrent.futures.ThreadPoolExecutor
-    samplers: int = 0
+    targets: list[str] = field(default_factory=list)
 
     @property
     def training_sub_job(self) -> str:
@@ -149,6 +153,9 @@ class TinkerService:
         self.lock = threading.Lock()
         self.pollers = concurrent.futures.ThreadPoolExecutor(POLL_WORKERS, thread_name_prefix="tinker-poll")
         self._tokenizer: Path | None = None
+        saved = state_dir / CHECKPOINTS_FILE
+        if saved.is_file():
+            self.state.checkpoints = json.loads(saved.read_text(encoding="utf-8"))
 
     # --- plumbing -------------------------------------------------------------------------------
 
@@ -333,8 +340,6 @@ class TinkerService:
     # --- training clients ---------------------------------------------------------------------
 
     async def create_model(self, request: Request, owner: str) -> dict[str, Any]:
-        from ct_core import SubJobConfig
-
         body = await self._json(request)
         base_model = body.get("base_model")
         if not isinstance(base_model, str) or not base_model:
@@ -353,13 +358,34 @@ class TinkerService:
         )
         if not targets:
             raise TinkerRefusal(400, "lora_config trains nothing: set train_attn or train_mlp")
-        peft: dict[str, Any] = {
-            "peft_type": "Lora",
-            "r": rank,
-            "lora_alpha": rank,
-            "target_modules": list(targets),
-        }
         peft_seed = int(lora["seed"]) if lora.get("seed") is not None else None
+        model = await self._new_model(owner, base_model, rank, list(targets), seed=peft_seed)
+        created: concurrent.futures.Future[Any] = concurrent.futures.Future()
+
+        def done(ready: concurrent.futures.Future[None]) -> None:
+            if ready.exception() is not None:
+                created.set_exception(ready.exception())  # type: ignore[arg-type]
+            else:
+                created.set_result({"type": "create_model", "model_id": model.model_id})
+
+        model.ready.add_done_callback(done)
+        return self._future(owner, created, model.model_id)
+
+    async def _new_model(
+        self,
+        owner: str,
+        base_model: str,
+        rank: int,
+        targets: list[str],
+        *,
+        seed: int | None = None,
+        model_id: str | None = None,
+        load_optimizer_states: bool | None = None,
+    ) -> TrainingModel:
+        """Create the job of a training client; its `ready` future completes once the job runs."""
+        from ct_core import SubJobConfig
+
+        peft: dict[str, Any] = {"peft_type": "Lora", "r": rank, "lora_alpha": rank, "target_modules": targets}
         adam = {
             "name": "AdamW",
             "lr": DEFAULT_LR,
@@ -374,7 +400,8 @@ class TinkerService:
             max_seq_len=MAX_SEQ_LEN,
             n_gpus=1,
             extra_training={"peft_config": peft},
-            seed=peft_seed,
+            seed=seed,
+            load_optimizer_states=load_optimizer_states,
         )
         sampler = SubJobConfig.sampling_job(base_model, max_seq_len=MAX_SEQ_LEN, n_gpus=1)
         client = self.client_for(owner)
@@ -384,30 +411,28 @@ class TinkerService:
             raise TinkerRefusal(400, f"create_model: {exc}") from None
         ready: concurrent.futures.Future[None] = concurrent.futures.Future()
         model = TrainingModel(
-            model_id=job_id,
+            model_id=model_id or job_id,
             owner=owner,
             base_model=base_model,
             rank=rank,
             job_id=job_id,
             ready=ready,
             submit=concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix=f"tinker-{job_id[:8]}"),
+            targets=targets,
         )
         with self.lock:
-            self.state.models[job_id] = model
-        created: concurrent.futures.Future[Any] = concurrent.futures.Future()
+            self.state.models[model.model_id] = model
 
         def wait() -> None:
             try:
                 client.wait_for_job(job_id)
             except BaseException as exc:
                 ready.set_exception(exc)
-                created.set_exception(exc)
                 return
             ready.set_result(None)
-            created.set_result({"type": "create_model", "model_id": job_id})
 
         self.pollers.submit(wait)
-        return self._future(owner, created, job_id)
+        return model
 
     def tokenizer_id(self, base_model: str) -> str:
         """A folder the SDK loads with transformers: the byte model's, written once."""
@@ -521,16 +546,22 @@ class TinkerService:
             if save is not None:
                 result = client.poll_request(model.job_id, save)
                 checkpoint_id = client.checkpoint_id_from_save_result(result)
-                path = f"tinker://{model.model_id}/sampler_weights/{name}"
-                with self.lock:
-                    self.state.checkpoints[path] = {
+                path = f"tinker://{model.job_id}/sampler_weights/{name}"
+                self._remember(
+                    path,
+                    {
                         "owner": owner,
                         "model_id": model.model_id,
+                        "job_id": model.job_id,
+                        "base_model": model.base_model,
+                        "rank": model.rank,
+                        "targets": model.targets,
                         "checkpoint_id": checkpoint_id,
                         "checkpoint_type": "sampler",
                         "time": _now(),
                         "name": name,
-                    }
+                    },
+                )
                 answer["path"] = path
             else:
                 with self.lock:
@@ -553,45 +584,73 @@ class TinkerService:
         def finish(client: Any, save: Any) -> dict[str, Any]:
             result = client.poll_request(model.job_id, save)
             checkpoint_id = client.checkpoint_id_from_save_result(result)
-            path = f"tinker://{model.model_id}/weights/{name}"
-            with self.lock:
-                self.state.checkpoints[path] = {
+            path = f"tinker://{model.job_id}/weights/{name}"
+            self._remember(
+                path,
+                {
                     "owner": owner,
                     "model_id": model.model_id,
+                    "job_id": model.job_id,
+                    "base_model": model.base_model,
+                    "rank": model.rank,
+                    "targets": model.targets,
                     "checkpoint_id": checkpoint_id,
                     "checkpoint_type": "training",
                     "time": _now(),
                     "name": name,
-                }
+                },
+            )
             return {"type": "save_weights", "path": path}
 
         return self._future(owner, self._ordered(model, submit, finish), model.model_id)
 
     async def load_weights(self, request: Request, owner: str) -> dict[str, Any]:
         body = await self._json(request)
-        model = self._model(body.get("model_id"), owner)
         path = str(body.get("path") or "")
         with self.lock:
             checkpoint = self.state.checkpoints.get(path)
         if checkpoint is None or checkpoint["owner"] != owner:
             raise TinkerRefusal(404, f"checkpoint {path!r} not found")
-        source = self._model(checkpoint["model_id"], owner)
+        if body.get("model_id") is not None:
+            model = self._model(body.get("model_id"), owner)
+        else:
+            # A new training client made from the checkpoint, under the id the SDK derives itself.
+            session_id = str(body.get("session_id") or "")
+            with self.lock:
+                known = self.state.sessions.get(session_id) == owner
+            if not known or body.get("model_seq_id") is None:
+                raise TinkerRefusal(404, f"session {session_id!r} not found")
+            model = await self._new_model(
+                owner,
+                str(body.get("base_model") or checkpoint["base_model"]),
+                int(checkpoint["rank"]),
+                list(checkpoint["targets"]),
+                model_id=f"{session_id}:train:{int(body['model_seq_id'])}",
+                load_optimizer_states=bool(body.get("optimizer")),
+            )
 
         def submit(client: Any) -> Any:
-            return client.load(model.job_id, checkpoint["checkpoint_id"], source_job_id=source.job_id)
+            return client.load(model.job_id, checkpoint["checkpoint_id"], source_job_id=checkpoint["job_id"])
 
         def finish(client: Any, load: Any) -> dict[str, Any]:
             client.poll_request(model.job_id, load)
-            return {"type": "load_weights", "path": path}
+            return {"type": "load_weights", "path": path, "model_id": model.model_id}
 
         return self._future(owner, self._ordered(model, submit, finish), model.model_id)
+
+    def _remember(self, path: str, record: dict[str, Any]) -> None:
+        """Keep a checkpoint's record, in memory and in the state dir (it outlives a restart)."""
+        with self.lock:
+            self.state.checkpoints[path] = record
+            self.state_dir.mkdir(parents=True, exist_ok=True)
+            atomic_write(self.state_dir / CHECKPOINTS_FILE, json.dumps(self.state.checkpoints, indent=1))
 
     async def list_checkpoints(self, request: Request, owner: str) -> dict[str, Any]:
         model = self._model(request.path_params["model_id"], owner)
         with self.lock:
             rows = [
                 {
-                    "checkpoint_id": path.removeprefix(f"tinker://{model.model_id}/"),
+                    "checkpoint_id": path.removeprefix(f"tinker://{model.job_id}/"),
                     "checkpoint_type": c["checkpoint_type"],
                     "tinker_path": path,
                     "time": c["time"],
