@@ -23,6 +23,7 @@ What maps to what (docs/tinker.md has the user's view):
 from __future__ import annotations
 
 import asyncio
+import collections
 import concurrent.futures
 import datetime
 import json
@@ -68,6 +69,21 @@ MLP_MODULES = ("gate_proj", "up_proj", "down_proj")
 #: The losses computed exactly through the data plane.
 SUPPORTED_LOSSES = ("cross_entropy",)
 IGNORE_INDEX = -100
+#: The header of the key the SDK sends with every POST (kept when it resends the call), the routes
+#: whose calls start work and so run once per key, and how many answers are kept for repeats.
+IDEMPOTENCY_HEADER = "x-idempotency-key"
+STARTS_WORK = frozenset(
+    {
+        "create_model",
+        "forward_backward",
+        "optim_step",
+        "save_weights_for_sampler",
+        "save_weights",
+        "load_weights",
+        "asample",
+    }
+)
+IDEMPOTENCY_ANSWERS = 100_000
 #: How many threads poll Cortex Training results for all training clients.
 POLL_WORKERS = 16
 
@@ -124,6 +140,15 @@ class TinkerState:
     checkpoints: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
+def _answer(result: Any) -> Response:
+    return result if isinstance(result, Response) else JSONResponse(result)
+
+
+def _replay(first: tuple[int, bytes, str]) -> Response:
+    status, body, media_type = first
+    return Response(body, status_code=status, media_type=media_type or None)
+
+
 def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message, "detail": message, "message": message}, status_code=status)
 
@@ -153,6 +178,10 @@ class TinkerService:
         self.lock = threading.Lock()
         self.pollers = concurrent.futures.ThreadPoolExecutor(POLL_WORKERS, thread_name_prefix="tinker-poll")
         self._tokenizer: Path | None = None
+        # Answers by (owner, route, idempotency key), oldest first; touched on the event loop only.
+        self._answers: collections.OrderedDict[
+            tuple[str, str, str], asyncio.Future[tuple[int, bytes, str]]
+        ] = collections.OrderedDict()
         saved = state_dir / CHECKPOINTS_FILE
         if saved.is_file():
             self.state.checkpoints = json.loads(saved.read_text(encoding="utf-8"))
@@ -200,18 +229,48 @@ class TinkerService:
         return routes
 
     def _h(self, handler: Callable[[Request, str], Any]) -> Callable[[Request], Any]:
+        once = handler.__name__ in STARTS_WORK
+
         async def route(request: Request) -> Response:
             try:
                 owner = self.authenticate(request)
-                result = await handler(request, owner)
+                key = request.headers.get(IDEMPOTENCY_HEADER, "").strip() if once else ""
+                if not key:
+                    return _answer(await handler(request, owner))
+                return await self._once((owner, handler.__name__, key), handler(request, owner))
             except TinkerRefusal as exc:
                 return _error(exc.status, exc.message)
-            if isinstance(result, Response):
-                return result
-            return JSONResponse(result)
 
         route.__name__ = handler.__name__
         return route
+
+    async def _once(self, key: tuple[str, str, str], call: Any) -> Response:
+        """The answer of the first request that carried this idempotency key: a repeat (the SDK
+        resends a call whose answer it lost, with the same key) gets it again, and starts nothing."""
+        first = self._answers.get(key)
+        if first is not None:
+            try:
+                answer = await asyncio.shield(first)
+            except Exception:  # the first was refused: this one runs on its own
+                answer = None
+            if answer is not None:
+                call.close()
+                return _replay(answer)
+        pending: asyncio.Future[tuple[int, bytes, str]] = asyncio.get_running_loop().create_future()
+        self._answers[key] = pending
+        while len(self._answers) > IDEMPOTENCY_ANSWERS:
+            self._answers.popitem(last=False)
+        try:
+            response = _answer(await call)
+        except Exception as exc:
+            # A refused call may be sent again: only answers that started something are kept.
+            if self._answers.get(key) is pending:
+                del self._answers[key]
+            pending.set_exception(exc)
+            pending.exception()  # retrieved here, so an unawaited failure is not logged
+            raise
+        pending.set_result((response.status_code, bytes(response.body), response.media_type or ""))
+        return response
 
     @staticmethod
     async def _json(request: Request) -> dict[str, Any]:
