@@ -84,3 +84,27 @@ def test_cross_entropy_outputs_match_a_direct_computation(training: Any) -> None
         np.testing.assert_allclose(out["elementwise_loss"].to_numpy(), -logprobs * weights, rtol=1e-6)
         total += float(-(logprobs * weights).sum())
     assert result.metrics["loss:sum"] == pytest.approx(total, rel=1e-5)
+
+
+def test_a_custom_loss_trains_through_forward_and_a_linear_surrogate(training: Any) -> None:
+    """forward_backward_custom: the SDK runs forward, differentiates the loss on the client and sends
+    the gradient as cross-entropy weights; a loss whose gradient weights are non-negative trains."""
+    from tinker import types
+
+    tokens = training.get_tokenizer().encode("custom losses train too.")
+    datum = types.Datum(
+        model_input=types.ModelInput.from_ints(tokens[:-1]),
+        loss_fn_inputs={"target_tokens": np.array(tokens[1:]), "weights": np.ones(len(tokens) - 1)},
+    )
+
+    def focal_like(data: list[Any], logprobs: list[Any]) -> tuple[Any, dict[str, float]]:
+        # -sum(logprob * (1 + p)) with p detached: gradient weights 1 + p, all positive.
+        total = sum(-(lp * (1.0 + lp.detach().exp())).sum() for lp in logprobs)
+        return total, {"custom": float(total.detach())}
+
+    values = []
+    for _ in range(4):
+        out = training.forward_backward_custom([datum], focal_like).result()
+        training.optim_step(types.AdamParams(learning_rate=2e-2)).result()
+        values.append(out.metrics["custom"])
+    assert values[-1] < values[0], values
