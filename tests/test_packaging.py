@@ -264,6 +264,11 @@ def test_ct_installed_from_wheels_runs_outside_the_checkout(
     assert where.returncode == 0, where.stderr
     assert all(Path(path).is_relative_to(tmp_path / "venv") for path in where.stdout.split()), where.stdout
 
+    helped = run_ct("--help")
+    assert helped.returncode == 0, helped.stderr
+    for command in (" runs ", " datasets ", " model-deployment ", " capacity ", " lora "):
+        assert command in helped.stdout, command
+
     catalog = run_ct("catalog", "list")
     assert catalog.returncode == 0, catalog.stderr
     assert "Qwen/Qwen3-8B" in catalog.stdout
