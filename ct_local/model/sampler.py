@@ -219,7 +219,9 @@ class SamplingBackend:
         self._adopt_synced_weights()
         options = wire.read_metadata(frame).get("response_options")
         options = options if isinstance(options, dict) else {}
-        request = parse_request(frame, self.max_seq_len, getattr(self.tokenizer, "vocab_size", None))
+        # The embedding's rows bound token ids (a real model often has more rows than tokenizer entries).
+        vocab = int(self.model.get_input_embeddings().weight.shape[0])  # type: ignore[operator]
+        request = parse_request(frame, self.max_seq_len, vocab)
         try:
             if row.kind == "generate-stream":
                 return self._stream(row.request_id, request), {}
