@@ -343,7 +343,7 @@ async def get_statement_status(request: Request) -> Response:
 
 async def healthz(request: Request) -> Response:
     served = model_registry.current() or model_registry.Registry()
-    body = {"status": "ok", "device": served.device, "dtype": served.dtype}
+    body: dict[str, Any] = {"status": "ok", "device": served.device, "dtype": served.dtype}
     if served.memory_bytes is not None:
         body["memory_bytes"] = served.memory_bytes
     return JSONResponse(body)

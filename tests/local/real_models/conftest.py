@@ -202,3 +202,9 @@ def real_http(real_server: Any) -> Iterator[httpx.Client]:
 @pytest.fixture
 def driver(real_server: Any, real_http: httpx.Client) -> Driver:
     return Driver(real_http, real_server.prefix(schema="S_" + uuid.uuid4().hex[:10].upper()))
+
+
+@pytest.fixture
+def driver_class() -> type[Driver]:
+    """The :class:`Driver` class, for a test that starts a server of its own."""
+    return Driver
