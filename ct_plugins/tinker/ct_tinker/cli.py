@@ -43,6 +43,13 @@ def serve(
     ready_file: Annotated[
         Path | None, Parameter(help='Write {"base_url", "pid"} here once the service accepts connections.')
     ] = None,
+    byte_tokenizer: Annotated[
+        bool,
+        Parameter(
+            negative=(),
+            help="Name the byte tokenizer of ct local serve's tiny model (default: the base model's own).",
+        ),
+    ] = False,
 ) -> int:
     """Serve the Tinker API in the foreground; every call runs on the global connection's credential.
 
@@ -62,4 +69,5 @@ def serve(
         port=port,
         state_dir=(state_dir or default_state_dir()).expanduser(),
         ready_file=ready_file,
+        byte_tokenizer=byte_tokenizer,
     )

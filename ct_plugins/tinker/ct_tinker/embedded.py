@@ -29,6 +29,15 @@ def identity_of_key(settings: Any, key: str) -> Any:
     return identity
 
 
+def real_model_tokenizer(model_name: str) -> str | None:
+    """The folder of a real model this server serves (it holds the model's tokenizer); None for the
+    tiny byte model, whose tokenizer folder the service writes itself."""
+    from ct_local.model import registry
+
+    entry = registry.real_entry(model_name)
+    return str(entry.path) if entry is not None and entry.path is not None else None
+
+
 class EmbeddedTinker:
     """The `ct_local_services` object: routes now, clients of this server once it listens."""
 
@@ -38,7 +47,10 @@ class EmbeddedTinker:
         self._clients: dict[str, Any] = {}
         self._lock = threading.Lock()
         self.service = TinkerService(
-            client_for=self._client_for, authenticate=self._authenticate, state_dir=state_dir / "tinker"
+            client_for=self._client_for,
+            authenticate=self._authenticate,
+            state_dir=state_dir / "tinker",
+            tokenizer_for=real_model_tokenizer,
         )
 
     def routes(self) -> list[Route]:

@@ -58,7 +58,15 @@ def key_authenticator(key: str) -> Any:
     return authenticate
 
 
-def run_service(client: Any, *, host: str, port: int, state_dir: Path, ready_file: Path | None = None) -> int:
+def run_service(
+    client: Any,
+    *,
+    host: str,
+    port: int,
+    state_dir: Path,
+    ready_file: Path | None = None,
+    byte_tokenizer: bool = False,
+) -> int:
     """Serve until SIGINT/SIGTERM; returns the exit code."""
     import uvicorn
     from starlette.applications import Starlette
@@ -72,6 +80,9 @@ def run_service(client: Any, *, host: str, port: int, state_dir: Path, ready_fil
         state_dir=state_dir,
         database=None,
         schema=None,
+        # The SDK loads the base model's own tokenizer by its name, unless the endpoint serves the
+        # local server's tiny byte model.
+        tokenizer_for=None if byte_tokenizer else (lambda base_model: base_model),
     )
 
     @contextlib.asynccontextmanager

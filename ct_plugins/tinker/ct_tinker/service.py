@@ -168,8 +168,10 @@ class TinkerService:
         state_dir: Path,
         database: str | None = DEFAULT_DATABASE,
         schema: str | None = DEFAULT_SCHEMA,
+        tokenizer_for: Callable[[str], str | None] | None = None,
     ) -> None:
         self.client_for = client_for
+        self.tokenizer_for = tokenizer_for
         self.authenticate = authenticate
         self.state_dir = state_dir
         self.database = database
@@ -494,7 +496,11 @@ class TinkerService:
         return model
 
     def tokenizer_id(self, base_model: str) -> str:
-        """A folder the SDK loads with transformers: the byte model's, written once."""
+        """What the SDK loads with transformers: `tokenizer_for(base_model)` when it names one (a
+        real model's folder or hub name), else the byte model's folder, written once."""
+        named = self.tokenizer_for(base_model) if self.tokenizer_for is not None else None
+        if named:
+            return named
         if self._tokenizer is None:
             self._tokenizer = ensure_byte_tokenizer(self.state_dir)
         return str(self._tokenizer)

@@ -44,6 +44,7 @@ def front(local_server: Any, tmp_path: Path) -> Iterator[str]:
         str(tmp_path / "state"),
         "--ready-file",
         str(ready),
+        "--byte-tokenizer",
     ]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CT_", "CORTEX_TRAINING_", "TINKER_"))}
     env["CT_TINKER_SERVICE_KEY"] = SERVICE_KEY
