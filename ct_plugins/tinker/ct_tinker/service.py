@@ -220,6 +220,8 @@ class TinkerService:
         get = {
             "/get_server_capabilities": self.capabilities,
             "/healthz": self.healthz,
+            "/training_runs": self.list_training_runs,
+            "/training_runs/{model_id}": self.get_training_run,
             "/training_runs/{model_id}/checkpoints": self.list_checkpoints,
             "/samplers/{sampler_id}": self.get_sampler,
         }
@@ -709,6 +711,54 @@ class TinkerService:
             self.state.checkpoints[path] = record
             self.state_dir.mkdir(parents=True, exist_ok=True)
             atomic_write(self.state_dir / CHECKPOINTS_FILE, json.dumps(self.state.checkpoints, indent=1))
+
+    def _training_run(self, model: TrainingModel) -> dict[str, Any]:
+        with self.lock:
+            saved = [c for c in self.state.checkpoints.values() if c["job_id"] == model.job_id]
+        last: dict[str, Any] = {}
+        for record in saved:
+            last[record["checkpoint_type"]] = record
+        return {
+            "training_run_id": model.model_id,
+            "base_model": model.base_model,
+            "model_owner": model.owner,
+            "is_lora": True,
+            "lora_rank": model.rank,
+            "last_request_time": _now(),
+            "last_checkpoint": self._checkpoint_row(model, last["training"]) if "training" in last else None,
+            "last_sampler_checkpoint": self._checkpoint_row(model, last["sampler"])
+            if "sampler" in last
+            else None,
+        }
+
+    @staticmethod
+    def _checkpoint_row(model: TrainingModel, record: dict[str, Any]) -> dict[str, Any]:
+        folder = "sampler_weights" if record["checkpoint_type"] == "sampler" else "weights"
+        return {
+            "checkpoint_id": f"{folder}/{record['name']}",
+            "checkpoint_type": record["checkpoint_type"],
+            "tinker_path": f"tinker://{model.job_id}/{folder}/{record['name']}",
+            "time": record["time"],
+            "size_bytes": None,
+            "public": False,
+        }
+
+    async def list_training_runs(self, request: Request, owner: str) -> dict[str, Any]:
+        try:
+            limit = int(request.query_params.get("limit", 20))
+            offset = int(request.query_params.get("offset", 0))
+        except ValueError:
+            raise TinkerRefusal(400, "limit and offset must be integers") from None
+        with self.lock:
+            mine = [m for m in self.state.models.values() if m.owner == owner]
+        page = mine[offset : offset + max(limit, 0)]
+        return {
+            "training_runs": [self._training_run(m) for m in page],
+            "cursor": {"offset": offset, "limit": limit, "total_count": len(mine)},
+        }
+
+    async def get_training_run(self, request: Request, owner: str) -> dict[str, Any]:
+        return self._training_run(self._model(request.path_params["model_id"], owner))
 
     async def list_checkpoints(self, request: Request, owner: str) -> dict[str, Any]:
         model = self._model(request.path_params["model_id"], owner)

@@ -91,3 +91,21 @@ def test_roles_do_not_see_each_others_training_clients(secured: Any, tinker_env:
         timeout=60,
     )
     assert [c["tinker_path"] for c in mine.json()["checkpoints"]] == [saved.path]
+
+
+def test_training_runs_are_listed_per_role(secured: Any, tinker_env: Any) -> None:
+    import tinker
+
+    tinker_env(secured.base_url, "tml-bob-token")
+    with tinker.ServiceClient() as service:
+        training = service.create_lora_training_client(base_model=BASE_MODEL, rank=4).result()
+        rest = service.create_rest_client()
+        listed = rest.list_training_runs().result()
+        ids = [run.training_run_id for run in listed.training_runs]
+        assert training.model_id in ids
+        run = rest.get_training_run(training.model_id).result()
+        assert (run.base_model, run.lora_rank, run.is_lora) == (BASE_MODEL, 4, True)
+    tinker_env(secured.base_url, "tml-alice-token")
+    with tinker.ServiceClient() as service:
+        theirs = service.create_rest_client().list_training_runs().result()
+        assert training.model_id not in [run.training_run_id for run in theirs.training_runs]
