@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from verdict import report
 
 REPO = Path(__file__).resolve().parents[1]
 #: Training MFU target on a GPU.
@@ -365,7 +366,16 @@ def main() -> int:
         for side in ("ct", "transformers"):
             mfu = 6 * params * numbers["train_tokens_per_s"][side] / (peak * 1e12)
             numbers.setdefault("mfu", {})[side] = mfu
-            print(f"training MFU ({side}): {mfu:.1%} of {peak:.0f} TFLOP/s (target {MFU_TARGET:.0%})")
+            print(f"training MFU ({side}): {mfu:.1%} of {peak:.0f} TFLOP/s")
+        report(
+            "training MFU of ct local serve",
+            numbers["mfu"]["ct"],
+            f"the GPU's peak dense bf16 {peak:.0f} TFLOP/s",
+            MFU_TARGET,
+            at_most=False,
+        )
+    else:
+        print("(no verdict: the MFU target applies on a GPU whose peak is known; the ratios are informative)")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(numbers, indent=2))
