@@ -140,7 +140,7 @@ def test_the_models_a_server_is_started_with_are_the_ones_it_accepts(local_serve
     server = local_server_factory(extra_args=["--model", "my-org/my-model"])
     with server.http() as client:
         listed = client.get("/api/v2/cortex-training/models").json()["models"]
-        assert listed == [{"name": "my-org/my-model"}]
+        assert listed == [{"name": "my-org/my-model", "weights": "tiny"}]
         accepted = _post(
             client, server.prefix(), {"sub_job_configs": [{**sampling, "model_name": "my-org/my-model"}]}
         )
