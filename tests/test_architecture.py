@@ -383,30 +383,13 @@ def test_the_literal_operation_finder_finds_one(tmp_path: Path) -> None:
     assert found == ["sample.py:1: request('getJob')", "sample.py:2: stream('getLocalArtifact')"]
 
 
-#: Calls not moved onto the generated functions yet, each (file, call): the managed-runs SDK was
-#: being changed by another hand when the rest was wired. Each entry must still exist (a stale one
-#: fails), so the list only shrinks.
-_NOT_YET_WIRED = frozenset(
-    {
-        ("ct_core/runs/datasets.py", "request('buildDataset')"),
-        ("ct_core/runs/datasets.py", "request('getDataset')"),
-        ("ct_core/runs/runs.py", "request('startRun')"),
-        ("ct_core/runs/runs.py", "request('listRuns')"),
-        ("ct_core/runs/runs.py", "request('getRegisteredModel')"),
-    }
-)
-
-
 def test_no_module_spells_an_operation_by_hand() -> None:
     """Outside generated/, nothing sends an operation by its id: the facade, its parts and the
     plugins call the generated functions (`ct_core.operations`), so an operation's method, path,
     parameters and retry rule are written once, by `make regen`. Tests may still drive the
     transport and `client.request` directly: that is what they test."""
     operation_ids = _operation_ids()
-    found = [p for path in _tracked_sources() for p in _literal_operation_calls(path, operation_ids)]
-    pending = {(p.split(":", 1)[0], p.split(": ", 1)[1]) for p in found} & _NOT_YET_WIRED
-    assert pending == _NOT_YET_WIRED, "wired now: drop these from _NOT_YET_WIRED"
-    problems = [p for p in found if (p.split(":", 1)[0], p.split(": ", 1)[1]) not in _NOT_YET_WIRED]
+    problems = [p for path in _tracked_sources() for p in _literal_operation_calls(path, operation_ids)]
     assert problems == []
 
 

@@ -5,10 +5,11 @@
   logs, wait for the end, cancel, read the registered model;
 - `polling`: the retry rule of these calls and the waits on the client's poll schedule.
 
-Every call is one `client.request(operationId, ...)` of the `runs` tag of openapi/, so URLs,
-auth, retries and error mapping are the client's own. A refusal of the service arrives as the
-matching `APIError`: `InvalidArgumentError` and `FailedPreconditionError` (with `.field` when the
-service named the input), `NotFoundError`, ... (ct_core.errors). docs/runs.md describes it all.
+Every call is one generated operation of the `runs` tag of openapi/ (`ct_core.operations.runs`),
+called with the client, so URLs, auth, retries and error mapping are the client's own. A refusal
+of the service arrives as the matching `APIError`: `InvalidArgumentError` and
+`FailedPreconditionError` (with `.field` when the service named the input), `NotFoundError`, ...
+(ct_core.errors). docs/runs.md describes it all.
 """
 
 from __future__ import annotations

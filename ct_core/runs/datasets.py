@@ -17,10 +17,9 @@ from typing import Any
 
 from ct_core.constants import DATASET_VAL_FRACTION_MAX
 from ct_core.errors import ValidationError
+from ct_core.operations import runs as _runs
 from ct_core.runs.polling import DATASET_BUILDING, RUNS_RULE, answer_object, upload_rule, wait_until
 
-#: The content type of the upload: one JSON object per line.
-JSONL_CONTENT_TYPE = "application/x-ndjson"
 #: The service's defaults, repeated so a call that leaves them out says what it gets.
 DEFAULT_TEXT_FIELD = "text"
 DEFAULT_VAL_FRACTION = 0.1
@@ -109,21 +108,19 @@ class DatasetsAPI:
             raise ValidationError(f"text_field must be a non-empty string, got {text_field!r}")
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise ValidationError(f"seed must be an integer, got {seed!r}")
-        query: dict[str, Any] = {
-            "text_field": text_field,
-            "label_field": _label_fields(label_fields) or None,
-            "val_fraction": check_val_fraction(val_fraction),
-            "seed": seed,
-            "name": name,
-        }
+        labels = _label_fields(label_fields) or None
+        fraction = check_val_fraction(val_fraction)
         data = read_source(source)
-        answer = self.client.request(
-            "buildDataset",
-            query=query,
+        answer: Any = _runs.build_dataset(
+            self.client,
             content=data,
-            content_type=JSONL_CONTENT_TYPE,
+            text_field=text_field,
+            label_field=labels,
+            val_fraction=fraction,
+            seed=seed,
+            name=name,
             predicate=upload_rule,
-        ).json()
+        )
         dataset = answer_object(answer, "buildDataset")
         if not wait:
             return dataset
@@ -131,9 +128,7 @@ class DatasetsAPI:
 
     def get(self, dataset_id: str) -> dict[str, Any]:
         """One build: status, splits, fingerprints, labels and the leakage violations."""
-        answer = self.client.request(
-            "getDataset", params={"dataset_id": dataset_id}, predicate=RUNS_RULE
-        ).json()
+        answer: Any = _runs.get_dataset(self.client, dataset_id=dataset_id, predicate=RUNS_RULE)
         return answer_object(answer, "getDataset")
 
     def wait(self, dataset_id: str, timeout: float | None = None) -> dict[str, Any]:

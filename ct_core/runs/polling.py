@@ -1,10 +1,10 @@
 """How the runs SDK reads the runs service: the retry rule, the statuses a wait ends on, the waits.
 
-Every read of the runs service goes through `client.request(...)` with `RUNS_RULE`: the client's
-general retry rule, except that an answer carrying one of the service's own refusal codes
-(`not_found`, `invalid_argument`, ...) is final at once. Those answers say something about the
-request, not about the moment, so asking again only delays the error (the general rule would
-keep retrying a 404 or a 409, which for jobs may be a passing state).
+Every read of the runs service is a generated operation (`ct_core.operations.runs`) called with
+`predicate=RUNS_RULE`: the client's general retry rule, except that an answer carrying one of the
+service's own refusal codes (`not_found`, `invalid_argument`, ...) is final at once. Those answers
+say something about the request, not about the moment, so asking again only delays the error (the
+general rule would keep retrying a 404 or a 409, which for jobs may be a passing state).
 
 Waits follow the client's poll schedule (`poll_interval` growing by `poll_backoff_multiplier` up to
 `poll_max_interval`) and sleep with `client.sleep`, so a test or a caller that injected its own

@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from ct_core import errors
-from ct_core.constants import IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_MAX_CHARS
+from ct_core.constants import IDEMPOTENCY_KEY_MAX_CHARS
 from ct_core.errors import ValidationError
+from ct_core.operations import runs as _runs
 from ct_core.runs.polling import (
     RUNS_RULE,
     TERMINAL_RUN_STATUSES,
@@ -131,13 +132,12 @@ class RunsAPI:
     def __init__(self, client: Any) -> None:
         self.client = client
 
-    def _get(self, operation: str, run_id: str, **options: Any) -> dict[str, Any]:
+    def _get(self, send: Any, run_id: str, **query: Any) -> dict[str, Any]:
+        """One call of `send` (a generated runs operation about one run) under the runs rule."""
         if not isinstance(run_id, str) or not run_id:
             raise ValidationError(f"a run id is needed, got {run_id!r}")
-        answer = self.client.request(
-            operation, params={"run_id": run_id}, predicate=RUNS_RULE, **options
-        ).json()
-        return answer_object(answer, operation)
+        answer = send(self.client, run_id=run_id, predicate=RUNS_RULE, **query)
+        return answer_object(answer, send.__name__)
 
     # --- start and read --------------------------------------------------------------------------
 
@@ -162,17 +162,15 @@ class RunsAPI:
         body = load_run_spec(spec)
         # Retried under the general rule: every attempt carries the call's key, so the service
         # answers a repeat with the run the first attempt started.
-        answer = self.client.request(
-            "startRun", json_body=body, headers={IDEMPOTENCY_KEY_HEADER: key}, predicate=RUNS_RULE
-        ).json()
-        run = answer_object(answer, "startRun")
+        answer: Any = _runs.start_run(self.client, body=body, idempotency_key=key, predicate=RUNS_RULE)
+        run = answer_object(answer.json(), "startRun")
         if not wait:
             return run
         return self.wait(str(run.get("run_id", "")), timeout=timeout)
 
     def get(self, run_id: str) -> dict[str, Any]:
         """One run: status, fingerprints, resolved trainer, progress, checkpoints and outcome."""
-        return self._get("getRun", run_id)
+        return self._get(_runs.get_run, run_id)
 
     def list(self, status: str | None = None, limit: int | None = None) -> builtins.list[dict[str, Any]]:
         """The schema's runs, newest first; only those in `status` when given, at most `limit`."""
@@ -180,16 +178,14 @@ class RunsAPI:
             raise ValidationError(f"unknown run status {status!r}; use one of {', '.join(RUN_STATUSES)}")
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
             raise ValidationError(f"limit must be a positive integer, got {limit!r}")
-        answer = self.client.request(
-            "listRuns", query={"status": status, "limit": limit}, predicate=RUNS_RULE
-        ).json()
+        answer: Any = _runs.list_runs(self.client, status=status, limit=limit, predicate=RUNS_RULE)
         runs = answer_object(answer, "listRuns").get("runs")
         return [run for run in runs or [] if isinstance(run, dict)]
 
     def cancel(self, run_id: str) -> dict[str, Any]:
         """Ask a run to stop; returns the run. A queued run ends at once, a running one at its next
         step boundary after a final checkpoint. Repeating it is harmless."""
-        return self._get("cancelRun", run_id)
+        return self._get(_runs.cancel_run, run_id)
 
     def wait(self, run_id: str, timeout: float | None = None) -> dict[str, Any]:
         """Poll until the run has ended (succeeded, failed or cancelled) and return it.
@@ -211,9 +207,7 @@ class RunsAPI:
         """The model version a succeeded run registered (`model_id` of the run)."""
         if not isinstance(model_id, str) or not model_id:
             raise ValidationError(f"a model id is needed, got {model_id!r}")
-        answer = self.client.request(
-            "getRegisteredModel", params={"model_id": model_id}, predicate=RUNS_RULE
-        ).json()
+        answer: Any = _runs.get_registered_model(self.client, model_id=model_id, predicate=RUNS_RULE)
         return answer_object(answer, "getRegisteredModel")
 
     def _terminal(self, run_id: str) -> bool:
@@ -228,7 +222,7 @@ class RunsAPI:
         """
         if after_step is not None and (isinstance(after_step, bool) or not isinstance(after_step, int)):
             raise ValidationError(f"after_step must be an integer, got {after_step!r}")
-        return self._get("getRunMetrics", run_id, query={"after_step": after_step})
+        return self._get(_runs.get_run_metrics, run_id, after_step=after_step)
 
     def follow_metrics(
         self, run_id: str, after_step: int | None = None, poll: float | None = None
@@ -271,8 +265,7 @@ class RunsAPI:
             raise ValidationError(f"after must be a non-negative integer, got {after!r}")
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
             raise ValidationError(f"limit must be a positive integer, got {limit!r}")
-        query = {"structured": bool(structured), "after": after, "limit": limit}
-        return self._get("getRunLogs", run_id, query=query)
+        return self._get(_runs.get_run_logs, run_id, structured=bool(structured), after=after, limit=limit)
 
     def follow_logs(
         self,
