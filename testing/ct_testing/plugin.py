@@ -15,6 +15,7 @@ tests share the same fixtures with no conftest line. Fixtures:
 Helpers for HTTP tests: ``create_job`` posts a create-job body and returns the id;
 ``wait_for_job_status`` polls a job until it reaches one of some statuses (failing the test on a
 terminal one it was not waiting for, or after a time limit).
+``ct_testing.wait_until`` (module ``ct_testing.wait``) waits for any condition the same way.
 
 Helpers for test suites that drive the CLI: ``run_ct`` runs the installed ``ct`` console script
 with only the plugins asked for and returns a ``CtResult``; ``ct_runner(plugins)`` binds those.
