@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from ct_testing import wait_until
 
 
@@ -46,7 +45,7 @@ def test_message_may_be_built_when_the_wait_fails() -> None:
         built.append(1)
         return "log: nothing written"
 
-    with pytest.raises(pytest.fail.Exception, match="log: nothing written.*last value: None"):
+    with pytest.raises(pytest.fail.Exception, match=r"log: nothing written.*last value: None"):
         wait_until(lambda: None, timeout=0, interval=0, message=message)
     assert built == [1]
     # A wait that succeeds never builds its message.
