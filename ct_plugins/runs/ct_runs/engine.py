@@ -32,7 +32,7 @@ import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -152,6 +152,12 @@ def manifest_for(
 
 def _sha256_json(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+class _Drain(Protocol):
+    """Waits for the step results in flight until only ``keep`` steps remain, recording them."""
+
+    def __call__(self, keep: int) -> None: ...
 
 
 class Engine:
@@ -381,6 +387,7 @@ class Engine:
         state["step"] = state["committed_step"]
         points, entries = pending.take()
         self.store.write_state(run_id, state, metric_points=points, log_entries=entries)
+        assert job_id is not None  # a reused job is the live one; otherwise one was just created
         return self._train(client, job_id, record, state, pending)
 
     def _train(
@@ -440,7 +447,7 @@ class Engine:
         pending: Pending,
         pipe: Any,
         inflight: list[tuple[int, int, float]],
-        drain: Callable[[int], None],
+        drain: _Drain,
         early: schedule.EarlyStop,
         cooldown_start: int | None,
         step: int,
