@@ -5,7 +5,6 @@ the spec's components)."""
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 import pytest
@@ -19,6 +18,7 @@ from ct_api.api.control_plane import (
     list_checkpoints,
     list_jobs,
 )
+from ct_testing import wait_until
 from openapi_schema_validator import OAS31Validator
 from referencing import Registry
 from referencing.jsonschema import DRAFT202012
@@ -64,12 +64,11 @@ def test_control_plane_round_trip_through_generated_functions(client: Any, confo
     assert isinstance(job_id, str) and job_id
     conforms("CreateJobResponse", created)
 
-    deadline = time.monotonic() + RUNNING_DEADLINE_S
-    while True:
-        record = get_job(client, job_id=job_id)
-        if record["status"] == "running" or time.monotonic() > deadline:
-            break
-        time.sleep(0.05)
+    record = wait_until(
+        lambda: (job := get_job(client, job_id=job_id))["status"] == "running" and job,
+        timeout=RUNNING_DEADLINE_S,
+        message="the job never ran",
+    )
     conforms("JobRecord", record)
     assert record["status"] == "running"
     assert [sub["sub_job_id"] for sub in record["sub_jobs"] or []] == [

@@ -7,7 +7,6 @@ from __future__ import annotations
 import importlib
 import inspect
 import re
-import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any
 
 import pytest
 from ct_api.routes import ROUTES
+from ct_testing import wait_until
 
 from ct_core.client import CortexTrainingClient
 from ct_core.http import retry as _retry
@@ -211,10 +211,11 @@ def test_control_plane_functions_send_their_routes(recorder: Recorder) -> None:
     assert recorder.calls[-1][1]["json_body"] == BODY
     assert recorder.calls[-1][1]["retry"] == "never-sent"
 
-    deadline = time.monotonic() + RUNNING_DEADLINE_S
-    while (job := control_plane.get_job(recorder, job_id=job_id))["status"] != "running":
-        assert time.monotonic() < deadline, f"job stayed {job['status']}"
-        time.sleep(0.02)
+    job = wait_until(
+        lambda: (job := control_plane.get_job(recorder, job_id=job_id))["status"] == "running" and job,
+        timeout=RUNNING_DEADLINE_S,
+        message="the job never ran",
+    )
     assert recorder.sent() == ("GET", f"{prefix}/{job_id}", {})
     assert recorder.calls[-1][1]["job_id"] == job_id, "the 404 grace knows the job"
     assert job["job_id"] == job_id
@@ -246,10 +247,11 @@ def test_data_plane_functions_send_their_routes(recorder: Recorder) -> None:
 
     prefix = f"/api/v2/databases/{DB}/schemas/{SCHEMA}/cortex-training"
     job_id = control_plane.create_job(recorder, body=BODY)["job_id"]  # type: ignore[arg-type]
-    deadline = time.monotonic() + RUNNING_DEADLINE_S
-    while control_plane.get_job(recorder, job_id=job_id)["status"] != "running":
-        assert time.monotonic() < deadline
-        time.sleep(0.02)
+    wait_until(
+        lambda: control_plane.get_job(recorder, job_id=job_id)["status"] == "running",
+        timeout=RUNNING_DEADLINE_S,
+        message="the job never ran",
+    )
 
     frame = build_forward_backward_payload({"texts": ["a short text"], "tokenizer": "byte", "max_length": 16})
     # The frame as the data plane sends it: the request chunks of a fresh chunk group, in order.

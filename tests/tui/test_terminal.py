@@ -14,12 +14,12 @@ import os
 import shlex
 import shutil
 import subprocess
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from ct_testing import wait_until
 from ct_testing.plugin import CT_SCRIPT, run_ct
 
 from tests.tui.conftest import BATCH, DATABASE, SCHEMA, make_running_job
@@ -40,14 +40,7 @@ def local_server(module_local_server_factory: Any) -> Any:
 
 
 def _wait(condition: Callable[[], Any], what: str, limit_s: float = LIMIT_S) -> Any:
-    deadline = time.monotonic() + limit_s
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out waiting for {what}")
-        time.sleep(POLL_S)
+    return wait_until(condition, timeout=limit_s, interval=POLL_S, message=f"timed out waiting for {what}")
 
 
 class Terminal:
@@ -71,15 +64,17 @@ class Terminal:
 
     def wait_for(self, *texts: str, limit_s: float = LIMIT_S) -> str:
         """The screen once every one of `texts` is on it at the same time."""
-        deadline = time.monotonic() + limit_s
-        while True:
-            shown = self.screen()
-            if all(text in shown for text in texts):
-                return shown
-            if time.monotonic() > deadline:
-                missing = [text for text in texts if text not in shown]
-                pytest.fail(f"{missing!r} never appeared on the screen:\n{shown}")
-            time.sleep(POLL_S)
+        last = ""
+
+        def everything_shown() -> str | None:
+            nonlocal last
+            last = self.screen()
+            return last if all(text in last for text in texts) else None
+
+        def missing() -> str:
+            return f"{[text for text in texts if text not in last]!r} never appeared on the screen:\n{last}"
+
+        return str(wait_until(everything_shown, timeout=limit_s, interval=POLL_S, message=missing))
 
 
 @pytest.fixture
