@@ -42,7 +42,7 @@ from ct_core.constants import (
     PAT_TOKEN_TYPE,
     TOKEN_TYPE_HEADER,
 )
-from ct_core.context import ClientContext, PollSettings, forward_to
+from ct_core.context import ClientContext, PollSettings, forward_lazily, forward_to
 from ct_core.control import shaping as _control_plane
 from ct_core.control.polling import TERMINAL_JOB_STATES, PollSchedule, normalize_job_status
 from ct_core.control.shaping import (
@@ -50,7 +50,6 @@ from ct_core.control.shaping import (
     create_job_body_from_job,
 )
 from ct_core.data.chunk_groups import MAX_REQUEST_CHUNK_BYTES
-from ct_core.data.generate import Generation
 from ct_core.data.plane import DataPlane
 from ct_core.data.results import RequestRegistry
 from ct_core.downloads import Downloads
@@ -68,6 +67,7 @@ from ct_core.operations import account, control_plane
 
 if TYPE_CHECKING:
     from ct_core.connect.resolve import ConnectionOptions, ResolvedConnection
+    from ct_core.data.generate import Generation
     from ct_core.operations import models as api_models
     from ct_core.runs import DatasetsAPI, RunsAPI
 
@@ -208,10 +208,18 @@ class CortexTrainingClient:
         )
         self._ctx = ctx
         self._data = DataPlane(ctx)
-        self._generation = Generation(ctx, self._data)
+        self._generation_part: Generation | None = None  # built with the first generate call
         # A for_job twin keeps its origin's download state (root memory, kept sessions).
         earlier = self.__dict__.get("_downloads")
         self._downloads = Downloads(self, state=earlier.state if earlier is not None else None)
+
+    @property
+    def _generation(self) -> Generation:
+        if self._generation_part is None:
+            from ct_core.data.generate import Generation
+
+            self._generation_part = Generation(self._ctx, self._data)
+        return self._generation_part
 
     # --- construction --------------------------------------------------------------------------
 
@@ -786,9 +794,16 @@ class CortexTrainingClient:
 
     # --- generation (ct_core.data.generate.Generation) -----------------------------------------
 
-    generate = forward_to("_generation", Generation.generate)
-    generate_stream = forward_to("_generation", Generation.generate_stream)
-    iter_generate_events = forward_to("_generation", Generation.iter_generate_events)
+    if TYPE_CHECKING:
+        generate = forward_to("_generation", Generation.generate)
+        generate_stream = forward_to("_generation", Generation.generate_stream)
+        iter_generate_events = forward_to("_generation", Generation.iter_generate_events)
+    else:  # generation's module loads with the first call
+        generate = forward_lazily("_generation", "ct_core.data.generate", "Generation.generate")
+        generate_stream = forward_lazily("_generation", "ct_core.data.generate", "Generation.generate_stream")
+        iter_generate_events = forward_lazily(
+            "_generation", "ct_core.data.generate", "Generation.iter_generate_events"
+        )
 
     # --- downloads (ct_core.downloads.Downloads) -----------------------------------------------
 

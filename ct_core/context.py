@@ -13,6 +13,7 @@ facade keeps every public method name and signature (type checkers and `help()` 
 from __future__ import annotations
 
 import functools
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar, overload
@@ -85,3 +86,30 @@ class forward_to(Generic[P, R]):
 
     def __call__(self, obj: Any, /, *args: P.args, **kwargs: P.kwargs) -> R:
         return self.method(getattr(obj, self.part), *args, **kwargs)
+
+
+class forward_lazily:
+    """`forward_to` for a part whose module loads on first use (`module`, `Class.method`).
+
+    The module is imported when the attribute is first read, not with the facade: a command line
+    that never generates does not load generation. Read on the class, it is the part's method
+    itself (so `help()` shows its signature and text); type checkers are given `forward_to`.
+    """
+
+    def __init__(self, part: str, module: str, qualname: str) -> None:
+        self.part, self.module, self.qualname = part, module, qualname
+        self._method: Callable[..., Any] | None = None
+
+    def method(self) -> Callable[..., Any]:
+        if self._method is None:
+            target: Any = importlib.import_module(self.module)
+            for name in self.qualname.split("."):
+                target = getattr(target, name)
+            self._method = target
+        return self._method
+
+    def __get__(self, obj: object | None, owner: type) -> Any:
+        method = self.method()
+        if obj is None:
+            return method
+        return functools.partial(method, getattr(obj, self.part))

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import logging
 import threading
 from collections import OrderedDict
@@ -190,6 +189,8 @@ class ResultChunks:
             except (binascii.Error, ValueError) as exc:
                 raise ResultDecodeError(f"result_chunk payload is not valid base64: {exc}") from None
             expected = event.get("payload_sha256")
+            import hashlib  # loads with the first chunked result, not with every command line
+
             if expected is None:
                 logger.debug("result_chunk event without payload_sha256; accepted unchecked")
             elif hashlib.sha256(frame).hexdigest() != str(expected).lower():

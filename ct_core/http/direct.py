@@ -188,7 +188,10 @@ class DirectPool:
         where = f" for url: {url}"
         sock: socket.socket | None = None
         try:
-            sock = socket.create_connection((self.host, self.port), timeout=timeout)
+            # An ASCII host goes to getaddrinfo as bytes: a str host would load the idna codec.
+            host: str | bytes = self.host.encode("ascii") if self.host.isascii() else self.host
+            # (typeshed says str; getaddrinfo, which create_connection hands it to, takes bytes too)
+            sock = socket.create_connection((host, self.port), timeout=timeout)  # type: ignore[arg-type]
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             if self._context is not None:
                 sock = self._context.wrap_socket(sock, server_hostname=self.host)

@@ -25,8 +25,7 @@ from __future__ import annotations
 
 import os
 import ssl
-import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 from urllib.parse import quote, urlsplit
@@ -63,8 +62,21 @@ def ssl_context(verify: bool | str | ssl.SSLContext) -> ssl.SSLContext:
     return ssl.create_default_context(cafile=certifi.where())
 
 
+def _names_a_proxy(environ: Mapping[str, str]) -> bool:
+    """Whether any `<scheme>_proxy` variable (any case, NO_PROXY aside) is set: only then is
+    `urllib.request` (with tempfile, shutil and the compressors it pulls in) worth importing."""
+    return any(
+        value and name.lower().endswith("_proxy") and name.lower() != "no_proxy"
+        for name, value in environ.items()
+    )
+
+
 def _proxy_for(base_url: str) -> str | None:
     """The proxy URL the environment names for `base_url`, honouring NO_PROXY, or None."""
+    if not _names_a_proxy(os.environ):
+        return None
+    import urllib.request  # by the standard library's rules, as urllib and requests read them
+
     parts = urlsplit(base_url)
     proxies = urllib.request.getproxies()
     url = proxies.get(parts.scheme) or proxies.get("all")

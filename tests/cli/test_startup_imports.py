@@ -136,8 +136,16 @@ def test_command_help_still_goes_to_the_invocations_stdout(ct_home: Path, tmp_pa
 #: speaks to the service; httpx builds only the `response` of an APIError, requests only its base
 #: class (with `ct_core.errors.api`), httpcore only a proxied connection, and the modules that
 #: download only a download. The schemas (`ct_api.models`) are types for a checker, never imported.
+#: `urllib.request` (with tempfile, shutil and the compressors) only reads the proxy settings when
+#: the environment names a proxy; `hashlib` only checks a chunked result; generation loads with
+#: the first generate call; the idna codec only a host name that is not ASCII (or a TLS handshake).
 NOT_FOR_A_REQUEST = (
     *NEVER,
+    "urllib.request",
+    "encodings.idna",
+    "tempfile",
+    "hashlib",
+    "ct_core.data.generate",
     "httpx",
     "httpcore",
     "h11",
