@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import time
-
+from ct_testing import wait_until
 from ct_testing.plugin import wait_for_job_status
 
 # Upper bound on any wait; only a hang (or a very loaded machine) gets near it.
@@ -22,13 +21,14 @@ def _tail_with_steps_done(dp, steps: int, **payload):
     The worker writes a request's "done" line just after it stores the result, so a page read
     right after a poll answered done may not hold that line yet.
     """
-    deadline = time.monotonic() + LIMIT_S
-    while True:
-        page = _tail(dp, **payload)
-        if sum("step done" in e["line"] for e in page["entries"]) >= steps:
-            return page
-        assert time.monotonic() < deadline, page
-        time.sleep(0.02)
+    last: dict = {}
+
+    def every_line_written() -> dict | None:
+        nonlocal last
+        last = _tail(dp, **payload)
+        return last if sum("step done" in e["line"] for e in last["entries"]) >= steps else None
+
+    return wait_until(every_line_written, timeout=LIMIT_S, message=lambda: f"lines missing: {last}")
 
 
 def test_tail_logs_pages_with_cursor_and_max_lines(dp) -> None:

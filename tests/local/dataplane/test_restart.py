@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import time
 import uuid
 
 import httpx
 import pytest
+from ct_testing import wait_until
 from ct_testing.plugin import wait_for_job_status
 
 from ct_core import wire
@@ -48,14 +48,13 @@ def test_restart_keeps_results_groups_and_training_state(local_server_factory) -
     }
 
     def poll(http: httpx.Client, url: str, rid: str) -> dict:
-        deadline = time.monotonic() + LIMIT_S
-        while True:
+        def finished() -> dict | None:
             status = http.get(f"{url}/requests/{rid}").raise_for_status().json()
-            if status["status"] not in {"pending", "running"}:
-                assert status["status"] == "done", status
-                return status["result"]
-            assert time.monotonic() < deadline, status
-            time.sleep(0.01)
+            return None if status["status"] in {"pending", "running"} else status
+
+        status = wait_until(finished, timeout=LIMIT_S, message=f"request {rid} never finished")
+        assert status["status"] == "done", status
+        return status["result"]
 
     def post(http: httpx.Client, url: str, chunk: bytes) -> httpx.Response:
         return http.post(f"{url}/forward-backward", content=chunk)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import time
 
 import pytest
+from ct_testing import wait_until
 
 from ct_core import wire
 
@@ -15,13 +15,11 @@ LIMIT_S = 120.0
 
 
 def _done(dp, request_id: str, **params) -> dict:
-    deadline = time.monotonic() + LIMIT_S
-    while True:
+    def finished() -> dict | None:
         status = dp.status(request_id, **params)
-        if status["status"] not in {"pending", "running"}:
-            return status
-        assert time.monotonic() < deadline, status
-        time.sleep(0.01)
+        return None if status["status"] in {"pending", "running"} else status
+
+    return wait_until(finished, timeout=LIMIT_S, message=f"request {request_id} never finished")
 
 
 def test_status_body_has_every_field(dp) -> None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
+
+from ct_testing import wait_until
 
 
 def test_serving_modules_do_not_import_torch() -> None:
@@ -82,9 +83,10 @@ def test_a_sub_job_that_cannot_load_its_weights_fails_the_job(dp, tmp_path) -> N
     (folder / "config.json").write_text("{not json", encoding="utf-8")
     (folder / "model.safetensors").write_bytes(b"\x00" * 16)
     dp.create({}, source_checkpoint_info={"external_stage_path": str(folder)})
-    deadline = time.monotonic() + 120
-    while (record := dp.http.get(dp.url).json())["status"] != "failed":
-        assert time.monotonic() < deadline, record
-        time.sleep(0.05)
+    record = wait_until(
+        lambda: (record := dp.http.get(dp.url).json())["status"] == "failed" and record,
+        interval=0.05,
+        message="the job never failed",
+    )
     assert record["reason"] == "initialization_failed"
     assert "failed to start" in record["reason_details"]
