@@ -64,7 +64,7 @@ tui-snapshots: venv
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy ct_core ct_cli ct_local
+	$(VENV)/bin/mypy ct_core ct_cli ct_local ct_plugins/lora/ct_lora ct_plugins/router-replay/ct_router_replay ct_plugins/dflash2/ct_dflash2 ct_plugins/capacity/ct_capacity ct_plugins/model-deployment/ct_model_deployment ct_plugins/tinker/ct_tinker ct_plugins/runs/ct_runs testing/ct_testing
 
 format: venv
 	$(VENV)/bin/ruff check --fix .

@@ -111,7 +111,7 @@ class RunsService:
         self.webhook_secret = webhook_secret
         self.execute = execute
         self.store: Store | None = None
-        self.engine: Engine | None = None  # type: ignore[assignment]
+        self.engine: Engine = None  # type: ignore[assignment]  # set by start(), before any workflow runs
         self.started = False
         self.start_error: str | None = None
         self._stop = threading.Event()
@@ -303,9 +303,10 @@ class RunsService:
         summary = json.loads(row.summary)
         if summary["status"] != "building":
             return str(summary["status"])
-        options = ds.DatasetOptions(
-            **{k: tuple(v) if k == "label_fields" else v for k, v in json.loads(row.options).items()}
-        )
+        fields: dict[str, Any] = {
+            k: tuple(v) if k == "label_fields" else v for k, v in json.loads(row.options).items()
+        }
+        options = ds.DatasetOptions(**fields)
         try:
             build = ds.build_dataset(bytes(row.source or b""), options)
         except RunsRefusal as exc:
@@ -441,7 +442,7 @@ class RunsService:
             raise invalid_argument("the dataset file is empty: send JSONL rows as the request body", "body")
         database, schema = self._where(request)
         now = time.time()
-        record = {
+        record: dict[str, Any] = {
             "dataset_id": new_id("ds"),
             "database": database,
             "schema": schema,

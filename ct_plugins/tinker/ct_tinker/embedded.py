@@ -85,10 +85,12 @@ class EmbeddedTinker:
             client = self._clients.get(owner)
             if client is None:
                 token = next((t for t, role in self.settings.tokens.items() if role == owner), None)
+                database, schema = self.service.database, self.service.schema
+                assert database is not None and schema is not None  # the embedded service's defaults
                 client = CortexTrainingClient(
                     base_url=self.base_url,
-                    database=self.service.database,
-                    schema=self.service.schema,
+                    database=database,
+                    schema=schema,
                     token=token,
                     poll_interval=POLL_INTERVAL_S,
                     poll_max_interval=POLL_MAX_INTERVAL_S,
