@@ -5,11 +5,11 @@ a request shaped as the client sends it; every route of the server is an operati
 operationId, with the spec's method and path) or one of the routes ct_local names as outside the
 contract (ct_local.http.routing.NON_CONTRACT).
 
-The runs service contributes its routes through the ``ct_local_services`` hook. A route it names by
-an operationId is checked like the server's own; one it does not name is matched to the runs
-operation of the spec with the same method and path shape. Other services of that hook may serve
-an API of their own beside the contract (the Tinker-compatible one under /api/v1): their routes
-are not the contract's to list, but they must not serve, or shadow, one of its operations.
+The runs service contributes its routes through the ``ct_local_services`` hook, each bound by
+the operationId of a runs operation of the spec, one handler per operation. Other services of that
+hook may serve an API of their own beside the contract (the Tinker-compatible one under /api/v1):
+their routes are not the contract's to list, but they must not serve, or shadow, one of its
+operations (an unnamed route with an operation's method and path shape counts as its handler).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from starlette.routing import Match, Route
 
 from ct_core.http.routes import Routes, operation_ids, route_of
@@ -27,6 +28,7 @@ from ct_local.dataplane.seam import DATA_PLANE_ACTIONS
 from ct_local.http.routing import NON_CONTRACT, extra_route, operation_route
 from ct_local.settings import ServerSettings
 
+SPEC = Path(__file__).resolve().parents[1] / "openapi" / "cortex-training.yaml"
 _PLACEHOLDER = re.compile(r"{(\w+)(?::\w+)?}")
 #: Path values as a client fills them; an artifact path holds a "/" (it is sent percent-encoded).
 _SAMPLE_VALUES = {"endpoint": "cortex-training", "artifact_path": "_logs/sub/execution.jsonl"}
@@ -52,12 +54,22 @@ def server_routes(services: list[Any]) -> list[Route]:
     return _plain(all_routes(services))
 
 
+def _runs_services(services: list[Any]) -> list[Any]:
+    runs = [service for service in services if type(service).__module__.split(".")[0] == "ct_runs"]
+    assert runs, "the runs service is not embedded (its ct_local_services hook offered nothing)"
+    return runs
+
+
 @pytest.fixture(scope="module")
 def contract_routes(services: list[Any]) -> list[Route]:
     """The routes that must each be an operation or in NON_CONTRACT: ct_local's and the runs service's."""
-    runs = [service for service in services if type(service).__module__.split(".")[0] == "ct_runs"]
-    assert runs, "the runs service is not embedded (its ct_local_services hook offered nothing)"
-    return _plain(all_routes(runs))
+    return _plain(all_routes(_runs_services(services)))
+
+
+@pytest.fixture(scope="module")
+def runs_routes(services: list[Any]) -> list[Route]:
+    """The routes the runs service adds (ct_local's own left out)."""
+    return _plain([route for service in _runs_services(services) for route in service.routes()])
 
 
 def _operation_of(route: Route) -> str | None:
@@ -82,12 +94,29 @@ def test_every_operation_has_exactly_one_handler(server_routes: list[Route]) -> 
     assert problems == {}, f"operations without exactly one handler (count): {problems}"
 
 
+def test_the_runs_service_binds_one_handler_to_each_runs_operation_by_name(runs_routes: list[Route]) -> None:
+    names = sorted(route.name for route in runs_routes)
+    spec = yaml.safe_load(SPEC.read_text())
+    runs_operations = sorted(
+        operation["operationId"]
+        for item in spec["paths"].values()
+        for operation in item.values()
+        if isinstance(operation, dict) and "runs" in operation.get("tags", ())
+    )
+    assert len(runs_operations) >= 9, runs_operations
+    assert names == runs_operations, "runs routes not named by an operationId, or not one per operation"
+    for route in runs_routes:
+        method, path = route_of(route.name)
+        assert (route.path, route.methods) == (path, {method, "HEAD"} if method == "GET" else {method})
+
+
 def test_every_handler_is_an_operation_or_listed_outside_the_contract(contract_routes: list[Route]) -> None:
     strays = []
     for route in contract_routes:
         if route.name in NON_CONTRACT:
             continue
-        operation = _operation_of(route)
+        # Named by its operationId: a contract route may not be matched by its shape alone.
+        operation = route.name if route.name in operation_ids() else None
         if operation is None:
             strays.append(f"{sorted(route.methods or ())} {route.path} ({route.name})")
             continue

@@ -43,6 +43,7 @@ from starlette.routing import Route
 from ct_core.constants import IDEMPOTENCY_KEY_HEADER
 from ct_core.errors import ValidationError
 from ct_core.fs import atomic_write
+from ct_core.http.routes import route_of
 from ct_core.runs import check_idempotency_key
 from ct_runs import datasets as ds
 from ct_runs import spec as run_spec
@@ -53,7 +54,6 @@ from ct_runs.store import IN_FLIGHT, TERMINAL, RunKey, StartedRun, Store, rfc333
 
 log = logging.getLogger("ct_runs.service")
 
-PREFIX = "/api/v2/databases/{database}/schemas/{schema}/{endpoint}"
 #: A worker's heartbeat period, and how long a silent one is considered alive.
 HEARTBEAT_S = 2.0
 WORKER_STALE_AFTER_S = 12.0
@@ -81,6 +81,12 @@ TRAINING_POLL_MAX_INTERVAL_S = 0.25
 
 #: How a boolean query parameter may be spelt (any case): what JSON and form encoders write.
 BOOLEAN_SPELLINGS = {"true": True, "1": True, "false": False, "0": False}
+
+
+def _operation_route(operation_id: str, endpoint: Callable[[Request], Awaitable[Response]]) -> Route:
+    """The route of the spec's ``operation_id``, answered by ``endpoint`` and named by the operationId."""
+    method, path = route_of(operation_id)
+    return Route(path, endpoint, methods=[method], name=operation_id)
 
 
 class RunsService:
@@ -367,22 +373,19 @@ class RunsService:
     # --- HTTP -----------------------------------------------------------------------------------
 
     def routes(self) -> list[Route]:
-        p = PREFIX
+        """The service's routes, each bound to its operation of the REST contract by operationId
+        (method and path from the route table generated out of openapi/cortex-training.yaml)."""
         return [
             # The build reads its own query (label_field may repeat): ct_runs.datasets checks it.
-            Route(p + "/datasets", self._h(self.post_dataset, None), methods=["POST"]),
-            Route(p + "/datasets/{dataset_id}", self._h(self.get_dataset), methods=["GET"]),
-            Route(p + "/runs", self._h(self.post_run), methods=["POST"]),
-            Route(p + "/runs", self._h(self.list_runs, ("status", "limit")), methods=["GET"]),
-            Route(p + "/runs/{run_id}:cancel", self._h(self.cancel_run), methods=["POST"]),
-            Route(p + "/runs/{run_id}", self._h(self.get_run), methods=["GET"]),
-            Route(p + "/runs/{run_id}/metrics", self._h(self.run_metrics, ("after_step",)), methods=["GET"]),
-            Route(
-                p + "/runs/{run_id}/logs",
-                self._h(self.run_logs, ("structured", "after", "limit")),
-                methods=["GET"],
-            ),
-            Route(p + "/models/{model_id}", self._h(self.get_model), methods=["GET"]),
+            _operation_route("buildDataset", self._h(self.post_dataset, None)),
+            _operation_route("getDataset", self._h(self.get_dataset)),
+            _operation_route("startRun", self._h(self.post_run)),
+            _operation_route("listRuns", self._h(self.list_runs, ("status", "limit"))),
+            _operation_route("cancelRun", self._h(self.cancel_run)),
+            _operation_route("getRun", self._h(self.get_run)),
+            _operation_route("getRunMetrics", self._h(self.run_metrics, ("after_step",))),
+            _operation_route("getRunLogs", self._h(self.run_logs, ("structured", "after", "limit"))),
+            _operation_route("getRegisteredModel", self._h(self.get_model)),
         ]
 
     def _h(
