@@ -14,7 +14,7 @@ matplotlib and the service are imported inside the commands, so `ct --help` stay
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -141,6 +141,14 @@ def build(
     return _wait_for_dataset(datasets, dataset_id, timeout)
 
 
+def ended_line(what: str, ident: str, record: Mapping[str, Any]) -> str:
+    """`dataset ds_... ended failed: <the service's message> (<code>)`: the error in words, never a repr."""
+    from ct_core.errors import describe_service_error
+
+    said = describe_service_error(record.get("error"))
+    return f"{what} {ident} ended {record.get('status')}" + (f": {said}" if said else "")
+
+
 def _wait_for_dataset(datasets: Any, dataset_id: str, timeout: float | None) -> int:
     from ct_core.errors import RunWaitTimeout
 
@@ -155,9 +163,8 @@ def _wait_for_dataset(datasets: Any, dataset_id: str, timeout: float | None) -> 
     output.emit(dataset)
     if dataset.get("status") != "succeeded":
         violations = dataset.get("violations") or []
-        said = f": {dataset['error']}" if dataset.get("error") else ""
         output.error(
-            f"dataset {dataset_id} ended {dataset.get('status')}{said}",
+            ended_line("dataset", dataset_id, dataset),
             hint=f"{len(violations)} leakage violation(s) are listed in the printed report"
             if violations
             else None,
@@ -227,10 +234,7 @@ def _wait_for_run(runs: Any, run_id: str, timeout: float | None, *, status: str)
         raise
     output.emit(run)
     if run.get("status") != "succeeded":
-        said = f": {run['error']}" if run.get("error") else ""
-        output.error(
-            f"run {run_id} ended {run.get('status')}{said}", hint=f"see its logs with ct runs logs {run_id}"
-        )
+        output.error(ended_line("run", run_id, run), hint=f"see its logs with ct runs logs {run_id}")
         return output.EXIT_ERROR
     return output.EXIT_OK
 
