@@ -8,13 +8,12 @@ submitter through `get_capacity_breakdown`, which fills in the counts and status
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from cyclopts import Parameter
 
 from ct_cli import context, output
 
-HardwareName = Literal["H200", "B200", "B300"]
 #: The dimensions `--breakdown` asks for when given without a value.
 DEFAULT_DIMENSIONS = ("job_type", "submitted_by")
 
@@ -70,7 +69,8 @@ def collect(client: Any, hardware: str | None, dimensions: tuple[str, ...] | Non
 def capacity(
     *,
     hardware: Annotated[
-        HardwareName | None, Parameter(help="Only this GPU type (H200, B200, B300); omit for every type.")
+        str | None,
+        Parameter(help="Only this GPU type (H200, B200, B300, in any case); omit for every type."),
     ] = None,
     breakdown: Annotated[
         bool | str,
@@ -90,6 +90,15 @@ def capacity(
     upper bound; 0 available does not block a submit, which then waits in the queue.
     """
     dimensions = _dimensions(breakdown)
+    if hardware is not None:
+        # Any case is taken, as job bodies and deployments take it; the service is sent upper case.
+        from ct_cli.app import UsageError
+        from ct_core.config.typed import hardware_wire
+
+        try:
+            hardware = hardware_wire(hardware)
+        except ValueError as exc:
+            raise UsageError(f"--hardware: {exc}") from None
     result = collect(context.client(), hardware, dimensions)
     if not table:
         output.emit(result)

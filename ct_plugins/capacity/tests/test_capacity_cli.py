@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import io
 import json
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from ct_testing import wait_until
 from ct_testing.plugin import FAST_SETTINGS, LocalServer
 
 from ct_cli.main import main
@@ -60,10 +60,11 @@ def job_body(n_gpus: int, *, sampling_gpus: int | None = None, hardware: str = "
 def wait_status(client: CortexTrainingClient, job_id: str, wanted: str) -> None:
     # Waits on the server's own lifecycle (a state change), never on a wall-clock assertion; the
     # limit only ends a wait that would never succeed (a loaded machine may take seconds).
-    deadline = time.monotonic() + 120
-    while (status := client.get_job(job_id)["status"]) != wanted:
-        assert time.monotonic() < deadline, f"job {job_id} never reached {wanted} (still {status})"
-        time.sleep(0.02)
+    wait_until(
+        lambda: client.get_job(job_id)["status"] == wanted,
+        timeout=120,
+        message=f"job {job_id} never reached {wanted}",
+    )
 
 
 @pytest.fixture(scope="module")
@@ -128,6 +129,13 @@ def test_one_hardware_type(run_ct: Any, busy_server: Any) -> None:
         "pending_gpus": 32,
         "available_gpus": 0,
     }
+
+
+def test_a_hardware_type_in_any_case_is_sent_upper_case(run_ct: Any, busy_server: Any) -> None:
+    upper = cli(run_ct, busy_server, "--hardware", "H200")
+    lower = cli(run_ct, busy_server, "--hardware", " h200")
+    assert lower.returncode == 0, lower
+    assert lower.json == upper.json
 
 
 def test_an_unsupported_type_asked_for_by_name_fails(run_ct: Any, server: Any) -> None:
