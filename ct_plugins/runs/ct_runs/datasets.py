@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from ct_core.constants import DATASET_VAL_FRACTION_MAX
+from ct_core.errors import describe_service_error
 from ct_runs.errors import failed_precondition, invalid_argument
 from ct_runs.ids import new_id
 
@@ -312,7 +313,11 @@ def require_leak_free(dataset: Mapping[str, Any]) -> None:
     dataset_id = dataset.get("dataset_id", "the dataset")
     status = dataset.get("status")
     if status != "succeeded":
-        detail = f": {dataset['error']}" if status == "failed" and dataset.get("error") else ""
+        detail = (
+            f": {describe_service_error(dataset['error'])}"
+            if status == "failed" and dataset.get("error")
+            else ""
+        )
         raise failed_precondition(
             f"dataset {dataset_id} is {status}{detail}; a run needs a succeeded build", field="dataset_id"
         )

@@ -57,7 +57,7 @@ from typing import Any
 
 from ct_core.catalog import Catalog, load_catalog
 from ct_core.config.optimizer import SCHEDULER_KEYS
-from ct_core.errors import CatalogError
+from ct_core.errors import CatalogError, describe_service_error
 from ct_runs import packing, schedule
 from ct_runs.errors import RunsRefusal, failed_precondition, invalid_argument
 from ct_runs.packing import Row
@@ -335,7 +335,11 @@ def check_dataset(dataset: Mapping[str, Any]) -> None:
     dataset_id = dataset.get("dataset_id")
     status = dataset.get("status")
     if status != "succeeded":
-        detail = f" ({dataset['error']})" if status == "failed" and dataset.get("error") else ""
+        detail = (
+            f" ({describe_service_error(dataset['error'])})"
+            if status == "failed" and dataset.get("error")
+            else ""
+        )
         raise failed_precondition(
             f"dataset {dataset_id} is {status}{detail}: a run needs a succeeded dataset build", "dataset_id"
         )

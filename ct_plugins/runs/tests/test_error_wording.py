@@ -14,6 +14,9 @@ from typing import Any
 
 import pytest
 from ct_runs.cli import ended_line
+from ct_runs.datasets import require_leak_free
+from ct_runs.errors import RunsRefusal
+from ct_runs.spec import check_dataset
 from ct_testing.plugin import run_ct
 
 DATABASE = "RUNS_DB"
@@ -58,3 +61,17 @@ def test_a_failed_build_leads_with_the_services_message(server: Any, ct_home: Pa
 )
 def test_a_runs_ending_is_worded_without_a_repr(record: dict[str, Any], expected: str) -> None:
     assert ended_line("run", "run_1", record) == expected
+
+
+#: A failed build's error as the service records it.
+BUILD_ERROR = {"code": "invalid_argument", "message": "line 2: not valid JSON"}
+
+
+def test_a_run_refused_for_a_failed_build_quotes_the_builds_error_in_words() -> None:
+    failed = {"dataset_id": "ds_x", "status": "failed", "violations": [], "error": BUILD_ERROR}
+    for check in (require_leak_free, check_dataset):
+        with pytest.raises(RunsRefusal) as caught:
+            check(failed)
+        assert caught.value.code == "failed_precondition"
+        assert "{'" not in caught.value.message, caught.value.message
+        assert "line 2: not valid JSON (invalid_argument)" in caught.value.message
