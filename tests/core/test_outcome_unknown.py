@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from typing import Any
 
 import httpx
 import pytest
+from ct_testing import wait_until
 from ct_testing.plugin import run_ct
 
 from ct_core import CortexTrainingClient
@@ -130,14 +130,16 @@ def test_a_step_that_ran_but_whose_answer_was_lost_raises_outcome_unknown_and_th
         assert _executions(server, job_id)["step"] == 1
         # The training-metrics row of that step carries the same id.
         sub = f"{job_id}:training:0"
-        deadline = time.monotonic() + 60
         rows: list[dict[str, Any]] = []
-        while not any(r["op"] == "step" for r in rows):
-            assert time.monotonic() < deadline, rows
-            time.sleep(0.2)
+
+        def step_row_written() -> list[dict[str, Any]] | None:
+            nonlocal rows
             if client.download_training_metrics(job_id, tmp_path, resume=True, stale_after_seconds=None):
                 text = (tmp_path / sub / "training.jsonl").read_text()
                 rows = [json.loads(line) for line in text.splitlines()]
+            return rows if any(r["op"] == "step" for r in rows) else None
+
+        rows = wait_until(step_row_written, timeout=60, interval=0.2, message=lambda: f"rows so far: {rows}")
         [step_row] = [r for r in rows if r["op"] == "step"]
         assert step_row["request_id"] == error.client_request_id
 
@@ -156,10 +158,11 @@ def test_the_local_server_runs_a_client_named_request_once(server: Any) -> None:
         assert clash.status_code == 400 and "x-ct-request-id" in clash.json()["message"]
         bad = http.post(f"{url}/step", json={}, headers={"x-ct-request-id": "x" * 300})
         assert bad.status_code == 400 and "x-ct-request-id" in bad.json()["message"]
-        deadline = time.monotonic() + 60
-        while http.get(f"{url}/requests/{first['request_id']}").json()["status"] != "done":
-            assert time.monotonic() < deadline
-            time.sleep(0.02)
+        wait_until(
+            lambda: http.get(f"{url}/requests/{first['request_id']}").json()["status"] == "done",
+            timeout=60,
+            message="the first step never finished",
+        )
     assert _executions(server, job_id) == {"step": 1}
 
 

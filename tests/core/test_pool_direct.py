@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from ct_testing import wait_until
 
 from ct_core import errors
 from ct_core.client import CortexTrainingClient
@@ -39,11 +40,7 @@ DEADLINE_S = 30.0
 
 
 def wait_for(condition: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + DEADLINE_S
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.01)
+    wait_until(condition, timeout=DEADLINE_S, interval=0.01, message=f"timed out waiting for {what}")
 
 
 # --- a raw-socket server ---------------------------------------------------------------------------

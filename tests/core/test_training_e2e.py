@@ -7,11 +7,11 @@ save -> load -> the same next-step loss, a multi-chunk upload, forward-only requ
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from ct_testing import wait_until
 
 from ct_core import CortexTrainingClient, SubJobConfig, wire
 from ct_core.data.logs import LogsUnavailableError
@@ -149,12 +149,14 @@ def test_logs_of_an_ended_job_point_to_download_log(module_local_server_factory:
     client.wait_for_job(job_id)
     client.cancel_job(job_id)
     # However long the cancel takes on a busy machine: the deadline only ends a hang.
-    deadline = time.monotonic() + 60
     with pytest.raises(LogsUnavailableError, match="download-log"):
-        while time.monotonic() < deadline:
-            if client.get_job(job_id)["status"] in ("cancelled", "terminated"):
-                client.tail_logs(job_id)
-            client.sleep(0.02)
+        wait_until(
+            lambda: (
+                client.get_job(job_id)["status"] in ("cancelled", "terminated") and client.tail_logs(job_id)
+            ),
+            timeout=60,
+            message="the job never ended, or its logs stayed readable",
+        )
     client.close()
 
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import socket
 import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from ct_testing import wait_until
 
 from ct_core import errors
 from ct_core.client import CortexTrainingClient
@@ -52,13 +52,17 @@ class StalledPeer:
         made before it has been accepted too, however late the accept thread got to run.
         """
         name = marker.getsockname()
-        deadline = time.monotonic() + timeout
-        while True:
-            found = [i for i, c in enumerate(list(self.connections)) if c.getpeername() == name]
-            if found:
-                return self.connections[: found[0]]
-            assert time.monotonic() < deadline, "the stalled peer never accepted the marker connection"
-            time.sleep(0.01)
+
+        def accepted() -> list[int]:
+            return [i for i, c in enumerate(list(self.connections)) if c.getpeername() == name]
+
+        found = wait_until(
+            accepted,
+            timeout=timeout,
+            interval=0.01,
+            message="the stalled peer never accepted the marker connection",
+        )
+        return self.connections[: found[0]]
 
     def close(self) -> None:
         self._stop.set()

@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 import httpx
 import numpy as np
 import pytest
+from ct_testing import wait_until
 
 BASE_MODEL = "Qwen/Qwen3-0.6B"
 SERVICE_KEY = "tml-standalone-test-key"
@@ -51,12 +51,13 @@ def front(local_server: Any, tmp_path: Path) -> Iterator[str]:
     log = (tmp_path / "front.log").open("wb")
     process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
     try:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while not ready.exists():
+
+        def started() -> bool:
             if process.poll() is not None:
                 raise AssertionError((tmp_path / "front.log").read_text())
-            assert time.monotonic() < deadline, "ct tinker serve did not start"
-            time.sleep(0.02)
+            return ready.exists()
+
+        wait_until(started, timeout=START_TIMEOUT_S, message="ct tinker serve did not start")
         yield json.loads(ready.read_text())["base_url"]
     finally:
         process.send_signal(signal.SIGTERM)
