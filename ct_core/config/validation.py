@@ -16,6 +16,11 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from ct_core.config.bodies import (
+    create_body_problems,
+    multiplex_job_id_problems,
+    schema_problems,
+)
 from ct_core.config.typed import (
     LOG_PROBABILITY_REFUSAL,
     Hardware,
@@ -24,15 +29,17 @@ from ct_core.config.typed import (
     hardware_wire,
     normalize_job_type,
 )
-from ct_core.constants import (
-    ENV_ENABLE_DEBUG_OPTIONS,
-    MAX_ZERO_STAGE,
-    TIMEOUT_MAX_SECONDS,
-    TIMEOUT_MIN_SECONDS,
-    TRUTHY_ENV_VALUES,
-)
+from ct_core.constants import ENV_ENABLE_DEBUG_OPTIONS, TRUTHY_ENV_VALUES
 from ct_core.errors import ValidationError
-from ct_core.ids import parse_sub_job_id
+
+__all__ = [
+    "build_create_body",
+    "clear_cache_warnings",
+    "debug_options_enabled",
+    "multiplex_job_id_problems",
+    "timeout_problems",
+    "validate_create_body",
+]
 
 logger = logging.getLogger("ct_core.config.validation")
 
@@ -102,61 +109,18 @@ def _is_int(value: Any) -> bool:
 
 
 def timeout_problems(idle_timeout_seconds: Any, pending_timeout_seconds: Any) -> list[str]:
-    """Range checks of the two job timeouts; None means omitted."""
-    found: list[str] = []
-    if idle_timeout_seconds is not None:
-        if not _is_int(idle_timeout_seconds):
-            found.append("idle_timeout_seconds must be an integer")
-        elif idle_timeout_seconds != 0 and not (
-            TIMEOUT_MIN_SECONDS <= idle_timeout_seconds <= TIMEOUT_MAX_SECONDS
-        ):
-            found.append(
-                f"idle_timeout_seconds must be 0 or between {TIMEOUT_MIN_SECONDS} and {TIMEOUT_MAX_SECONDS}"
-            )
-    if pending_timeout_seconds is not None:
-        if not _is_int(pending_timeout_seconds):
-            found.append("pending_timeout_seconds must be an integer")
-        elif not TIMEOUT_MIN_SECONDS <= pending_timeout_seconds <= TIMEOUT_MAX_SECONDS:
-            found.append(
-                f"pending_timeout_seconds must be between {TIMEOUT_MIN_SECONDS} and {TIMEOUT_MAX_SECONDS}"
-            )
-    return found
-
-
-def multiplex_job_id_problems(value: Any, location: str, *, own_job_id: str | None = None) -> list[str]:
-    """Format check of a `multiplex_job_id`; None means the field is unset.
-
-    The server wants the complete id of a sub-job in another job, `{job_id}:{type}:{index}`. A
-    job's id is unknown before it is created, so `own_job_id` is only given by callers that know
-    it (for example when re-validating the body of a job that exists).
-    """
-    if value is None:
-        return []
-    try:
-        parsed = parse_sub_job_id(value)
-    except ValueError as error:
-        return [
-            f"{location}.multiplex_job_id must be a complete sub-job id "
-            f"{{job_id}}:{{training|sampling|log_prob}}:{{index}} ({error})"
-        ]
-    if own_job_id is not None and parsed.job_id == own_job_id:
-        return [
-            f"{location}.multiplex_job_id {value!r} names a sub-job of the same job; it must point to "
-            "a sub-job of another job"
-        ]
-    return []
-
-
-def _zero_stage_problem(training_config: dict[str, Any], location: str) -> str | None:
-    ds_config = training_config.get("ds_config")
-    zero = ds_config.get("zero_optimization") if isinstance(ds_config, dict) else None
-    stage = zero.get("stage") if isinstance(zero, dict) else None
-    if isinstance(stage, (int, float)) and not isinstance(stage, bool) and stage > MAX_ZERO_STAGE:
-        return (
-            f"{location}.training_config.ds_config.zero_optimization.stage {stage:g} is not supported "
-            "(ZeRO-3); use stage 0, 1 or 2 (stage 2 with offload_optimizer for CPU offload)"
+    """The create-body rules of the two job timeouts (None means omitted), in the body's words."""
+    fields = {
+        "idle_timeout_seconds": idle_timeout_seconds,
+        "pending_timeout_seconds": pending_timeout_seconds,
+    }
+    # The smallest valid body around the two fields, so only their own problems are reported.
+    return [
+        problem.message
+        for problem in schema_problems(
+            {"sub_job_configs": [{"job_type": "sampling", "model_name": "m"}], **fields}
         )
-    return None
+    ]
 
 
 def _plugin_manager() -> Any:
@@ -185,85 +149,50 @@ def _run_plugin_hooks(body: dict[str, Any], sub_jobs: list[Any]) -> list[str]:
 def validate_create_body(body: Any) -> dict[str, Any]:
     """Check a raw create-job body and return the normalized copy to send; raise ValidationError.
 
-    Checks: the body is an object without a `job_id`; `sub_job_configs` is a non-empty
-    list of objects; no log_probability/log_prob sub-job; at most one training sub-job; known
-    hardware (any case, sent upper case); timeout ranges; no ZeRO-3; a `multiplex_job_id`, when
-    set, is a complete sub-job id; the `debug` block only with CORTEX_TRAINING_ENABLE_DEBUG_OPTIONS.
-    A training `model_provider` of "arctic" is sent as "prime_rl". Then every plugin validator runs (the lora
-    plugin normalizes `peft_config`). Everything else, the optimizer included, is forwarded as given.
+    Hardware is sent upper case (`h200` as `H200`) and a training `model_provider` of "arctic" as
+    "prime_rl"; then every plugin validator runs (the lora plugin normalizes `peft_config`). The
+    normalized body is judged by `ct_core.config.bodies.create_body_problems`, the rules the local
+    server applies too; the `debug` block is refused unless CORTEX_TRAINING_ENABLE_DEBUG_OPTIONS is
+    set. Everything else, the optimizer included, is forwarded as given.
     """
     if not isinstance(body, dict):
         raise ValidationError("create_job_from_body requires a JSON object")
     normalized = copy.deepcopy(body)
-    problems: list[str] = []
-
-    if "job_id" in normalized:
-        problems.append("job_id cannot be set when creating a job: the service assigns it")
-
+    hardware = normalized.get("hardware")
+    if isinstance(hardware, str):
+        try:
+            normalized["hardware"] = hardware_wire(hardware)
+        except ValueError:
+            pass  # refused below, in the body's words
     sub_jobs = normalized.get("sub_job_configs")
-    if not isinstance(sub_jobs, list) or not sub_jobs:
-        problems.append("create_job_from_body requires a non-empty sub_job_configs list")
-        sub_jobs = []
-
-    training_count = 0
+    sub_jobs = sub_jobs if isinstance(sub_jobs, list) else []
     for index, sub_job in enumerate(sub_jobs):
-        location = f"sub_job_configs[{index}]"
         if not isinstance(sub_job, dict):
-            problems.append(f"{location} must be an object")
             continue
+        location = f"sub_job_configs[{index}]"
         kind = normalize_job_type(sub_job.get("job_type"))
-        if kind == JobType.LOG_PROBABILITY.value:
-            problems.append(f"{location}.job_type: {LOG_PROBABILITY_REFUSAL}")
-            continue
-        if kind not in (JobType.TRAINING.value, JobType.SAMPLING.value):
-            problems.append(
-                f"{location}.job_type must be training or sampling, got {sub_job.get('job_type')!r}"
-            )
-            continue
-        config_key = "training_config" if kind == JobType.TRAINING.value else "inference_config"
-        sub_config = sub_job.get(config_key)
-        if isinstance(sub_config, dict):
-            problems.extend(
-                multiplex_job_id_problems(sub_config.get("multiplex_job_id"), f"{location}.{config_key}")
-            )
-        if kind != JobType.TRAINING.value:
-            if isinstance(sub_config, dict):
-                for warning in clear_cache_warnings(sub_config, f"{location}.{config_key}"):
-                    logger.warning("%s", warning)
-            continue
-        training_count += 1
+        inference_config = sub_job.get("inference_config")
+        if kind == JobType.SAMPLING.value and isinstance(inference_config, dict):
+            for warning in clear_cache_warnings(inference_config, f"{location}.inference_config"):
+                logger.warning("%s", warning)
         training_config = sub_job.get("training_config")
-        if not isinstance(training_config, dict):
+        if kind != JobType.TRAINING.value or not isinstance(training_config, dict):
             continue
-        zero_problem = _zero_stage_problem(training_config, location)
-        if zero_problem:
-            problems.append(zero_problem)
         provider = training_config.get("model_provider")
         if isinstance(provider, str) and provider in _PROVIDER_REWRITES:
             logger.info(
                 "%s: model_provider %r is sent as %r", location, provider, _PROVIDER_REWRITES[provider]
             )
             training_config["model_provider"] = _PROVIDER_REWRITES[provider]
-    if training_count > 1:
-        problems.append("at most one training sub-job is supported per job")
 
-    hardware = normalized.get("hardware")
-    if hardware is not None:
-        try:
-            normalized["hardware"] = hardware_wire(hardware)
-        except ValueError as error:
-            problems.append(str(error))
-    problems.extend(
-        timeout_problems(normalized.get("idle_timeout_seconds"), normalized.get("pending_timeout_seconds"))
-    )
-
+    plugin_problems = _run_plugin_hooks(normalized, sub_jobs)
+    problems = [problem.message for problem in create_body_problems(normalized)]
     if normalized.get("debug") and not debug_options_enabled():
         problems.append(
             "create-job debug options are an internal-only capability; set "
             f"{ENV_ENABLE_DEBUG_OPTIONS}=1 to send a request with a `debug` block"
         )
-
-    problems.extend(_run_plugin_hooks(normalized, sub_jobs))
+    problems.extend(problem for problem in plugin_problems if problem not in problems)
     if problems:
         raise ValidationError(problems)
     return normalized

@@ -45,8 +45,8 @@ def test_valid_body_is_returned_as_a_normalized_copy():
     ("body", "expected"),
     [
         ([], ["create_job_from_body requires a JSON object"]),
-        ({}, ["create_job_from_body requires a non-empty sub_job_configs list"]),
-        ({"sub_job_configs": []}, ["create_job_from_body requires a non-empty sub_job_configs list"]),
+        ({}, ["sub_job_configs must be a non-empty list"]),
+        ({"sub_job_configs": []}, ["sub_job_configs must be a non-empty list"]),
         (
             {"sub_job_configs": [{"job_type": "JOB_TYPE_LOG_PROBABILITY"}, {"job_type": " log_prob "}]},
             [f"sub_job_configs[0].job_type: {REFUSAL}", f"sub_job_configs[1].job_type: {REFUSAL}"],
@@ -82,13 +82,14 @@ def test_every_problem_is_reported_at_once(monkeypatch):
         "debug": {"x": 1},
     }
     found = problems_of(body)
-    assert len(found) == 7, found
+    assert len(found) == 8, found
+    assert "sub_job_configs[2].model_name is required" in found
     assert any(
         "zero_optimization.stage 3 is not supported (ZeRO-3)" in p and "offload_optimizer" in p for p in found
     )
     assert "hardware must be one of H200, B200, B300, got 'h100'" in found
-    assert "idle_timeout_seconds must be 0 or between 300 and 604800" in found
-    assert "pending_timeout_seconds must be between 300 and 604800" in found
+    assert "idle_timeout_seconds must be 0 or between 300 and 604800, got 5" in found
+    assert "pending_timeout_seconds must be between 300 and 604800, got 0" in found
     assert (
         "create-job debug options are an internal-only capability; set "
         "CORTEX_TRAINING_ENABLE_DEBUG_OPTIONS=1 "

@@ -40,13 +40,16 @@ def test_non_json_body_is_422(client, prefix) -> None:
     [
         ({"hardware": "A100"}, "hardware must be one of H200, B200, B300, got 'A100'"),
         ({"hardware": "h200"}, "hardware must be one of H200, B200, B300, got 'h200'"),
-        ({"idle_timeout_seconds": 5}, "idle_timeout_seconds must be 0 or between 300 and 604800"),
-        ({"idle_timeout_seconds": 604801}, "idle_timeout_seconds must be 0 or between 300 and 604800"),
-        ({"idle_timeout_seconds": 300.5}, "idle_timeout_seconds must be an integer"),
-        ({"idle_timeout_seconds": True}, "idle_timeout_seconds must be an integer"),
-        ({"pending_timeout_seconds": 0}, "pending_timeout_seconds must be between 300 and 604800"),
-        ({"pending_timeout_seconds": "300"}, "pending_timeout_seconds must be an integer"),
-        ({"job_id": "mine"}, "job_id must not be set when creating a job"),
+        ({"idle_timeout_seconds": 5}, "idle_timeout_seconds must be 0 or between 300 and 604800, got 5"),
+        (
+            {"idle_timeout_seconds": 604801},
+            "idle_timeout_seconds must be 0 or between 300 and 604800, got 604801",
+        ),
+        ({"idle_timeout_seconds": 300.5}, "idle_timeout_seconds must be an integer, got 300.5"),
+        ({"idle_timeout_seconds": True}, "idle_timeout_seconds must be an integer, got True"),
+        ({"pending_timeout_seconds": 0}, "pending_timeout_seconds must be between 300 and 604800, got 0"),
+        ({"pending_timeout_seconds": "300"}, "pending_timeout_seconds must be an integer, got '300'"),
+        ({"job_id": "mine"}, "job_id cannot be set when creating a job: the service assigns it"),
     ],
 )
 def test_rule_violations_answer_400_517602(client, prefix, training, fields, message) -> None:
@@ -75,8 +78,8 @@ def test_every_problem_is_named(client, prefix, training) -> None:
     response = _post(client, prefix, {"sub_job_configs": [zero3], "idle_timeout_seconds": 1, "hardware": "X"})
     message = response.json()["message"]
     assert response.status_code == 400
-    assert "ZeRO-3 is not supported" in message
-    assert "n_gpus must be a positive integer" in message
+    assert "stage 3 is not supported (ZeRO-3)" in message
+    assert "n_gpus must be a positive integer, got 0" in message
     assert "idle_timeout_seconds" in message
     assert "hardware must be one of" in message
 

@@ -208,12 +208,12 @@ CreateJobDebugOptions: TypeAlias = "dict[str, Any]"
 
 class CreateJobRequest(TypedDict):
     """The create-job body. Keys beyond the named ones are forwarded unchanged (the service rejects
-    job_id). hardware stays a plain string here because raw bodies are forwarded as given and the
-    service rejects an unknown value itself."""
+    job_id). Clients and the local server check a body against this schema (clients after upper-casing
+    hardware), so every bound here is refused before anything is stored."""
 
     sub_job_configs: list[SubJobConfig]
     experiment_name: NotRequired[str | None]
-    hardware: NotRequired[str | None]
+    hardware: NotRequired[Hardware | None]
     comment: NotRequired[str | None]
     idle_timeout_seconds: NotRequired[int | None]
     pending_timeout_seconds: NotRequired[int | None]
@@ -539,7 +539,7 @@ class PeftConfig(TypedDict):
 
     peft_type: NotRequired[str | None]
     r: NotRequired[int | None]
-    lora_alpha: NotRequired[float | None]
+    lora_alpha: NotRequired[int | None]
     lora_dropout: NotRequired[float | None]
     bias: NotRequired[str | None]
     target_modules: NotRequired[list[str] | str | None]
@@ -1004,7 +1004,7 @@ class VllmConfig(TypedDict):
     max_model_len: NotRequired[int | None]
     gpu_memory_utilization: NotRequired[float | None]
     fp32_lm_head: NotRequired[bool | None]
-    clear_cache_on_weight_sync: NotRequired[bool | None]
+    clear_cache_on_weight_sync: NotRequired[Any]
     speculative_config: NotRequired[SpeculativeConfig | None]
 
 
