@@ -342,8 +342,20 @@ async def get_statement_status(request: Request) -> Response:
 
 
 async def healthz(request: Request) -> Response:
+    """The server is up; ``services`` says where each embedded service that reports it stands.
+
+    A service of the ``ct_local_services`` hook that has a ``status()`` ("starting", "up",
+    "failed: ...") is listed under its ``name``; one without is left out.
+    """
     served = model_registry.current() or model_registry.Registry()
     body: dict[str, Any] = {"status": "ok", "device": served.device, "dtype": served.dtype}
     if served.memory_bytes is not None:
         body["memory_bytes"] = served.memory_bytes
+    services = {
+        str(getattr(service, "name", type(service).__name__)): str(service.status())
+        for service in server_state(request).services
+        if callable(getattr(service, "status", None))
+    }
+    if services:
+        body["services"] = services
     return JSONResponse(body)

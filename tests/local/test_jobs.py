@@ -129,7 +129,10 @@ def test_models_and_healthz(client) -> None:
     models = client.get("/api/v2/cortex-training/models").json()["models"]
     assert {"name": "Qwen/Qwen3-1.7B", "weights": "tiny"} in models
     # Without real models the tiny model runs in float32 on the CPU.
-    assert client.get("/healthz").json() == {"status": "ok", "device": "cpu", "dtype": "float32"}
+    health = client.get("/healthz").json()
+    # Embedded services (the runs service, when its plugin is loaded) report where they stand.
+    assert set(health.pop("services", {}).values()) <= {"starting", "up"}, health
+    assert health == {"status": "ok", "device": "cpu", "dtype": "float32"}
 
 
 def test_statements_answer_identity(client) -> None:

@@ -62,7 +62,7 @@ WORKER_STALE_AFTER_S = 12.0
 APPLICATION_NAME = "ct-runs"
 APPLICATION_VERSION = "ct-runs-1"
 #: Largest dataset upload and run spec the routes read.
-MAX_DATASET_BYTES = 512 * 1024 * 1024
+MAX_DATASET_BYTES = ds.MAX_SOURCE_BYTES
 MAX_SPEC_BYTES = 1024 * 1024
 LIST_LIMIT_MAX = 1000
 #: How long a stopping process waits for DBOS to shut down before it lets go (see stop()).
@@ -124,6 +124,12 @@ class RunsService:
         self._threads: list[threading.Thread] = []
         self._insert_lock = threading.Lock()
         self._dbos_client: Any = None
+
+    def status(self) -> str:
+        """Where the service is: "starting", "up", or "failed: <why it did not start>"."""
+        if self.start_error is not None:
+            return f"failed: {self.start_error}"
+        return "up" if self.started and self.store is not None else "starting"
 
     def _persistent_executor_id(self) -> str:
         path = self.state_dir / "executor-id"
@@ -739,6 +745,7 @@ def _public_dataset(record: Mapping[str, Any]) -> dict[str, Any]:
         "dataset_id",
         "status",
         "name",
+        "format",
         "created_at",
         "finished_at",
         "source",
@@ -762,6 +769,9 @@ def _public_dataset(record: Mapping[str, Any]) -> dict[str, Any]:
 class EmbeddedService:
     """The `ct_local_services` object: routes now, DBOS once the server listens."""
 
+    #: The key under which the local server's /healthz reports :meth:`status`.
+    name = "runs"
+
     def __init__(self, state_dir: Path, settings: Any) -> None:
         self.settings = settings
         self.service = RunsService(
@@ -778,6 +788,9 @@ class EmbeddedService:
 
     def routes(self) -> list[Route]:
         return self.service.routes()
+
+    def status(self) -> str:
+        return self.service.status()
 
     def start(self, base_url: str) -> None:
         self.base_url = base_url

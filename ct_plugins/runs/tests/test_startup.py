@@ -134,3 +134,18 @@ def test_the_sdk_waits_for_a_starting_service_then_builds(starting: Starting, ki
     assert waits[0] == pytest.approx(1.0)
     assert runs == []
     starting.wait_started()
+
+
+def test_healthz_says_the_runs_service_is_starting_then_up(starting: Starting) -> None:
+    starting.wait_listening()
+    with httpx.Client(timeout=30.0) as http:
+        held = http.get(f"{starting.base_url}/healthz")
+        assert held.status_code == 200, held.text
+        body = held.json()
+        # The server's own fields stay; the embedded service says where it is.
+        assert body["status"] == "ok" and "device" in body, body
+        assert body["services"] == {"runs": "starting"}, body
+        starting.release()
+        starting.wait_started()
+        up = http.get(f"{starting.base_url}/healthz").json()
+    assert up["services"] == {"runs": "up"}, up
