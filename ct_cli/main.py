@@ -27,6 +27,7 @@ from ct_cli.cmdline import (
 )
 from ct_cli.context import ClientFactory
 from ct_core import __version__
+from ct_core.constants import USAGE_SUGGESTION_CUTOFF
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -37,11 +38,6 @@ if TYPE_CHECKING:
 PROG_NAMES = ("ct", "cortex-training")
 
 _INSTALL_HINT = "python3 -m pip install -e ."
-#: How alike (difflib's ratio, 0 to 1) a known name must be to a mistyped one to be suggested: 0.6,
-#: difflib's own default, takes `lst` for `list` and `--stauts` for `--status` but guesses nothing
-#: for a word that resembles no name.
-USAGE_SUGGESTION_CUTOFF = 0.6
-
 
 #: Core commands that show every plugin (their list, or the whole command tree), so every plugin
 #: loads before they run.

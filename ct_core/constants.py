@@ -169,3 +169,9 @@ IDEMPOTENCY_KEY_HEADER = "Idempotency-Key"
 #: An idempotency key is 1 to this many visible ASCII characters (no spaces), as HTTP carries it
 #: unchanged through proxies; the SDK's own keys are 36.
 IDEMPOTENCY_KEY_MAX_CHARS = 255
+
+# --- Command line -------------------------------------------------------------------------------
+#: How alike (difflib's ratio, 0 to 1) a known command or option name must be to a mistyped one for
+#: ct to suggest it: 0.6, difflib's own default, offers `list` for `lst` and `--status` for
+#: `--stauts`, and offers nothing for a word that resembles no name.
+USAGE_SUGGESTION_CUTOFF = 0.6
