@@ -21,6 +21,7 @@ from typing import Any
 
 import httpx
 import pytest
+from ct_testing import wait_until
 from ct_testing.plugin import create_job, wait_for_job_status
 
 from ct_core import wire
@@ -87,13 +88,11 @@ class Loop:
         return str(response.json()["request_id"])
 
     def status(self, request_id: str) -> dict[str, Any]:
-        deadline = time.monotonic() + POLL_LIMIT_S
-        while True:
+        def finished() -> dict[str, Any] | None:
             status = self.http.get(f"{self.url}/requests/{request_id}").raise_for_status().json()
-            if status["status"] not in ("pending", "running"):
-                return dict(status)
-            assert time.monotonic() < deadline, f"request {request_id} still {status['status']}"
-            time.sleep(0.01)
+            return None if status["status"] in ("pending", "running") else dict(status)
+
+        return wait_until(finished, timeout=POLL_LIMIT_S, message=f"request {request_id} never finished")
 
     def result(self, request_id: str) -> dict[str, Any]:
         status = self.status(request_id)

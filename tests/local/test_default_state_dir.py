@@ -11,11 +11,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 import platformdirs
+from ct_testing import wait_until
 from ct_testing.plugin import START_TIMEOUT_S, STOP_TIMEOUT_S
 
 
@@ -34,11 +34,14 @@ def test_serve_without_a_state_dir_uses_the_platform_data_folder(ct_home: Path, 
     assert expected.is_relative_to(ct_home)  # the fixture's home, never the developer's
     process = _serve_without_state_dir(cwd, ready, log)
     try:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while not ready.exists():
+
+        def started() -> bool:
             assert process.poll() is None, log.read_text(errors="replace")
-            assert time.monotonic() < deadline, log.read_text(errors="replace")
-            time.sleep(0.05)
+            return ready.exists()
+
+        wait_until(
+            started, timeout=START_TIMEOUT_S, interval=0.05, message=lambda: log.read_text(errors="replace")
+        )
         base_url = json.loads(ready.read_text())["base_url"]
         assert httpx.get(f"{base_url}/healthz", timeout=30).status_code == 200
         assert (expected / "server.lock").is_file()

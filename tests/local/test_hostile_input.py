@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 import httpx
 import numpy as np
 import pytest
+from ct_testing import wait_until
 from ct_testing.plugin import create_job, wait_for_job_status
 
 from ct_core import wire
@@ -381,10 +382,12 @@ def test_every_name_the_server_accepts_gets_its_artifacts_uploaded_and_listed(
         assert run_uri(run).startswith(f"snow://experiment/{run['experiment_name']}/versions/")
         wait_for_job_status(api, f"{prefix}/{job_id}", {"running"}, limit_s=LIMIT_S)
         folder = f"_stdout/{job_id}:sampling:0/"
-        deadline = time.monotonic() + LIMIT_S
-        while not (names := _listing(api, run, folder)):
-            assert time.monotonic() < deadline, uploads_server.log_since(mark)[-4000:]
-            time.sleep(0.05)
+        names = wait_until(
+            lambda: _listing(api, run, folder),
+            timeout=LIMIT_S,
+            interval=0.05,
+            message=lambda: uploads_server.log_since(mark)[-4000:],
+        )
         rel = names[0].split(f"/versions/{run['experiment_run_name']}/", 1)[1]
         obj = api.get(f"/_artifacts/{run['experiment_name']}/{run['experiment_run_name']}/{rel}")
         assert obj.status_code == 200, obj.text
@@ -473,11 +476,13 @@ def test_a_job_whose_upload_fails_never_blocks_the_other_jobs_uploads(
         job_id = create_job(api, prefix, [SAMPLING])
         wait_for_job_status(api, f"{prefix}/{job_id}", {"running"}, limit_s=LIMIT_S)
         run = api.get(f"{prefix}/{job_id}/experiment-run").raise_for_status().json()
-        deadline = time.monotonic() + LIMIT_S
         # Several upload passes: each samples one system-metrics chunk of the running job.
-        while len(_listing(api, run, f"_metrics/{job_id}:sampling:0/")) < 4:
-            assert time.monotonic() < deadline, server.log()
-            time.sleep(0.05)
+        wait_until(
+            lambda: len(_listing(api, run, f"_metrics/{job_id}:sampling:0/")) >= 4,
+            timeout=LIMIT_S,
+            interval=0.05,
+            message=server.log,
+        )
         assert _listing(api, run, f"_stdout/{job_id}:sampling:0/"), "the good job's console was not uploaded"
     log = server.log_path.read_text(encoding="utf-8", errors="replace")
     for job in bad:
@@ -586,13 +591,15 @@ def test_generate_takes_ids_at_both_ends_of_the_vocabulary(
     response = _generate(api, prefix, sampling_job, [[0, tinylm.VOCAB_SIZE - 1]])
     assert response.status_code == 200, response.text
     request_id = response.json()["request_id"]
-    deadline = time.monotonic() + LIMIT_S
-    while (status := api.get(f"{prefix}/{sampling_job}/requests/{request_id}").json())["status"] not in {
-        "done",
-        "failed",
-    }:
-        assert time.monotonic() < deadline
-        time.sleep(0.02)
+    status = wait_until(
+        lambda: (
+            (status := api.get(f"{prefix}/{sampling_job}/requests/{request_id}").json())["status"]
+            in {"done", "failed"}
+            and status
+        ),
+        timeout=LIMIT_S,
+        message=f"request {request_id} never finished",
+    )
     assert status["status"] == "done", status
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import ct_testing
 import pytest
 
 
@@ -141,11 +142,7 @@ def link_server() -> Iterator[LinkServer]:
 
 
 def _wait_until(predicate: Any, limit_s: float = 60.0) -> None:
-    deadline = time.monotonic() + limit_s
-    while not predicate():
-        if time.monotonic() > deadline:
-            pytest.fail("condition not reached")
-        time.sleep(0.02)
+    ct_testing.wait_until(predicate, timeout=limit_s, message="condition not reached")
 
 
 @pytest.fixture

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import stat
-import time
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from ct_testing import wait_until
 
 from ct_core import CortexTrainingClient
 from ct_core.downloads.artifacts import ArtifactError, checked_listing, run_uri
@@ -204,15 +204,17 @@ def test_ct_local_produces_console_metrics_and_training_rows(
             client.poll_request(job_id, client.forward_backward(job_id, frame))
             client.poll_request(job_id, client.step(job_id))
         sub = f"{job_id}:training:0"
-        deadline = time.monotonic() + 60
         rows: list[dict[str, Any]] = []
-        while len(rows) < 6:
-            assert time.monotonic() < deadline, rows
-            time.sleep(0.2)
+
+        def six_rows() -> list[dict[str, Any]] | None:
+            nonlocal rows
             found = client.download_training_metrics(job_id, tmp_path, resume=True, stale_after_seconds=None)
             if found:
                 text = (tmp_path / sub / "training.jsonl").read_text()
                 rows = [json.loads(line) for line in text.splitlines()]
+            return rows if len(rows) >= 6 else None
+
+        rows = wait_until(six_rows, timeout=60, interval=0.2, message=lambda: f"rows so far: {rows}")
         assert [(r["op"], r["step"], r["call"]) for r in rows] == [
             ("fwd_bwd", None, 1),
             ("fwd_bwd", None, 2),

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from ct_testing import wait_until
 
 from ct_core.downloads import ChunkDamaged
 from ct_core.errors import DownloadCancelled, NoChunksError
@@ -243,12 +244,13 @@ def test_sigkill_midway_then_resume_is_byte_identical(tree, tmp_path, monkeypatc
     args = [tree.server.base_url, tree.client.database, tree.client.schema, tree.job_id, str(out)]
     process = subprocess.Popen([sys.executable, "-c", _KILLED, *args])
     partial_manifest = out / sub / ".stdout.log.partial.manifest.json"
-    deadline = time.monotonic() + 60
+
+    def partial_written() -> bool:
+        assert process.poll() is None, "the download ended before it could be killed"
+        return partial_manifest.exists()
+
     try:
-        while not partial_manifest.exists():
-            assert process.poll() is None, "the download ended before it could be killed"
-            assert time.monotonic() < deadline
-            time.sleep(0.02)
+        wait_until(partial_written, timeout=60, message="the download never wrote its partial manifest")
     finally:
         os.kill(process.pid, signal.SIGKILL)
         process.wait()
@@ -262,15 +264,13 @@ def test_sigkill_midway_then_resume_is_byte_identical(tree, tmp_path, monkeypatc
 def _wait_for_server_clock(tree: Any, *, seconds_in_state: float) -> None:
     from ct_core.downloads.logs import _parse_time, job_and_server_now
 
-    deadline = time.monotonic() + 60
-    while True:
+    def long_enough_in_state() -> bool:
         job, now = job_and_server_now(tree.client, tree.job_id)
         changed = _parse_time(job["state_changed_at"])
         assert changed is not None
-        if (now - changed).total_seconds() >= seconds_in_state:
-            return
-        assert time.monotonic() < deadline
-        time.sleep(0.2)
+        return (now - changed).total_seconds() >= seconds_in_state
+
+    wait_until(long_enough_in_state, timeout=60, interval=0.2, message="the server clock never moved on")
 
 
 def test_old_newest_chunk_of_a_running_job_warns_of_a_stall(tree, tmp_path) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
+from ct_testing import wait_until
 from ct_testing.plugin import SHARED_SERVER_GPUS, create_job, wait_for_job_status
 
 from ct_core import wire
@@ -154,37 +154,39 @@ class Driver:
 
     def poll(self, request_id: str, *, max_events: int | None = None) -> dict[str, Any]:
         """Wait for the request, drain result chunks through next_cursor, and decode the result."""
-        deadline = time.monotonic() + POLL_LIMIT_S
         chunks: list[bytes] = []
-        cursor = ""
         self.polls = []
-        while True:
-            params: dict[str, Any] = {}
-            if cursor:
-                params["cursor"] = cursor
-            if max_events is not None:
-                params["max_events"] = max_events
-            status = self.status(request_id, **params)
-            self.polls.append(status)
-            for event in status["events"]:
-                assert event["type"] == "result_chunk"
-                raw = base64.b64decode(event["payload_b64"])
-                assert hashlib.sha256(raw).hexdigest() == event["payload_sha256"]
-                chunks.append(raw)
-            cursor = status["next_cursor"]
-            if cursor:
-                continue
-            if status["status"] == "done":
-                if chunks:
-                    return wire.decode_result_chunks(chunks)
-                result = status["result"]
-                if result.get("wire_format") == "DSSST1":
-                    return wire.loads(base64.b64decode(result["payload_b64"]))
-                return result
+
+        def finished() -> dict[str, Any] | None:
+            # Read every page the server has (following next_cursor) before waiting again.
+            cursor = ""
+            while True:
+                params: dict[str, Any] = {}
+                if cursor:
+                    params["cursor"] = cursor
+                if max_events is not None:
+                    params["max_events"] = max_events
+                status = self.status(request_id, **params)
+                self.polls.append(status)
+                for event in status["events"]:
+                    assert event["type"] == "result_chunk"
+                    raw = base64.b64decode(event["payload_b64"])
+                    assert hashlib.sha256(raw).hexdigest() == event["payload_sha256"]
+                    chunks.append(raw)
+                cursor = status["next_cursor"]
+                if not cursor:
+                    break
             if status["status"] in {"failed", "cancelled"}:
                 raise RequestFailed(status)
-            assert time.monotonic() < deadline, f"request {request_id} still {status['status']}"
-            time.sleep(0.02)
+            return status if status["status"] == "done" else None
+
+        status = wait_until(finished, timeout=POLL_LIMIT_S, message=f"request {request_id} never finished")
+        if chunks:
+            return wire.decode_result_chunks(chunks)
+        result = status["result"]
+        if result.get("wire_format") == "DSSST1":
+            return wire.loads(base64.b64decode(result["payload_b64"]))
+        return result
 
     def executions(self, base_url: str) -> dict[str, int]:
         response = httpx.get(f"{base_url}/_ct/jobs/{self.job_id}/executions", timeout=10.0)
