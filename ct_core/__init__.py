@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 #: The one place the version is written: the build reads it (pyproject.toml, hatch's dynamic version),
 #: and `ct --version` prints it.
-__version__ = "0.1.0"
+from ct_core.version import __version__ as __version__
 
 _EXPORTS = {
     "CortexTrainingClient": "ct_core.client",

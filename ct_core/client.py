@@ -22,8 +22,7 @@ import functools
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from ct_core import errors
 from ct_core.config.typed import Hardware, SubJobConfig, hardware_wire
@@ -42,7 +41,7 @@ from ct_core.constants import (
     PAT_TOKEN_TYPE,
     TOKEN_TYPE_HEADER,
 )
-from ct_core.context import ClientContext, PollSettings, forward_lazily, forward_to
+from ct_core.context import ClientContext, Credential, PollSettings, forward_lazily, forward_to
 from ct_core.control import shaping as _control_plane
 from ct_core.control.polling import TERMINAL_JOB_STATES, PollSchedule, normalize_job_status
 from ct_core.control.shaping import (
@@ -52,7 +51,7 @@ from ct_core.control.shaping import (
 from ct_core.data.chunk_groups import MAX_REQUEST_CHUNK_BYTES
 from ct_core.data.plane import DataPlane
 from ct_core.data.results import RequestRegistry
-from ct_core.downloads import Downloads
+from ct_core.downloads import DownloadContext, Downloads
 from ct_core.errors import JobTerminalError, JobWaitTimeout
 from ct_core.http import retry as _retry
 from ct_core.http.transport import (
@@ -68,6 +67,7 @@ from ct_core.operations import account, control_plane
 if TYPE_CHECKING:
     from ct_core.connect.resolve import ConnectionOptions, ResolvedConnection
     from ct_core.data.generate import Generation
+    from ct_core.downloads.logs import SharedDownloadState
     from ct_core.operations import models as api_models
     from ct_core.runs import DatasetsAPI, RunsAPI
 
@@ -79,18 +79,6 @@ MODEL_DEPLOYMENT_PLUGIN = "model-deployment"
 MODEL_DEPLOYMENT_DISTRIBUTION = "ct-model-deployment"
 #: Experiment runs never change for a job; remember the newest ones.
 EXPERIMENT_RUN_CACHE_SIZE = 256
-
-
-@dataclass(frozen=True)
-class Credential:
-    """How a client signs in, for code that must open a Snowflake session of its own (artifact
-    downloads, Snowpark): a programmatic access token for `host`, a connection `profile`, or none."""
-
-    kind: Literal["pat", "profile", "none"]
-    host: str | None = None
-    profile: str | None = None
-    #: The token itself (PAT clients); never part of the repr.
-    token: str | None = field(default=None, repr=False)
 
 
 def _account_list_predicate(error: BaseException) -> bool:
@@ -191,7 +179,7 @@ class CortexTrainingClient:
         )
         self._build_parts()
 
-    def _build_parts(self) -> None:
+    def _build_parts(self, shared_downloads: SharedDownloadState | None = None) -> None:
         ctx = ClientContext(
             transport=self._transport,
             requests=RequestRegistry(),
@@ -209,9 +197,23 @@ class CortexTrainingClient:
         self._ctx = ctx
         self._data = DataPlane(ctx)
         self._generation_part: Generation | None = None  # built with the first generate call
-        # A for_job twin keeps its origin's download state (root memory, kept sessions).
-        earlier = self.__dict__.get("_downloads")
-        self._downloads = Downloads(self, state=earlier.state if earlier is not None else None)
+        self._downloads = Downloads(self._download_context(shared_downloads))
+
+    def _download_context(self, shared: SharedDownloadState | None) -> DownloadContext:
+        return DownloadContext(
+            base_url=self.base_url,
+            database=self.database,
+            schema=self.schema,
+            verify_ssl=self.verify_ssl,
+            request_timeout=self.request_timeout,
+            credential_of=lambda: self.credential,
+            request=self._transport.request,
+            stream=self._transport.stream,
+            list_checkpoints=self.list_checkpoints,
+            export_checkpoint=self.export_checkpoint,
+            get_experiment_run=self.get_experiment_run,
+            shared=shared,
+        )
 
     @property
     def _generation(self) -> Generation:
@@ -333,13 +335,11 @@ class CortexTrainingClient:
             raise ValueError(
                 "for_job needs a job from the account-level list (with database_name and schema_name)"
             )
-        twin = object.__new__(type(self))
-        twin.__dict__.update(self.__dict__)
-        twin.database, twin.schema = str(database), str(schema)
-        twin._transport = self._transport.bind(database=twin.database, schema=twin.schema)
-        twin._owns_transport = False
-        twin._build_parts()
-        return twin
+        return self._twin(
+            database=str(database),
+            schema=str(schema),
+            transport=self._transport.bind(database=str(database), schema=str(schema)),
+        )
 
     def with_polling(self, interval: float, max_interval: float) -> CortexTrainingClient:
         """A client that polls on another schedule, sharing this one's connections and auth.
@@ -350,11 +350,35 @@ class CortexTrainingClient:
         """
         if not 0 < interval <= max_interval:
             raise ValueError("with_polling needs 0 < interval <= max_interval")
+        return self._twin(poll_interval=float(interval), poll_max_interval=float(max_interval))
+
+    def _twin(
+        self,
+        *,
+        database: str | None = None,
+        schema: str | None = None,
+        transport: Transport | None = None,
+        poll_interval: float | None = None,
+        poll_max_interval: float | None = None,
+    ) -> CortexTrainingClient:
+        """A client sharing this one's connections, auth, experiment-run cache and download state,
+        with the settings given changed; it owns nothing, so closing it closes nothing shared.
+        Every setting is copied by name (no attribute cloning), then its parts are built anew."""
         twin = object.__new__(type(self))
-        twin.__dict__.update(self.__dict__)
-        twin.poll_interval, twin.poll_max_interval = float(interval), float(max_interval)
+        twin.base_url, twin.endpoint = self.base_url, self.endpoint
+        twin.database = self.database if database is None else database
+        twin.schema = self.schema if schema is None else schema
+        twin.poll_interval = self.poll_interval if poll_interval is None else poll_interval
+        twin.poll_timeout = self.poll_timeout
+        twin.poll_backoff_multiplier = self.poll_backoff_multiplier
+        twin.poll_max_interval = self.poll_max_interval if poll_max_interval is None else poll_max_interval
+        twin.max_retries, twin.request_timeout = self.max_retries, self.request_timeout
+        twin.verify_ssl, twin.max_request_chunk_bytes = self.verify_ssl, self.max_request_chunk_bytes
+        twin._auth, twin._pat_host = self._auth, self._pat_host
+        twin._transport = self._transport if transport is None else transport
         twin._owns_transport = False
-        twin._build_parts()
+        twin._experiment_runs = self._experiment_runs
+        twin._build_parts(shared_downloads=self._downloads.state)
         return twin
 
     def close(self) -> None:
@@ -679,7 +703,7 @@ class CortexTrainingClient:
         """
         from ct_core.runs import DatasetsAPI
 
-        return DatasetsAPI(self)
+        return DatasetsAPI(self._ctx.operations())
 
     @property
     def runs(self) -> RunsAPI:
@@ -690,7 +714,7 @@ class CortexTrainingClient:
         """
         from ct_core.runs import RunsAPI
 
-        return RunsAPI(self)
+        return RunsAPI(self._ctx.operations())
 
     # --- model deployments (plugin) ------------------------------------------------------------
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 import functools
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar, overload
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, Literal, ParamSpec, TypeVar, overload
 
 if TYPE_CHECKING:
     from ct_core.control.polling import PollSchedule
@@ -25,6 +25,18 @@ if TYPE_CHECKING:
 
 P = ParamSpec("P")
 R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class Credential:
+    """How a client signs in, for code that must open a Snowflake session of its own (artifact
+    downloads, Snowpark): a programmatic access token for `host`, a connection `profile`, or none."""
+
+    kind: Literal["pat", "profile", "none"]
+    host: str | None = None
+    profile: str | None = None
+    #: The token itself (PAT clients); never part of the repr.
+    token: str | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)
@@ -52,6 +64,19 @@ class ClientContext:
     get_job: Callable[[str], dict[str, Any]]
     list_checkpoints: Callable[[str], list[dict[str, Any]]]
 
+    def operations(self) -> OperationsContext:
+        """The narrower context of a part that only sends operations and waits (the runs views)."""
+        poll = self.poll
+        return OperationsContext(
+            request=self.transport.request,
+            stream=self.transport.stream,
+            poll_interval=poll.interval,
+            poll_timeout=poll.timeout,
+            poll_backoff_multiplier=poll.multiplier,
+            poll_max_interval=poll.max_interval,
+            sleep=self.sleep,
+        )
+
     def poll_schedule(self) -> PollSchedule:
         from ct_core.control.polling import PollSchedule
 
@@ -63,6 +88,21 @@ class ClientContext:
             max_interval=poll.max_interval,
             sleep=self.sleep,
         )
+
+
+@dataclass(frozen=True)
+class OperationsContext:
+    """What a part that sends operations and waits on the poll schedule reads (`client.runs`,
+    `client.datasets`): the generated operations take it as their transport (`request`, `stream`),
+    and the waits read the client's poll settings and sleep under the same names as on the client."""
+
+    request: Callable[..., Any]
+    stream: Callable[..., Any]
+    poll_interval: float
+    poll_timeout: float
+    poll_backoff_multiplier: float
+    poll_max_interval: float
+    sleep: Callable[[float], None]
 
 
 class forward_to(Generic[P, R]):

@@ -569,7 +569,7 @@ def _version_of(pm: CTPluginManager, name: str) -> str | None:
     if dist is not None:
         return dist.version
     if name in pm.builtin_names:
-        from ct_core import __version__
+        from ct_core.version import __version__
 
         return __version__
     return None

@@ -18,10 +18,31 @@ from __future__ import annotations
 import threading
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from ct_core.client import CortexTrainingClient
+
+class Submitter(Protocol):
+    """What a pipeline submits and polls through: the data plane (or the client, which forwards to it)."""
+
+    def forward_backward(self, job_id: str, data: bytes | bytearray | memoryview) -> str: ...
+
+    def step(self, job_id: str, learning_rate: float | None = None) -> str: ...
+
+    def save(
+        self, job_id: str, checkpoint_id: str | None = None, checkpoint_type: str | None = None
+    ) -> str: ...
+
+    def load(
+        self,
+        job_id: str,
+        checkpoint_id: str,
+        source_job_id: str | None = None,
+        *,
+        target_sub_job_id: str | None = None,
+    ) -> str: ...
+
+    def poll_request(self, job_id: str, request_id: str) -> Any: ...
+
 
 _UNSET: Any = object()
 
@@ -30,7 +51,7 @@ class RequestHandle:
     """A submitted request: `.request_id`, `.result()` (polls once, thread-safe), `.done()`."""
 
     def __init__(
-        self, client: CortexTrainingClient, job_id: str, request_id: str, future: Future[Any] | None = None
+        self, client: Submitter, job_id: str, request_id: str, future: Future[Any] | None = None
     ) -> None:
         self.client = client
         self.job_id = job_id
@@ -74,7 +95,7 @@ class TrainingPipeline:
     threads (close the pipeline, or use it as a context manager, to release them).
     """
 
-    def __init__(self, client: CortexTrainingClient, job_id: str, *, workers: int = 0) -> None:
+    def __init__(self, client: Submitter, job_id: str, *, workers: int = 0) -> None:
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
             raise ValueError("workers must be an integer >= 0")
         self.client = client

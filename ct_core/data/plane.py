@@ -593,13 +593,13 @@ class DataPlane:
         """
         from ct_core.data.pipeline import TrainingPipeline
 
-        return TrainingPipeline(self, job_id, workers=workers)  # type: ignore[arg-type]
+        return TrainingPipeline(self, job_id, workers=workers)
 
     def handle(self, job_id: str, request_id: str) -> RequestHandle:
         """A future-like handle for a submitted request; `.result()` polls it (once)."""
         from ct_core.data.pipeline import RequestHandle
 
-        return RequestHandle(self, job_id, request_id)  # type: ignore[arg-type]
+        return RequestHandle(self, job_id, request_id)
 
     # --- live logs -----------------------------------------------------------------------------
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ct_core.constants import DEFAULT_TRANSFER_TIMEOUT_S
@@ -20,33 +22,61 @@ from ct_core.errors import CheckpointDownloadError, ChunkDamaged
 # The modules doing the work load with the first download: a client that never downloads (a command
 # line reading one job) does not import the link client, the chunk rebuilder or their dependencies.
 if TYPE_CHECKING:
-    from ct_core.client import CortexTrainingClient
+    from ct_core.context import Credential
     from ct_core.downloads.checkpoint import BytesCallback, FileCallback
     from ct_core.downloads.chunks import ChunkCallback, PreviewCallback, ProgressCallback
     from ct_core.downloads.logs import SharedDownloadState
+    from ct_core.http.transport import Response, StreamedResponse
 
-__all__ = ["CheckpointDownloadError", "ChunkDamaged", "Downloads"]
+__all__ = ["CheckpointDownloadError", "ChunkDamaged", "DownloadContext", "Downloads"]
+
+
+@dataclass
+class DownloadContext:
+    """What the download modules read of their client, and nothing else of it: where (URL, database,
+    schema), as whom (`credential`), the client's request path (`request`, `stream`, its timeouts and
+    TLS check) and the three control-plane reads a download needs. The modules take it wherever they
+    take a client (they read the same names), so a plugin may still hand them a client."""
+
+    base_url: str
+    database: str
+    schema: str
+    verify_ssl: bool | str
+    request_timeout: tuple[float, float]
+    #: How the client signs in, read when a download needs it (a PAT client learns its host late).
+    credential_of: Callable[[], Credential]
+    request: Callable[..., Response]
+    stream: Callable[..., AbstractContextManager[StreamedResponse]]
+    list_checkpoints: Callable[[str], list[dict[str, Any]]]
+    export_checkpoint: Callable[[str, str], dict[str, Any]]
+    get_experiment_run: Callable[[str], dict[str, Any]]
+    #: Root memory and kept Connector sessions; shared with the client's for_job twins.
+    shared: SharedDownloadState | None = None
+
+    @property
+    def credential(self) -> Credential:
+        return self.credential_of()
+
+    @property
+    def download_state(self) -> SharedDownloadState:
+        """Made with the first download (so a client that never downloads never imports its modules)."""
+        if self.shared is None:
+            from ct_core.downloads.logs import SharedDownloadState
+
+            self.shared = SharedDownloadState()
+        return self.shared
 
 
 class Downloads:
-    """The download methods of one client (the facade forwards to them).
+    """The download methods of one client (the facade forwards to them), over a `DownloadContext`."""
 
-    They work through the client's public methods (``list_checkpoints``, ``export_checkpoint``,
-    ``get_experiment_run``, ``request``), so they hold the client itself rather than a context.
-    """
-
-    def __init__(self, client: CortexTrainingClient, state: SharedDownloadState | None = None) -> None:
-        self._client = client
-        self._state = state
+    def __init__(self, context: DownloadContext) -> None:
+        self._context = context
 
     @property
     def state(self) -> SharedDownloadState:
         """Root memory and kept Connector sessions, shared with the client's for_job twins."""
-        if self._state is None:
-            from ct_core.downloads.logs import SharedDownloadState
-
-            self._state = SharedDownloadState()
-        return self._state
+        return self._context.download_state
 
     def download_checkpoint(
         self,
@@ -74,7 +104,7 @@ class Downloads:
         from ct_core.downloads.checkpoint import download_checkpoint
 
         return download_checkpoint(
-            self._client,
+            self._context,
             job_id,
             checkpoint_id,
             output_dir,
@@ -106,11 +136,11 @@ class Downloads:
         """Resolve the job's run and, while sessions are kept and none is kept yet, log one in."""
         from ct_core.downloads import logs
 
-        logs.warm_artifact_session(self._client, job_id)
+        logs.warm_artifact_session(self._context, job_id)
 
     def close_sessions(self) -> None:
-        if self._state is not None:  # no download ran, no session was opened
-            self._state.sessions.close_all()
+        if self._context.shared is not None:  # no download ran, no session was opened
+            self._context.shared.sessions.close_all()
 
     # --- execution logs ---------------------------------------------------------------------------
 
@@ -132,7 +162,7 @@ class Downloads:
         from ct_core.downloads import logs
 
         return logs.download_execution_logs(
-            self._client,
+            self._context,
             job_id,
             output_dir,
             resume=resume,
@@ -145,7 +175,7 @@ class Downloads:
         """Every execution-log file with its text in memory; prefer the download for big jobs."""
         from ct_core.downloads import logs
 
-        return logs.fetch_execution_logs(self._client, job_id)
+        return logs.fetch_execution_logs(self._context, job_id)
 
     # --- chunked streams: stdout, GPU/system metrics, training metrics ---------------------------
 
@@ -178,7 +208,7 @@ class Downloads:
         from ct_core.downloads import chunks, logs
 
         return logs.download_chunked(
-            self._client,
+            self._context,
             job_id,
             output_dir,
             chunks.STDOUT,
@@ -225,7 +255,7 @@ class Downloads:
         from ct_core.downloads import chunks, logs
 
         return logs.download_chunked(
-            self._client,
+            self._context,
             job_id,
             output_dir,
             chunks.GPU_METRICS,
@@ -267,7 +297,7 @@ class Downloads:
         from ct_core.downloads import chunks, logs
 
         return logs.download_chunked(
-            self._client,
+            self._context,
             job_id,
             output_dir,
             chunks.TRAINING_METRICS,

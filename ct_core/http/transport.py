@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Protocol, cast
 
-from ct_core import __version__, errors
+from ct_core import errors
 from ct_core.constants import (
     CAPACITY_CONNECT_TIMEOUT,
     CAPACITY_READ_TIMEOUT,
@@ -44,6 +44,7 @@ from ct_core.errors import authorization_secrets, remember_secrets
 from ct_core.http import retry as _retry
 from ct_core.http.pool import Body, Headers, Pool, Timeouts, header_value
 from ct_core.http.routes import Routes
+from ct_core.version import __version__
 
 logger = logging.getLogger("ct_core.transport")
 

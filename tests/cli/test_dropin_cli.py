@@ -337,9 +337,9 @@ def test_the_version_is_written_once_and_ct_version_shows_it(ct: CtRunner) -> No
 
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     project = pyproject["project"]
-    # The distribution's version is read from ct_core/__init__.py at build time (hatch's dynamic version).
+    # The distribution's version is read from ct_core/version.py at build time (hatch's dynamic version).
     assert "version" not in project and "version" in project.get("dynamic", [])
-    assert pyproject["tool"]["hatch"]["version"]["path"] == "ct_core/__init__.py"
+    assert pyproject["tool"]["hatch"]["version"]["path"] == "ct_core/version.py"
     result = ct("--version")
     assert result.returncode == 0, result
     assert result.stdout.strip() == ct_core.__version__ == importlib.metadata.version("ct")

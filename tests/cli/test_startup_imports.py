@@ -143,7 +143,6 @@ NOT_FOR_A_REQUEST = (
     *NEVER,
     "urllib.request",
     "encodings.idna",
-    "tempfile",
     "hashlib",
     "ct_core.data.generate",
     "httpx",

@@ -22,6 +22,7 @@ import httpx
 import pytest
 
 from ct_core import CortexTrainingClient
+from ct_core.context import OperationsContext
 from ct_core.errors import (
     APIError,
     BadRequestError,
@@ -162,12 +163,14 @@ def test_run_arguments_are_checked_before_sending(offline_client: CortexTraining
 
 
 def test_the_client_hands_out_views_bound_to_itself(offline_client: CortexTrainingClient) -> None:
-    assert (
-        isinstance(offline_client.datasets, DatasetsAPI) and offline_client.datasets.client is offline_client
-    )
-    assert isinstance(offline_client.runs, RunsAPI) and offline_client.runs.client is offline_client
+    # The views get the client's context (its request path and poll settings), not the client.
+    assert isinstance(offline_client.datasets, DatasetsAPI) and isinstance(offline_client.runs, RunsAPI)
+    for view in (offline_client.datasets, offline_client.runs):
+        assert isinstance(view.client, OperationsContext) and view.client is not offline_client
+        assert view.client.poll_interval == offline_client.poll_interval
+        assert view.client.sleep is offline_client.sleep
     twin = offline_client.for_job({"database_name": "OTHER", "schema_name": "S2"})
-    assert twin.runs.client is twin
+    assert twin.runs.client is not offline_client.runs.client
     assert twin.url_for("getRun", run_id=RUN_ID).endswith(
         "/databases/OTHER/schemas/S2/cortex-training/runs/" + RUN_ID
     )
@@ -409,3 +412,18 @@ def test_list_cancel_and_model_use_their_operations(script: tuple[Script, str]) 
         assert client.runs.cancel(RUN_ID)["cancel_requested"] is True
         assert client.runs.get_model("mdl_1")["status"] == "training"
     assert plan.calls("/runs")[0]["query"] == {"status": ["succeeded"], "limit": ["5"]}
+
+
+def test_a_twins_runs_view_sends_to_the_twins_schema_and_waits_on_its_schedule(
+    script: tuple[Script, str],
+) -> None:
+    plan, base_url = script
+    other = f"/api/v2/databases/OTHER/schemas/S2/cortex-training/runs/{RUN_ID}"
+    plan.add("GET", other, (200, _run("running")), (200, _run("succeeded")))
+    sleeps = Sleeps()
+    with _client(base_url, sleeps) as client:
+        twin = client.for_job({"database_name": "OTHER", "schema_name": "S2"}).with_polling(0.25, 0.25)
+        assert twin.runs.wait(RUN_ID, timeout=60)["status"] == "succeeded"
+    assert [call["method"] for call in plan.calls(other)] == ["GET", "GET"]
+    assert plan.calls(f"/runs/{RUN_ID}") == []
+    assert sleeps.calls == [0.25]
