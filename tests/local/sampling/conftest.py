@@ -7,7 +7,6 @@ of the client.
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -15,6 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
+from ct_testing import wait_until
 from ct_testing.plugin import create_job, wait_for_job_status
 
 from ct_core import wire
@@ -71,13 +71,13 @@ class Sampling:
 
     def wait(self, request_id: str) -> dict[str, Any]:
         """The final status body of a request (any terminal state)."""
-        deadline = time.monotonic() + POLL_LIMIT_S
-        while True:
-            status = self.status(request_id)
-            if status["status"] in {"done", "failed", "cancelled"}:
-                return status
-            assert time.monotonic() < deadline, f"request {request_id} still {status['status']}"
-            time.sleep(0.02)
+        return wait_until(
+            lambda: (
+                (status := self.status(request_id))["status"] in {"done", "failed", "cancelled"} and status
+            ),
+            timeout=POLL_LIMIT_S,
+            message=f"request {request_id} never finished",
+        )
 
     def result(self, request_id: str) -> dict[str, Any]:
         status = self.wait(request_id)

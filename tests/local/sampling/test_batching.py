@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import math
 import random
-import time
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from ct_testing import wait_until
 
 from ct_core import wire
 
@@ -155,11 +155,12 @@ def test_stops_inside_a_batch_match_each_prompt_alone(sp) -> None:
 def _drain(sp: Any, request_id: str) -> list[dict[str, Any]]:
     """Every event of a generate-stream request, up to its done event."""
     events: list[dict[str, Any]] = []
-    deadline = time.monotonic() + 120.0
-    while not events or events[-1]["type"] != "done":
-        assert time.monotonic() < deadline, events
+
+    def done() -> bool:
         events.extend(sp.status(request_id)["events"])
-        time.sleep(0.02)
+        return bool(events) and events[-1]["type"] == "done"
+
+    wait_until(done, message=lambda: f"no done event; events so far: {events}")
     return events
 
 

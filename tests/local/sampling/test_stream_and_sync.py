@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
+
+from ct_testing import wait_until
 
 from ct_core import wire
 from ct_local.model import tinylm
@@ -14,17 +15,19 @@ POLL_LIMIT_S = 120.0
 def drain(sp: Any, request_id: str, max_events: int | None = None) -> list[dict[str, Any]]:
     """Poll a generate-stream request until its done event; returns every event in order."""
     events: list[dict[str, Any]] = []
-    deadline = time.monotonic() + POLL_LIMIT_S
-    while True:
-        params = {} if max_events is None else {"max_events": max_events}
+    params = {} if max_events is None else {"max_events": max_events}
+
+    def done() -> bool:
         page = sp.status(request_id, **params)
         assert len(page["events"]) <= (max_events or 16)
         events.extend(page["events"])
         if events and events[-1]["type"] == "done":
-            return events
+            return True
         assert page["status"] in {"pending", "running", "done"}, page
-        assert time.monotonic() < deadline
-        time.sleep(0.02)
+        return False
+
+    wait_until(done, timeout=POLL_LIMIT_S, message=lambda: f"no done event; events so far: {events}")
+    return events
 
 
 def test_stream_events_arrive_once_and_end_with_done(sp) -> None:
@@ -110,14 +113,27 @@ def test_generate_accepts_request_chunks(sp) -> None:
 def test_cancel_stops_a_running_generation(sp) -> None:
     sp.start()
     long = {"prompts": [[1, 2]] * 50, "sampling_params": {"max_tokens": 60, "ignore_eos": True}}
-    request_id = sp.submit(long, "generate-stream")
-    deadline = time.monotonic() + POLL_LIMIT_S
-    while sp.status(request_id, max_events=1)["status"] == "pending":
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
-    answer = sp.operation("cancel-request", {"request_id": request_id}).json()
-    if answer["status"] == "done":  # the machine finished 3,000 tokens before the cancel arrived
-        return
+
+    def cancelled_while_running() -> tuple[str, dict[str, Any]] | None:
+        """Start a long generation and cancel it once it runs; None when it finished first."""
+        request_id = sp.submit(long, "generate-stream")
+        wait_until(
+            lambda: sp.status(request_id, max_events=1)["status"] != "pending",
+            timeout=POLL_LIMIT_S,
+            interval=0.01,
+            message="the generation never started",
+        )
+        answer = sp.operation("cancel-request", {"request_id": request_id}).json()
+        if answer["status"] == "done":
+            # The machine finished 3,000 tokens before the cancel arrived: nothing was cancelled,
+            # and the test tries again rather than passing without checking a cancel.
+            assert answer == {"request_id": request_id, "cancelled": False, "status": "done"}
+            return None
+        return request_id, answer
+
+    request_id, answer = wait_until(
+        cancelled_while_running, message="every generation finished before its cancel arrived"
+    )
     assert answer == {"request_id": request_id, "cancelled": True, "status": "cancelled"}
     status = sp.wait(request_id)
     assert status["status"] == "cancelled"
