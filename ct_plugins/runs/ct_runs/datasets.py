@@ -8,8 +8,13 @@ succeeds as a whole or refuses as a whole, so a half-read file never becomes a d
 
 What a build does, in order:
 
-1. Parse the file: UTF-8, one JSON object per line, blank lines skipped; each row needs its text
-   field (a non-empty string) and every label field (a string or a number, kept as a string).
+1. Parse the file: UTF-8, one JSON object per line, blank lines skipped. The first row decides the
+   file's format and every other row must have the same (:data:`FORMATS`): **text** (the text
+   field, a non-empty string), **labels** (the text field and every label field, a string or a
+   number kept as a string), **chat** (``messages``: system, user and assistant turns, an
+   assistant turn optionally weighted 0 or 1) or **prompt/completion**. A chat row's text is its
+   conversation rendered by ``ct_runs.templates``; a prompt/completion row's text is the prompt
+   followed by the completion. That text is what the gates compare and the token counts measure.
 2. Split it by seed: each row's index is hashed with the seed and the rows with the smallest
    hashes go to validation, exactly ``round(val_fraction * rows)`` of them (at least one when there
    are two rows or more). The hash is BLAKE2b of fixed-width integers, so the split depends on
@@ -40,8 +45,12 @@ import numpy as np
 
 from ct_core.constants import DATASET_VAL_FRACTION_MAX
 from ct_core.errors import describe_service_error
+from ct_runs import templates
 from ct_runs.errors import failed_precondition, invalid_argument
 from ct_runs.ids import new_id
+
+#: The largest file a build reads (512 MiB), in bytes; the service refuses a bigger upload unread.
+MAX_SOURCE_BYTES = 512 * 1024 * 1024
 
 #: At most this many rows in one file: a build holds every row, its hashes and sketches in memory.
 MAX_ROWS = 1_000_000
@@ -70,7 +79,30 @@ MINHASH_SEED = 1
 #: The query parameters of a build request (``label_field`` may repeat).
 QUERY_PARAMETERS = ("text_field", "label_field", "val_fraction", "seed", "name")
 
-Row = dict[str, Any]  # {"text": str, "labels": {field: str}}
+#: {"text": str, "labels": {field: str}}, plus "messages" (chat) or "prompt" and "completion".
+Row = dict[str, Any]
+
+#: The formats a file may have, as the Dataset record echoes them.
+FORMATS = ("chat", "prompt_completion", "text", "labels")
+_FORMAT_NAMES = {
+    "chat": "a chat row",
+    "prompt_completion": "a prompt/completion row",
+    "text": "a text row",
+    "labels": "a labels row",
+}
+#: The keys a chat message may hold.
+MESSAGE_KEYS = ("role", "content", "weight")
+
+#: What every refusal of a row's shape ends with: the accepted shapes, an example of each, the limits.
+ACCEPTED_ROWS = (
+    "each line is one JSON object and every line of a file has the same shape, one of: "
+    'chat {"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"}]} '
+    '(roles system, user and assistant; an assistant message may add "weight": 0 or 1); '
+    'prompt/completion {"prompt": "2+2=", "completion": "4"}; '
+    'text {"text": "A sentence to learn."} (another key with text_field); '
+    'labels {"text": "Clear skies all day.", "topic": "weather"} (with label_field=topic); '
+    f"limits: {MAX_SOURCE_BYTES >> 20} MiB a file, {MAX_ROWS} rows, {MAX_TEXT_BYTES >> 20} MiB of text a row"
+)
 
 _UTF8_BOM = b"\xef\xbb\xbf"
 _UNSIGNED_INT = re.compile(r"[0-9]+")
@@ -231,11 +263,14 @@ def _single(query: Mapping[str, str | list[str]], key: str) -> str | None:
 class DatasetBuild:
     """The result of a build: the two splits' rows and everything the Dataset record reports.
 
-    Rows are plain JSON-safe dicts ``{"text": str, "labels": {field: str}}`` in source order
-    within their split; violation rows are indices into `train` and `validation`.
+    Rows are plain JSON-safe dicts ``{"text": str, "labels": {field: str}}`` (with ``messages``
+    for chat, ``prompt`` and ``completion`` for prompt/completion) in source order within their
+    split; violation rows are indices into `train` and `validation`.
     """
 
     options: DatasetOptions
+    #: One of FORMATS: the shape of every row of the file.
+    format: str
     train: list[Row]
     validation: list[Row]
     splits: dict[str, dict[str, int]]
@@ -253,6 +288,7 @@ class DatasetBuild:
         """
         out: dict[str, Any] = {
             "name": self.options.name,
+            "format": self.format,
             "source": dict(self.source),
             "text_field": self.options.text_field,
             "label_fields": list(self.options.label_fields),
@@ -271,7 +307,7 @@ class DatasetBuild:
 
 def build_dataset(content: bytes, options: DatasetOptions) -> DatasetBuild:
     """Parse, split, fingerprint and gate one JSONL file; refuses the whole file on any bad line."""
-    rows, text_bytes = _parse(content, options)
+    rows, text_bytes, file_format = _parse(content, options)
     validation_set = set(validation_indices(len(rows), options.val_fraction, options.seed))
     train_idx = [i for i in range(len(rows)) if i not in validation_set]
     val_idx = sorted(validation_set)
@@ -287,6 +323,7 @@ def build_dataset(content: bytes, options: DatasetOptions) -> DatasetBuild:
     source_sha = hashlib.sha256(content).hexdigest()
     return DatasetBuild(
         options=options,
+        format=file_format,
         train=train,
         validation=validation,
         splits={
@@ -388,83 +425,232 @@ def _json_type(value: object) -> str:
     return "an object"
 
 
-def _parse(content: bytes, options: DatasetOptions) -> tuple[list[Row], list[int]]:
-    """The rows of the file and each row's text length in UTF-8 bytes."""
+def _parse(content: bytes, options: DatasetOptions) -> tuple[list[Row], list[int], str]:
+    """The rows of the file, each row's text length in UTF-8 bytes, and the file's format."""
     if not isinstance(content, bytes | bytearray | memoryview):
         raise TypeError("build_dataset takes the file's bytes")
     data = bytes(content)
     if data.startswith(_UTF8_BOM):
         data = data[len(_UTF8_BOM) :]
-    text_field, label_fields = options.text_field, options.label_fields
+    label_fields = options.label_fields
     lines = data.split(b"\n")
     _check_row_count(lines)
     rows: list[Row] = []
     text_bytes: list[int] = []
     distinct: dict[str, set[str]] = {name: set() for name in label_fields}
+    file_format: str | None = None
+    first_line = 0
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
-        try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
+        obj = _decode_line(raw, number)
+        row_format = _row_format(obj, options)
+        if row_format is None:
+            raise _unfit(number, file_format, options)
+        if file_format is None:
+            file_format, first_line = row_format, number
+            if label_fields and row_format in ("chat", "prompt_completion"):
+                raise invalid_argument(
+                    f"line {number}: label_field applies to text rows, and this file holds "
+                    f"{_FORMAT_NAMES[row_format]}s; build it without label_field",
+                    field="label_field",
+                )
+        elif row_format != file_format:
             raise invalid_argument(
-                f"line {number}: not valid UTF-8 (byte {exc.start + 1} of the line)"
-            ) from None
-        try:
-            obj = _DECODER.decode(line)
-        except _BadLine as exc:
-            raise invalid_argument(f"line {number}: {exc}") from None
-        except json.JSONDecodeError as exc:
-            raise invalid_argument(
-                f"line {number}: not valid JSON ({exc.msg} at column {exc.colno})"
-            ) from None
-        except RecursionError:
-            raise invalid_argument(f"line {number}: the JSON is nested too deeply") from None
-        if not isinstance(obj, dict):
-            raise invalid_argument(f"line {number}: a row must be a JSON object, not {_json_type(obj)}")
-        text = obj.get(text_field)
-        if text_field not in obj:
-            raise invalid_argument(
-                f"line {number}: the text field {text_field!r} is missing", field=text_field
+                f"line {number}: this is {_FORMAT_NAMES[row_format]}, but line {first_line} is "
+                f"{_FORMAT_NAMES[file_format]}: a file holds rows of one format; {ACCEPTED_ROWS}"
             )
-        if not isinstance(text, str):
-            raise invalid_argument(
-                f"line {number}: the text field {text_field!r} must be a string, not {_json_type(text)}",
-                field=text_field,
-            )
-        if not text.strip():
-            raise invalid_argument(f"line {number}: the text field {text_field!r} is empty", field=text_field)
-        try:
-            size = len(text.encode("utf-8"))
-        except UnicodeEncodeError:
-            raise invalid_argument(
-                f"line {number}: the text field {text_field!r} holds an unpaired surrogate escape, not text",
-                field=text_field,
-            ) from None
-        if size > MAX_TEXT_BYTES:
-            raise invalid_argument(
-                f"line {number}: the text field {text_field!r} is {size} bytes long; "
-                f"the limit is {MAX_TEXT_BYTES} bytes (1 MiB)",
-                field=text_field,
-            )
-        labels: dict[str, str] = {}
-        for name in label_fields:
-            value = labels[name] = _label_value(obj, name, number)
-            seen = distinct[name]
-            if value not in seen:
-                if len(seen) == MAX_LABEL_VALUES:
-                    raise invalid_argument(
-                        f"line {number}: the label field {name!r} takes more than {MAX_LABEL_VALUES} "
-                        "distinct values; a label is a class to predict (like a sentiment or a topic), "
-                        "not a per-row value such as an id",
-                        field=name,
-                    )
-                seen.add(value)
-        rows.append({"text": text, "labels": labels})
+        if row_format == "chat":
+            row, size = _chat_row(obj, number)
+        elif row_format == "prompt_completion":
+            row, size = _prompt_completion_row(obj, number)
+        else:
+            row, size = _text_row(obj, number, options, distinct)
+        rows.append(row)
         text_bytes.append(size)
-    if not rows:
+    if not rows or file_format is None:
         raise invalid_argument("the file has no rows: a build needs at least one JSON object line")
-    return rows, text_bytes
+    return rows, text_bytes, file_format
+
+
+def _decode_line(raw: bytes, number: int) -> dict[str, Any]:
+    """One line as a JSON object, or the refusal naming the line."""
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise invalid_argument(f"line {number}: not valid UTF-8 (byte {exc.start + 1} of the line)") from None
+    try:
+        obj = _DECODER.decode(line)
+    except _BadLine as exc:
+        raise invalid_argument(f"line {number}: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise invalid_argument(f"line {number}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:
+        raise invalid_argument(f"line {number}: the JSON is nested too deeply") from None
+    if not isinstance(obj, dict):
+        raise invalid_argument(f"line {number}: a row must be a JSON object, not {_json_type(obj)}")
+    return obj
+
+
+def _row_format(obj: Mapping[str, Any], options: DatasetOptions) -> str | None:
+    """The format a row has by its keys: the text field first (so ``text_field=prompt`` reads a
+    prompt as plain text), then ``messages``, then ``prompt`` or ``completion``; None for none."""
+    if options.text_field in obj:
+        return "labels" if options.label_fields else "text"
+    if "messages" in obj:
+        return "chat"
+    if "prompt" in obj or "completion" in obj:
+        return "prompt_completion"
+    return None
+
+
+def _unfit(number: int, file_format: str | None, options: DatasetOptions) -> Exception:
+    """The refusal of a row of none of the accepted shapes, worded after the file's format so far."""
+    if file_format == "chat":
+        return invalid_argument(
+            f"line {number}: the row has no 'messages', which every row of this chat file has; "
+            f"{ACCEPTED_ROWS}",
+            field="messages",
+        )
+    if file_format == "prompt_completion":
+        return invalid_argument(
+            f"line {number}: the row has neither 'prompt' nor 'completion', which every row of this "
+            f"prompt/completion file has; {ACCEPTED_ROWS}",
+            field="completion",
+        )
+    return invalid_argument(
+        f"line {number}: the text field {options.text_field!r} is missing, and the row has no "
+        f"'messages' nor 'prompt' and 'completion' either; {ACCEPTED_ROWS}",
+        field=options.text_field,
+    )
+
+
+def _check_size(number: int, what: str, size: int, field: str) -> None:
+    if size > MAX_TEXT_BYTES:
+        raise invalid_argument(
+            f"line {number}: {what} is {size} bytes long; the limit is {MAX_TEXT_BYTES} bytes (1 MiB)",
+            field=field,
+        )
+
+
+def _string(obj: Mapping[str, Any], key: str, number: int, what: str, *, field: str) -> str:
+    """``obj[key]`` as a string that encodes as UTF-8, or the refusal naming it as ``what``."""
+    value = obj.get(key)
+    if not isinstance(value, str):
+        raise invalid_argument(
+            f"line {number}: {what} must be a string, not {_json_type(value)}", field=field
+        )
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise invalid_argument(
+            f"line {number}: {what} holds an unpaired surrogate escape, not text", field=field
+        ) from None
+    return value
+
+
+def _text_row(
+    obj: Mapping[str, Any], number: int, options: DatasetOptions, distinct: dict[str, set[str]]
+) -> tuple[Row, int]:
+    text_field = options.text_field
+    text = _string(obj, text_field, number, f"the text field {text_field!r}", field=text_field)
+    if not text.strip():
+        raise invalid_argument(f"line {number}: the text field {text_field!r} is empty", field=text_field)
+    size = len(text.encode("utf-8"))
+    _check_size(number, f"the text field {text_field!r}", size, text_field)
+    labels: dict[str, str] = {}
+    for name in options.label_fields:
+        value = labels[name] = _label_value(obj, name, number)
+        seen = distinct[name]
+        if value not in seen:
+            if len(seen) == MAX_LABEL_VALUES:
+                raise invalid_argument(
+                    f"line {number}: the label field {name!r} takes more than {MAX_LABEL_VALUES} "
+                    "distinct values; a label is a class to predict (like a sentiment or a topic), "
+                    "not a per-row value such as an id",
+                    field=name,
+                )
+            seen.add(value)
+    return {"text": text, "labels": labels}, size
+
+
+def _chat_row(obj: Mapping[str, Any], number: int) -> tuple[Row, int]:
+    """A chat row: its checked messages and, as its text, the rendered conversation."""
+    messages = obj["messages"]
+    if not isinstance(messages, list) or not messages:
+        raise invalid_argument(
+            f"line {number}: 'messages' must be a non-empty array of messages, not "
+            f"{'an empty array' if isinstance(messages, list) else _json_type(messages)}; {ACCEPTED_ROWS}",
+            field="messages",
+        )
+    checked: list[dict[str, Any]] = []
+    for index, message in enumerate(messages, start=1):
+        where = f"message {index}"
+        if not isinstance(message, dict):
+            raise invalid_argument(
+                f"line {number}: {where} must be an object, not {_json_type(message)}; {ACCEPTED_ROWS}",
+                field="messages",
+            )
+        unknown = sorted(key for key in message if key not in MESSAGE_KEYS)
+        if unknown:
+            raise invalid_argument(
+                f"line {number}: {where} has the key {unknown[0]!r}; a message holds role, content "
+                "and, on an assistant message, weight",
+                field="messages",
+            )
+        role = message.get("role")
+        if role not in templates.ROLES:
+            raise invalid_argument(
+                f"line {number}: {where} has the role {role!r}; a role is system, user or assistant",
+                field="messages",
+            )
+        content = _string(message, "content", number, f"the content of {where}", field="messages")
+        if not content.strip():
+            raise invalid_argument(f"line {number}: the content of {where} is empty", field="messages")
+        entry: dict[str, Any] = {"role": role, "content": content}
+        if "weight" in message:
+            weight = message["weight"]
+            if role != templates.TRAINED_ROLE:
+                raise invalid_argument(
+                    f"line {number}: {where} is a {role} message with a weight; only assistant "
+                    "messages are weighted (a weight says whether the model learns that answer)",
+                    field="messages",
+                )
+            if isinstance(weight, bool) or weight not in (0, 1):
+                raise invalid_argument(
+                    f"line {number}: the weight of {where} must be 0 or 1, not {weight!r}", field="messages"
+                )
+            entry["weight"] = int(weight)
+        checked.append(entry)
+    if not any(m["role"] == templates.TRAINED_ROLE and m.get("weight", 1) == 1 for m in checked):
+        raise invalid_argument(
+            f"line {number}: the conversation has no assistant message of weight 1, so nothing to "
+            "learn from it; add the answer the model should give",
+            field="messages",
+        )
+    text = templates.render(checked)
+    size = len(text.encode("utf-8"))
+    _check_size(number, "the rendered conversation", size, "messages")
+    return {"text": text, "labels": {}, "messages": checked}, size
+
+
+def _prompt_completion_row(obj: Mapping[str, Any], number: int) -> tuple[Row, int]:
+    """A prompt/completion row; its text is the prompt followed by the completion."""
+    for key in ("prompt", "completion"):
+        if key not in obj:
+            raise invalid_argument(
+                f"line {number}: a prompt/completion row needs both 'prompt' and 'completion', and "
+                f"{key!r} is missing; {ACCEPTED_ROWS}",
+                field=key,
+            )
+    prompt = _string(obj, "prompt", number, "'prompt'", field="prompt")
+    completion = _string(obj, "completion", number, "'completion'", field="completion")
+    if not completion.strip():
+        raise invalid_argument(f"line {number}: 'completion' is empty", field="completion")
+    text = prompt + completion
+    size = len(text.encode("utf-8"))
+    _check_size(number, "the prompt and completion together", size, "completion")
+    return {"text": text, "labels": {}, "prompt": prompt, "completion": completion}, size
 
 
 def _label_value(obj: Mapping[str, Any], name: str, number: int) -> str:

@@ -4,26 +4,31 @@ Everything here is pure and deterministic: the same rows, seed and epoch give th
 every machine with the same numpy, which is what exact resume replays.
 
 **Tokens.** The byte tokenizer of ``ct_core.data.payloads`` (the vocabulary the local tiny model
-uses): ids 0-255 are UTF-8 bytes, then PAD, BOS and EOS. One row becomes one :class:`Example`::
+uses): ids 0-255 are UTF-8 bytes, then PAD, BOS and EOS. One row becomes one :class:`Example`, its
+tokens and, per token, whether the model is trained to say it (its loss mask). By the row's format:
 
-    BOS, text bytes, then for each selected label field in order: "\\n" field ": " value, then EOS
+- **text** and **labels**: ``BOS, text bytes``, then for each selected label field in order
+  ``"\\n" field ": " value``, then ``EOS``. Every token after BOS is a target, the label parts
+  included: the label value after the text is the supervised "prediction head" of that label.
+- **chat** (a row with ``messages``): ``BOS`` then the conversation rendered by the chat template
+  of ``ct_runs.templates``. Only the content and end-of-turn marker of assistant turns of weight 1
+  are targets; system and user turns, role markers and assistant turns of weight 0 are context.
+- **prompt/completion**: ``BOS, prompt bytes, completion bytes, EOS``; the completion and EOS are
+  targets, the prompt is context. The two are joined as they are (no template, no separator).
 
-Every token after BOS is a training target (predicted from everything before it), the label parts
-included: the label value after the text is the supervised "prediction head" of that label. BOS is
-not a target, so the EOS-to-BOS seam between two packed examples teaches nothing.
-
-**Packing.** An epoch shuffles the examples (numpy PCG64 seeded from ``(seed, epoch)`` alone),
-concatenates them into one token stream of ``N`` tokens, and cuts the ``N - 1`` positions that
-have a next token into rows of ``seq_len`` inputs. Row ``r`` reads stream positions
-``[r * seq_len, (r + 1) * seq_len)`` and its labels are the next tokens, positions
-``[r * seq_len + 1, (r + 1) * seq_len + 1)``, already aligned to the predictions as the trainer
-expects (``labels[:, i]`` is the target of position ``i``; ``-100`` where there is none). So the
-rows are ``seq_len`` wide, every target of the stream is used exactly once, and only the final row
-is padded (PAD inputs, attention 0, label -100). ``batch_tokens // seq_len`` rows (at least 1) make
-a batch; the last, partial batch is kept. ``N`` is the sum of the example lengths, independent of
-the order, so every epoch has the same number of batches (:func:`steps_per_epoch`).
-
-Documents share a row without an attention barrier between them (plain causal packing).
+**Packing.** An epoch shuffles the examples (numpy PCG64 seeded from ``(seed, epoch)`` alone) and
+gives every example rows of its own: examples never share a row, so no example attends to
+another's tokens and no mask across examples is needed. An example of ``n`` tokens has ``n - 1``
+positions with a next token; they are cut into rows of at most ``seq_len`` inputs, row ``k``
+reading the example's positions ``[k * seq_len, (k + 1) * seq_len)`` with the next tokens as labels
+(``labels[:, i]`` is the target of position ``i``; ``-100`` where the token is context or there is
+none). Most examples fit one row; a longer one continues in the next row without the earlier part
+as context, and a row that would hold no target at all (a long system or user turn) is left out.
+The rest of a row is padding (PAD inputs, attention 0, label -100), and a batch is only as wide
+as its widest row (at most ``seq_len``), so short examples cost little padding.
+``batch_tokens // seq_len`` rows (at least 1) make a batch; the last, partial batch is kept. The
+number of rows does not depend on the order, so every epoch has the same number of batches
+(:func:`steps_per_epoch`).
 
 **Label scoring.** Validation scores each candidate value of a label by the summed forward
 log-probability of its tokens after the prompt; :func:`candidate_batch` builds one forward with all
@@ -40,8 +45,10 @@ from typing import Any
 import numpy as np
 
 from ct_core.data.payloads import BYTE_PAD_ID, DEFAULT_IGNORE_INDEX
+from ct_runs import templates
 
-#: Row of a dataset split: ``{"text": str, "labels": {field: value}}``.
+#: Row of a dataset split: ``{"text": str, "labels": {field: value}}``, plus ``messages`` for a chat
+#: row or ``prompt`` and ``completion`` for a prompt/completion row (ct_runs.datasets).
 Row = Mapping[str, Any]
 
 #: Padding id of the byte vocabulary (from ct_core's byte tokenizer).
@@ -56,7 +63,7 @@ IGNORE_INDEX = DEFAULT_IGNORE_INDEX
 TOKENIZER = "byte"
 #: Version of the encoding and packing rules above; part of the run config, so a change of rules
 #: gives a new fingerprint instead of silently replaying an old run differently.
-PACKING_VERSION = "byte-concat-1"
+PACKING_VERSION = "byte-rows-2"
 
 _NEWLINE = list(b"\n")
 _SEPARATOR = list(b": ")
@@ -128,10 +135,15 @@ def _label_header(field: str) -> list[int]:
 
 
 def encode_example(row: Row, label_fields: Sequence[str]) -> Example:
-    """Tokenize one row: BOS, text, each selected label part in order, EOS; every token but BOS a target.
+    """Tokenize one row by its format (see the module's notes) with its loss mask.
 
-    A row without a value for a selected field (absent or null) simply has no part for it.
+    A text row without a value for a selected field (absent or null) simply has no part for it;
+    chat and prompt/completion rows have no label parts.
     """
+    if "messages" in row:
+        return encode_chat(row["messages"])
+    if "completion" in row:
+        return encode_prompt_completion(row.get("prompt", ""), row["completion"])
     tokens = [BOS_ID, *_row_text(row)]
     labels = _row_labels(row)
     for field in label_fields:
@@ -140,6 +152,25 @@ def encode_example(row: Row, label_fields: Sequence[str]) -> Example:
             tokens.extend(_label_part(field, value))
     tokens.append(EOS_ID)
     return Example(tuple(tokens), (0, *([1] * (len(tokens) - 1))))
+
+
+def encode_chat(messages: Sequence[Mapping[str, Any]]) -> Example:
+    """A conversation as BOS and its template-rendered bytes; targets only what the assistant learns."""
+    if isinstance(messages, str | bytes) or not isinstance(messages, Sequence):
+        raise ValueError("a chat row's messages must be a list of messages")
+    tokens, mask = [BOS_ID], [0]
+    for text, trained in templates.conversation_pieces(messages):
+        piece = _text_bytes(text, "a message's content")
+        tokens.extend(piece)
+        mask.extend([int(trained)] * len(piece))
+    return Example(tuple(tokens), tuple(mask))
+
+
+def encode_prompt_completion(prompt: Any, completion: Any) -> Example:
+    """BOS, prompt, completion, EOS; the completion and EOS are the targets."""
+    context = [BOS_ID, *_text_bytes(prompt, "a prompt")]
+    answer = [*_text_bytes(completion, "a completion"), EOS_ID]
+    return Example(tuple(context + answer), tuple([0] * len(context) + [1] * len(answer)))
 
 
 def encode_rows(rows: Sequence[Row], label_fields: Sequence[str]) -> list[Example]:
@@ -192,7 +223,7 @@ def label_candidates(
 
 
 def train_tokens(examples: Sequence[Example]) -> int:
-    """Tokens in the packed stream of one epoch (the same every epoch)."""
+    """Tokens of the examples of one epoch (the same every epoch), padding not counted."""
     return sum(len(example.tokens) for example in examples)
 
 
@@ -208,15 +239,23 @@ def rows_per_batch(*, seq_len: int, batch_tokens: int) -> int:
     return _check_sizes(seq_len, batch_tokens)
 
 
-def _row_count(stream_tokens: int, seq_len: int) -> int:
-    positions = max(0, stream_tokens - 1)  # positions that have a next token
-    return -(-positions // seq_len)
+def _windows(example: Example, seq_len: int) -> list[tuple[int, int]]:
+    """The ``(start, end)`` input positions of an example's rows: ``seq_len`` positions that have a
+    next token at a time, leaving out a window without any target (it would teach nothing)."""
+    positions = len(example.tokens) - 1
+    mask = example.loss_mask
+    return [
+        (start, min(start + seq_len, positions))
+        for start in range(0, positions, seq_len)
+        if any(mask[start + 1 : min(start + seq_len, positions) + 1])
+    ]
 
 
 def steps_per_epoch(examples: Sequence[Example], *, seq_len: int, batch_tokens: int) -> int:
     """Batches (optimizer steps) of one epoch, without building them."""
     per_batch = _check_sizes(seq_len, batch_tokens)
-    return -(-_row_count(train_tokens(examples), seq_len) // per_batch)
+    rows = sum(len(_windows(example, seq_len)) for example in examples)
+    return -(-rows // per_batch)
 
 
 def epoch_order(count: int, *, seed: int, epoch: int) -> np.ndarray:
@@ -228,49 +267,45 @@ def epoch_order(count: int, *, seed: int, epoch: int) -> np.ndarray:
     return generator.permutation(count)
 
 
-def _stream(examples: Sequence[Example], order: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    total = train_tokens(examples)
-    tokens = np.empty(total, dtype=np.int64)
-    mask = np.empty(total, dtype=bool)
-    at = 0
-    for index in order:
-        example = examples[int(index)]
-        end = at + len(example.tokens)
-        tokens[at:end] = example.tokens
-        mask[at:end] = np.asarray(example.loss_mask, dtype=bool)
-        at = end
-    return tokens, mask
-
-
-def _pack(tokens: np.ndarray, mask: np.ndarray, seq_len: int, batch_tokens: int) -> list[Batch]:
+def _pack(
+    examples: Sequence[Example], order: Sequence[int] | np.ndarray, seq_len: int, batch_tokens: int
+) -> list[Batch]:
     per_batch = _check_sizes(seq_len, batch_tokens)
-    rows = _row_count(len(tokens), seq_len)
+    windows = [(examples[int(index)], _windows(examples[int(index)], seq_len)) for index in order]
+    rows = sum(len(spans) for _, spans in windows)
     if rows == 0:
         return []
-    width = rows * seq_len
-    # Inputs are the stream's positions; targets the next tokens where they are targets. Both are
-    # padded once to whole rows, then every batch is a reshaped view of them (no per-batch copies).
-    inputs = np.full(width, PAD_ID, dtype=np.int64)
-    targets = np.full(width, IGNORE_INDEX, dtype=np.int64)
-    attention = np.zeros(width, dtype=np.int64)
-    used = len(tokens) - 1
-    inputs[:used] = tokens[:used]
-    targets[:used] = np.where(mask[1:], tokens[1:], IGNORE_INDEX)
-    attention[:used] = 1
+    # One [rows, seq_len] array each for inputs, targets and attention, filled example by example
+    # (each example in rows of its own), then every batch is a view of a slice of them.
+    inputs = np.full((rows, seq_len), PAD_ID, dtype=np.int64)
+    targets = np.full((rows, seq_len), IGNORE_INDEX, dtype=np.int64)
+    attention = np.zeros((rows, seq_len), dtype=np.int64)
+    row = 0
+    for example, spans in windows:
+        tokens = np.asarray(example.tokens, dtype=np.int64)
+        mask = np.asarray(example.loss_mask, dtype=bool)
+        for start, end in spans:
+            width = end - start
+            inputs[row, :width] = tokens[start:end]
+            targets[row, :width] = np.where(
+                mask[start + 1 : end + 1], tokens[start + 1 : end + 1], IGNORE_INDEX
+            )
+            attention[row, :width] = 1
+            row += 1
     counted = targets != IGNORE_INDEX
     for array in (inputs, targets, attention):
         array.flags.writeable = False
     batches = []
     for first in range(0, rows, per_batch):
         last = min(rows, first + per_batch)
-        span = slice(first * seq_len, last * seq_len)
-        shape = (last - first, seq_len)
+        # A batch is as wide as its widest row: columns that are padding in every row are left off.
+        width = int(attention[first:last].sum(axis=1).max())
         batches.append(
             Batch(
-                input_ids=inputs[span].reshape(shape),
-                labels=targets[span].reshape(shape),
-                attention_mask=attention[span].reshape(shape),
-                target_tokens=int(counted[span].sum()),
+                input_ids=inputs[first:last, :width],
+                labels=targets[first:last, :width],
+                attention_mask=attention[first:last, :width],
+                target_tokens=int(counted[first:last].sum()),
             )
         )
     return batches
@@ -280,14 +315,12 @@ def plan_epoch(
     examples: Sequence[Example], *, seed: int, epoch: int, seq_len: int, batch_tokens: int
 ) -> list[Batch]:
     """The batches of ``epoch`` (0-based), shuffled by ``(seed, epoch)``, in the order they are trained."""
-    tokens, mask = _stream(examples, epoch_order(len(examples), seed=seed, epoch=epoch))
-    return _pack(tokens, mask, seq_len, batch_tokens)
+    return _pack(examples, epoch_order(len(examples), seed=seed, epoch=epoch), seq_len, batch_tokens)
 
 
 def validation_batches(examples: Sequence[Example], *, seq_len: int, batch_tokens: int) -> list[Batch]:
     """The validation split packed the same way, in its own order (no shuffle)."""
-    tokens, mask = _stream(examples, range(len(examples)))
-    return _pack(tokens, mask, seq_len, batch_tokens)
+    return _pack(examples, range(len(examples)), seq_len, batch_tokens)
 
 
 def mean_loss(avg_losses: Sequence[float], batches: Sequence[Batch]) -> float:

@@ -326,10 +326,11 @@ def test_summary_holds_the_dataset_fields_and_is_json(tmp_path: Path) -> None:
     options = DatasetOptions(label_fields=("y",), val_fraction=0.2, seed=4, name="tiny set")
     summary = build_dataset(write_jsonl(tmp_path / "d.jsonl", rows), options).summary()
     assert set(summary) == {
-        "name", "source", "text_field", "label_fields", "val_fraction", "seed",
+        "name", "format", "source", "text_field", "label_fields", "val_fraction", "seed",
         "splits", "fingerprints", "labels", "violations", "error",
     }  # fmt: skip
     assert summary["name"] == "tiny set"
+    assert summary["format"] == "labels"
     assert summary["label_fields"] == ["y"]
     assert (summary["val_fraction"], summary["seed"], summary["text_field"]) == (0.2, 4, "text")
     assert summary["splits"] == {"train": {"rows": 16, "tokens": 48}, "validation": {"rows": 4, "tokens": 12}}

@@ -70,31 +70,41 @@ def test_label_prompt_and_value_tokens() -> None:
     assert encoded[-2:] == last[0]
 
 
-def _stream_of(examples: list[Example], order: np.ndarray) -> list[int]:
-    return [token for index in order for token in examples[int(index)].tokens]
+def _rows_of(example: Example, seq_len: int) -> list[tuple[list[int], list[int]]]:
+    """The (inputs, labels) rows one example packs into, written out plainly: its positions with a
+    next token, ``seq_len`` at a time, labels the next token where it is a target."""
+    tokens, mask = list(example.tokens), list(example.loss_mask)
+    out = []
+    for start in range(0, len(tokens) - 1, seq_len):
+        end = min(start + seq_len, len(tokens) - 1)
+        labels = [tokens[j + 1] if mask[j + 1] else IGNORE_INDEX for j in range(start, end)]
+        pad = seq_len - (end - start)
+        out.append((tokens[start:end] + [PAD_ID] * pad, labels + [IGNORE_INDEX] * pad))
+    return out
 
 
-def test_plan_epoch_packs_the_shuffled_stream_into_aligned_next_token_rows() -> None:
+def _widen(array: np.ndarray, width: int, fill: int) -> np.ndarray:
+    """A batch array padded on the right to ``width`` columns with ``fill``."""
+    return np.pad(array, ((0, 0), (0, width - array.shape[1])), constant_values=fill)
+
+
+def test_plan_epoch_gives_each_shuffled_example_rows_of_its_own_with_aligned_next_token_labels() -> None:
     examples = packing.encode_rows(_rows(40), ["topic"])
     seq_len, batch_tokens = 32, 100  # 3 rows a batch
     batches = packing.plan_epoch(examples, seed=7, epoch=2, seq_len=seq_len, batch_tokens=batch_tokens)
-    stream = _stream_of(examples, packing.epoch_order(len(examples), seed=7, epoch=2))
-    mask = [
-        m for i in packing.epoch_order(len(examples), seed=7, epoch=2) for m in examples[int(i)].loss_mask
-    ]
-    inputs = np.concatenate([b.input_ids for b in batches]).reshape(-1)
-    labels = np.concatenate([b.labels for b in batches]).reshape(-1)
-    attention = np.concatenate([b.attention_mask for b in batches]).reshape(-1)
-    used = len(stream) - 1
-    assert inputs[:used].tolist() == stream[:-1]
-    expected = [stream[j + 1] if mask[j + 1] else IGNORE_INDEX for j in range(used)]
-    assert labels[:used].tolist() == expected
-    assert set(inputs[used:].tolist()) <= {PAD_ID}
-    assert set(labels[used:].tolist()) <= {IGNORE_INDEX}
-    assert attention[:used].all() and not attention[used:].any()
-    # BOS is never a target: the seam between two examples teaches nothing.
-    assert BOS_ID not in labels.tolist()
-    assert all(b.input_ids.shape == (3, seq_len) for b in batches[:-1])
+    order = packing.epoch_order(len(examples), seed=7, epoch=2)
+    expected = [row for index in order for row in _rows_of(examples[int(index)], seq_len)]
+    inputs = np.concatenate([_widen(b.input_ids, seq_len, PAD_ID) for b in batches])
+    labels = np.concatenate([_widen(b.labels, seq_len, IGNORE_INDEX) for b in batches])
+    attention = np.concatenate([_widen(b.attention_mask, seq_len, 0) for b in batches])
+    # Each batch is as wide as its widest row: its last column is attended in some row.
+    assert all(b.attention_mask[:, -1].any() for b in batches)
+    assert inputs.tolist() == [row[0] for row in expected]
+    assert labels.tolist() == [row[1] for row in expected]
+    assert attention.tolist() == [[int(token != PAD_ID) for token in row[0]] for row in expected]
+    # BOS is never a target.
+    assert BOS_ID not in labels.reshape(-1).tolist()
+    assert all(b.input_ids.shape[0] == 3 and b.input_ids.shape[1] <= seq_len for b in batches[:-1])
     assert batches[-1].input_ids.shape[0] <= 3
     assert sum(b.target_tokens for b in batches) == sum(sum(e.loss_mask) for e in examples)
     for batch in batches:
@@ -149,9 +159,9 @@ def test_sizes_are_checked() -> None:
 def test_validation_batches_keep_the_given_order() -> None:
     examples = packing.encode_rows(_rows(9), [])
     batches = packing.validation_batches(examples, seq_len=16, batch_tokens=32)
-    stream = [token for example in examples for token in example.tokens]
-    inputs = np.concatenate([b.input_ids for b in batches]).reshape(-1)
-    assert inputs[: len(stream) - 1].tolist() == stream[:-1]
+    expected = [row[0] for example in examples for row in _rows_of(example, 16)]
+    inputs = np.concatenate([_widen(b.input_ids, 16, PAD_ID) for b in batches])
+    assert inputs.tolist() == expected
     assert packing.validation_batches(examples, seq_len=16, batch_tokens=32)[0].labels.tolist() == (
         batches[0].labels.tolist()
     )

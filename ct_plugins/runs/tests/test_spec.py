@@ -37,8 +37,9 @@ def _dataset(**changes: Any) -> dict[str, Any]:
     return dataset
 
 
-# 100 rows of 100 tokens each without labels: 9,999 target positions, 40 rows of 256, 5 steps of 8 rows.
-ROWS = [{"text": "a" * 98, "labels": {"topic": "news", "mood": "calm"}} for _ in range(100)]
+# 40 rows of 257 tokens each without labels (BOS, 255 bytes, EOS): 256 target positions each, so
+# one packed row of 256 each (examples never share a row), 5 steps of 8 rows.
+ROWS = [{"text": "a" * 255, "labels": {"topic": "news", "mood": "calm"}} for _ in range(40)]
 DATASET_ID = _dataset()["dataset_id"]
 
 
