@@ -11,16 +11,11 @@ to start and stop a worker per running sub-job.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from starlette.requests import Request
 from starlette.responses import Response
 
 from ct_local.http.errors import not_implemented
 from ct_local.storage.store import JobRow
-
-if TYPE_CHECKING:
-    from ct_local.state import ServerState
 
 # Every data-plane action a route can hand over; "request-status" is GET /{job_id}/requests/{id}.
 DATA_PLANE_ACTIONS = (
@@ -38,7 +33,9 @@ DATA_PLANE_ACTIONS = (
 class DataPlane:
     """Data-plane handler; this base answers 501 for everything."""
 
-    def __init__(self, state: ServerState) -> None:
+    def __init__(self, state: object) -> None:
+        # The app's ServerState (ct_local.state), which holds this plane: not imported here, so the
+        # two modules do not import each other; a subclass names the type it reads.
         self.state = state
 
     async def start(self) -> None:

@@ -116,6 +116,8 @@ def _learning_rate(value: Any) -> float | None:
 class TrainingDataPlane(DataPlane):
     """Data plane with a worker per running sub-job."""
 
+    state: ServerState
+
     def __init__(self, state: ServerState, *, snapshot_max_bytes: int = STATE_SNAPSHOT_MAX_BYTES) -> None:
         super().__init__(state)
         self.settings = state.settings

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import logging
 import traceback
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from dbos import DBOS
 
 if TYPE_CHECKING:
-    from ct_runs.service import RunsService
+    from ct_runs.engine import Engine
 
 log = logging.getLogger("ct_runs.workflows")
 
@@ -32,15 +32,27 @@ DATASETS_QUEUE = "ct-datasets"
 RUN_WORKFLOW = "ct_runs.run"
 DATASET_WORKFLOW = "ct_runs.dataset"
 
-_service: RunsService | None = None
+
+class WorkflowHost(Protocol):
+    """What the workflows reach of the running service (ct_runs.service.RunsService), declared here
+    so that this module does not import the service that imports it."""
+
+    engine: Engine
+
+    def build_dataset(self, dataset_id: str) -> str: ...
+
+    def notify_completed(self, run_id: str, *, by: str = "workflow") -> list[dict[str, Any]]: ...
 
 
-def install(service: RunsService | None) -> None:
+_service: WorkflowHost | None = None
+
+
+def install(service: WorkflowHost | None) -> None:
     global _service
     _service = service
 
 
-def current() -> RunsService:
+def current() -> WorkflowHost:
     if _service is None:
         raise RuntimeError("the runs service is not running in this process")
     return _service
