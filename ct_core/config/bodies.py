@@ -23,6 +23,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ct_core.config.typed import LOG_PROBABILITY_REFUSAL, JobType, normalize_job_type
 from ct_core.constants import MAX_ZERO_STAGE
 from ct_core.ids import parse_sub_job_id
 
@@ -31,8 +32,7 @@ CREATE_JOB_SCHEMA_NAME = "CreateJobRequest"
 #: The package file holding that schema (and every schema it refers to, under $defs).
 SCHEMA_FILE = "create_job_schema.json"
 
-LOG_PROBABILITY_REFUSAL = "log_probability sub-jobs are not currently supported"
-SUBMITTABLE_TYPES = ("training", "sampling")
+SUBMITTABLE_TYPES = (JobType.TRAINING.value, JobType.SAMPLING.value)
 #: How much of a refused value a message quotes.
 SHOWN_CHARS = 60
 
@@ -82,12 +82,6 @@ def shown(value: Any) -> str:
     """`repr(value)`, cut short: a refusal never echoes a megabyte back."""
     text = repr(value)
     return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + f"... ({len(text)} characters)"
-
-
-def normalize_job_type(value: Any) -> str:
-    """Lower-case, trimmed, without a `job_type_` prefix; the short `log_prob` is `log_probability`."""
-    text = str(value if value is not None else "").strip().lower().removeprefix("job_type_")
-    return "log_probability" if text == "log_prob" else text
 
 
 # --- the schema ---------------------------------------------------------------------------------
@@ -316,7 +310,7 @@ def rule_problems(body: dict[str, Any]) -> list[BodyProblem]:
             continue
         location = f"sub_job_configs[{index}]"
         kind = normalize_job_type(sub_job.get("job_type"))
-        if kind == "log_probability":
+        if kind == JobType.LOG_PROBABILITY.value:
             found.append(
                 BodyProblem(
                     ("sub_job_configs", index, "job_type"), f"{location}.job_type: {LOG_PROBABILITY_REFUSAL}"

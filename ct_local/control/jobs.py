@@ -19,7 +19,8 @@ import re
 import uuid
 from typing import Any
 
-from ct_core.config.bodies import SHOWN_CHARS, create_body_problems, normalize_job_type, shown
+from ct_core.config.bodies import SHOWN_CHARS, create_body_problems, shown
+from ct_core.config.typed import normalize_job_type
 from ct_local.control.capacity import job_gpus
 from ct_local.http.errors import RequestValidationError, invalid_request, unsupported_model
 from ct_local.model import registry as model_registry

@@ -21,3 +21,13 @@ def test_the_schema_says_the_contracts_bounds(spec: dict[str, Any]) -> None:
     for config in ("TrainingConfig", "InferenceConfig"):
         assert schema[config]["properties"]["max_seq_len"]["exclusiveMinimum"] == 0
         assert schema[config]["properties"]["n_gpus"]["exclusiveMinimum"] == 0
+
+
+def test_the_timeout_bounds_are_the_constants(spec: dict[str, Any]) -> None:
+    from ct_core import constants
+
+    body = bodies.schema_from_spec(spec)["$defs"]["CreateJobRequest"]["properties"]
+    for name in ("idle_timeout_seconds", "pending_timeout_seconds"):
+        assert body[name]["maximum"] == constants.TIMEOUT_MAX_SECONDS
+    assert body["pending_timeout_seconds"]["minimum"] == constants.TIMEOUT_MIN_SECONDS
+    assert body["idle_timeout_seconds"]["not"]["exclusiveMaximum"] == constants.TIMEOUT_MIN_SECONDS
