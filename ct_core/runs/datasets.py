@@ -97,7 +97,10 @@ class DatasetsAPI:
     ) -> dict[str, Any]:
         """Upload a JSONL file (a path, or its bytes) and start a build; returns the Dataset.
 
-        `text_field` is the key holding each row's text, `label_fields` the keys holding labels,
+        The service finds the file's format from its first row and echoes it as `format`: `chat`
+        (OpenAI's `{"messages": [...]}` rows), `prompt_completion` (`{"prompt", "completion"}`),
+        `text` or `labels` (docs/datasets.md); every row must have that format.
+        `text_field` is the key holding a text row's text, `label_fields` the keys holding labels,
         `val_fraction` the share of rows for validation (greater than 0, at most 0.5) and `seed` the
         split's seed. With `wait`
         the call returns the settled build (see `wait`). The upload is sent once: it is retried
