@@ -2,12 +2,14 @@
 its code in parentheses, never a Python repr of the error object (`{'code': ...}`).
 
 The build fails on a real local server (a line of the uploaded file is not JSON) and is waited on
-through the real `ct datasets build --wait`; a run's ending is worded by the same function, checked
-here with the error object the managed service sends.
+through the real `ct datasets build --wait`; a run fails on it too (every job it creates is
+refused) and is waited on through `ct runs start --wait`. The local service words a run's error as
+text; the error object the managed service sends is checked against the wording function itself.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -43,6 +45,28 @@ def test_a_failed_build_leads_with_the_services_message(server: Any, ct_home: Pa
     # The service's message comes right after the status, its code last.
     said = line.split(" ended failed: ", 1)[1]
     assert said.startswith("line 2") and said.endswith("(invalid_argument)"), line
+
+
+def test_a_failed_run_leads_with_why(server: Any, ct_home: Path, tmp_path: Path, kit: Any) -> None:
+    corpus = kit.write_corpus(tmp_path / "corpus.jsonl", kit.corpus_lines(rows=40))
+    connection = ["--base-url", server.base_url, "--database", DATABASE]
+    built = run_ct(*connection, "datasets", "build", str(corpus), "--wait", plugins="runs")
+    assert built.returncode == 0, built
+    dataset_id = json.loads(built.stdout)["dataset_id"]
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps(kit.small_spec(dataset_id)), encoding="utf-8")
+    # Every job the run creates is refused, so the run gives up after its attempts without progress.
+    server.set_faults(
+        {"path": "/cortex-training/?$", "method": "POST", "action": "respond", "status": 404, "count": None}
+    )
+    try:
+        result = run_ct(*connection, "runs", "start", str(spec), "--wait", "--timeout", "300", plugins="runs")
+    finally:
+        server.clear_faults()
+    assert result.returncode == 1, result
+    assert "{'" not in result.stderr, result.stderr
+    [line] = [line for line in result.stderr.splitlines() if " ended failed" in line]
+    assert line.split(" ended failed: ", 1)[1].startswith("the run's jobs failed"), line
 
 
 @pytest.mark.parametrize(
