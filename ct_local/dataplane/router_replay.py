@@ -29,7 +29,7 @@ from ct_local.http.errors import RequestValidationError, invalid_request
 from ct_local.storage.store import JobRow
 
 if TYPE_CHECKING:
-    from ct_local.dataplane.training_plane import TrainingDataPlane
+    from ct_local.dataplane.plane_api import HandlerPlane
 
 #: The only mode this server replays; best_effort bootstraps are refused.
 SUPPORTED_MODE = "strict"
@@ -186,7 +186,7 @@ def check_replay_descriptor(pairings: Pairings, job: JobRow, receiver: dict[str,
 
 
 def bootstrap(
-    plane: TrainingDataPlane, job: JobRow, sub_job_id: Any, sub_job_type: Any, payload: dict[str, Any]
+    plane: HandlerPlane, job: JobRow, sub_job_id: Any, sub_job_type: Any, payload: dict[str, Any]
 ) -> Response:
     """Answered inline: validate the pair, remember it on the data plane, return its sampling zone id."""
     plane.require_running(job)
@@ -233,7 +233,7 @@ def bootstrap(
 
 
 def discard(
-    plane: TrainingDataPlane, job: JobRow, sub_job_id: Any, sub_job_type: Any, payload: dict[str, Any]
+    plane: HandlerPlane, job: JobRow, sub_job_id: Any, sub_job_type: Any, payload: dict[str, Any]
 ) -> Response:
     """Answered inline on a sampling sub-job (the default receiver without hints)."""
     plane.require_running(job)

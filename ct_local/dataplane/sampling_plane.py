@@ -28,7 +28,7 @@ from ct_local.model import registry, tinylm
 from ct_local.storage.store import JobRow
 
 if TYPE_CHECKING:
-    from ct_local.dataplane.training_plane import TrainingDataPlane
+    from ct_local.dataplane.plane_api import HandlerPlane
     from ct_local.storage.requests import DataPlaneStore, RequestRow
 
 # vLLM's default output length when sampling_params omits max_tokens.
@@ -317,7 +317,7 @@ def route_generate(job: JobRow, sub_job_id: str | None) -> dict[str, Any]:
 # --- handlers (called by TrainingDataPlane) ------------------------------------------------------------
 
 
-async def handle_generate(plane: TrainingDataPlane, request: Request, job: JobRow, action: str) -> Response:
+async def handle_generate(plane: HandlerPlane, request: Request, job: JobRow, action: str) -> Response:
     """POST generate / generate-stream: check, then queue on the sampling sub-job's worker."""
     plane.require_running(job)
     sub = route_generate(job, request.query_params.get("sub_job_id"))
@@ -339,7 +339,7 @@ async def handle_generate(plane: TrainingDataPlane, request: Request, job: JobRo
 
 
 def weight_sync(
-    plane: TrainingDataPlane, job: JobRow, sub_job_id: Any, sub_job_type: Any, payload: dict[str, Any]
+    plane: HandlerPlane, job: JobRow, sub_job_id: Any, sub_job_type: Any, payload: dict[str, Any]
 ) -> Response:
     """Queue a copy of the training weights (full, or the LoRA adapter) into sampling sub-jobs."""
     plane.require_running(job)
@@ -421,7 +421,7 @@ def _lora_identity(peft_config: dict[str, Any]) -> dict[str, Any]:
 
 
 def reset_prefix_cache(
-    plane: TrainingDataPlane, job: JobRow, sub_job_id: Any, sub_job_type: Any, payload: dict[str, Any]
+    plane: HandlerPlane, job: JobRow, sub_job_id: Any, sub_job_type: Any, payload: dict[str, Any]
 ) -> Response:
     """Answered inline: the local sampler keeps no prefix cache between requests, so it is always empty."""
     plane.require_running(job)
