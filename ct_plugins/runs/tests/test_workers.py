@@ -12,12 +12,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from ct_testing import wait_until
 
 from ct_core import CortexTrainingClient
 
@@ -47,11 +47,16 @@ class Process:
             )
 
     def wait_ready(self) -> dict[str, Any]:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while not self.ready.exists():
+        def started() -> bool:
             assert self.popen.poll() is None, f"{self.name} exited:\n{self.log.read_text()}"
-            assert time.monotonic() < deadline, f"{self.name} did not start:\n{self.log.read_text()}"
-            time.sleep(0.05)
+            return self.ready.exists()
+
+        wait_until(
+            started,
+            timeout=START_TIMEOUT_S,
+            interval=0.05,
+            message=lambda: f"{self.name} did not start:\n{self.log.read_text()}",
+        )
         return dict(json.loads(self.ready.read_text()))
 
     def kill(self) -> None:
@@ -124,14 +129,14 @@ def _workers_of(client: CortexTrainingClient, run_id: str) -> list[tuple[str, st
 def _wait_for(
     client: CortexTrainingClient, run_id: str, ready: Any, timeout: float = 240, poll_s: float = 0.05
 ) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while True:
+    def ready_run() -> dict[str, Any] | None:
         run = client.runs.get(run_id)
         if ready(run):
             return run
         assert run["status"] in ("queued", "running"), run
-        assert time.monotonic() < deadline, run
-        time.sleep(poll_s)
+        return None
+
+    return wait_until(ready_run, timeout=timeout, interval=poll_s, message=f"run {run_id} never got ready")
 
 
 def test_the_front_needs_the_service_token(cluster: dict[str, Any]) -> None:

@@ -10,7 +10,6 @@ as it would load a downloaded one.
 from __future__ import annotations
 
 import base64
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
+from ct_testing import wait_until
 from ct_testing.plugin import create_job, wait_for_job_status
 
 from ct_core import wire
@@ -134,15 +134,15 @@ class Driver:
         return self
 
     def wait(self, request_id: str) -> dict[str, Any]:
-        deadline = time.monotonic() + POLL_LIMIT_S
-        while True:
+        def finished() -> dict[str, Any] | None:
             response = self.http.get(f"{self.url}/requests/{request_id}")
             assert response.status_code == 200, response.text
             status = response.json()
-            if status["status"] in {"done", "failed", "cancelled"}:
-                return dict(status)
-            assert time.monotonic() < deadline, f"request {request_id} still {status['status']}"
-            time.sleep(0.05)
+            return dict(status) if status["status"] in {"done", "failed", "cancelled"} else None
+
+        return wait_until(
+            finished, timeout=POLL_LIMIT_S, interval=0.05, message=f"request {request_id} never finished"
+        )
 
     def result(self, response: httpx.Response) -> dict[str, Any]:
         assert response.status_code == 200, response.text
