@@ -149,3 +149,16 @@ def test_healthz_says_the_runs_service_is_starting_then_up(starting: Starting) -
         starting.wait_started()
         up = http.get(f"{starting.base_url}/healthz").json()
     assert up["services"] == {"runs": "up"}, up
+
+
+def test_healthz_says_why_the_runs_service_did_not_start(local_server_factory: Any, kit: Any) -> None:
+    server = local_server_factory(settings=kit.settings, start=False)
+    service_dir = Path(server.state_dir) / "runs-service"
+    service_dir.mkdir(parents=True, mode=0o700)
+    # A folder where the service's database file goes: its store cannot open it.
+    (service_dir / "runs.sqlite3").mkdir()
+    server.start()
+    with httpx.Client(timeout=30.0) as http:
+        body = http.get(f"{server.base_url}/healthz").json()
+    assert body["status"] == "ok", body
+    assert body["services"]["runs"].startswith("failed: "), body
