@@ -325,3 +325,18 @@ def test_ct_datasets_build_of_a_chat_file_echoes_the_format(
     )  # fmt: skip
     assert result.returncode == 0, result
     assert json.loads(result.stdout)["format"] == "chat"
+
+
+@pytest.mark.parametrize("rows", [chat_rows(24), pc_rows(24)], ids=["chat", "prompt_completion"])
+def test_a_short_run_trains_on_each_new_format_to_its_end(
+    client: CortexTrainingClient, kit: Any, rows: list[dict[str, Any]]
+) -> None:
+    built = client.datasets.build(jsonl(rows), wait=True, timeout=300)
+    assert built["status"] == "succeeded", built
+    run = client.runs.start(kit.small_spec(built["dataset_id"], epochs=1))
+    done = client.runs.wait(run["run_id"], timeout=900)
+    assert done["status"] == "succeeded", done.get("error")
+    assert done["step"] == done["total_steps"] > 0
+    series = client.runs.metrics(done["run_id"])["series"]
+    assert [step for step, _ in series["train_loss"]] == list(range(1, done["total_steps"] + 1))
+    assert all(0 < loss < 100 for _, loss in series["train_loss"] + series["val_loss"])
