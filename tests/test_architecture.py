@@ -147,28 +147,9 @@ def test_every_plugin_package_is_checked_for_cycles() -> None:
     assert len(plugins) == len(list(ROOT.glob("ct_plugins/*/pyproject.toml"))) > 0
 
 
-#: Cycles that exist only through annotation-only (`TYPE_CHECKING`) imports and are not broken yet,
-#: listed exactly: a new cycle, a module joining one, or one broken (then delete its line) fails.
-#: It waits for Protocols in a lower module (the screens' view of the app and of the job screen), as
-#: ct_local.dataplane.plane_api is the handlers' view of the training plane.
-KNOWN_CYCLES: dict[str, list[list[str]]] = {
-    "ct_cli": [
-        [
-            "ct_cli.tui.app",
-            "ct_cli.tui.screens.job",
-            "ct_cli.tui.screens.jobs",
-            "ct_cli.tui.screens.logs",
-            "ct_cli.tui.screens.resources",
-            "ct_cli.tui.screens.tab",
-            "ct_cli.tui.screens.training",
-        ]
-    ],
-}
-
-
 @pytest.mark.parametrize("package", CYCLE_CHECKED)
 def test_no_import_cycles(package: str) -> None:
-    assert _cycles(_graph(package)) == KNOWN_CYCLES.get(package, [])
+    assert _cycles(_graph(package)) == []
 
 
 def _python_files() -> Iterator[Path]:

@@ -27,7 +27,7 @@ from ct_cli.tui import account
 from ct_cli.tui import format as fmt
 
 if TYPE_CHECKING:
-    from ct_cli.tui.app import CtTui
+    from ct_cli.tui.screens.views import TuiApp
 
 #: Seconds between automatic refreshes while the picker is visible.
 REFRESH_S = 20.0
@@ -63,7 +63,7 @@ class JobPickerScreen(Screen[None]):
         self._search_timer: Any = None
 
     @property
-    def tui(self) -> CtTui:
+    def tui(self) -> TuiApp:
         return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:

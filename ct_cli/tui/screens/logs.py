@@ -41,7 +41,7 @@ from ct_cli.tui import tail
 from ct_core.fs import atomic_write
 
 if TYPE_CHECKING:
-    from ct_cli.tui.app import CtTui
+    from ct_cli.tui.screens.views import TuiApp
 
 #: Lines the screen keeps (and the log pane shows) per source.
 BUFFER_LINES = 20_000
@@ -138,7 +138,7 @@ class LogScreen(Screen[None]):
         self.warmed = False
 
     @property
-    def tui(self) -> CtTui:
+    def tui(self) -> TuiApp:
         return self.app  # type: ignore[return-value]
 
     @property

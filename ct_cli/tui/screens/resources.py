@@ -21,7 +21,7 @@ from ct_cli.tui import charts, draw, metrics
 from ct_cli.tui.screens.tab import DownloadingTab
 
 if TYPE_CHECKING:
-    from ct_cli.tui.screens.job import JobScreen
+    from ct_cli.tui.screens.views import JobView
 
 #: Seconds between downloads while the tab is shown (metrics chunks arrive about once a minute).
 REFRESH_S = 30.0
@@ -42,7 +42,7 @@ class ResourcesPane(DownloadingTab, VerticalScroll):
     ResourcesPane > #resources-body { width: 100%; height: auto; }
     """
 
-    def __init__(self, owner: JobScreen) -> None:
+    def __init__(self, owner: JobView) -> None:
         super().__init__(id="resources")
         self.init_tab(owner)
         self.refresh_s = REFRESH_S

@@ -14,17 +14,16 @@ from typing import TYPE_CHECKING, Any
 from ct_cli.tui import metrics
 
 if TYPE_CHECKING:
-    from ct_cli.tui.app import CtTui
-    from ct_cli.tui.screens.job import JobScreen
+    from ct_cli.tui.screens.views import JobView, TuiApp
 
 
 class DownloadingTab:
     """Mixed into a tab widget: its download state and the download-refresh cycle."""
 
-    owner: JobScreen
+    owner: JobView
     refresh_s: float
 
-    def init_tab(self, owner: JobScreen) -> None:
+    def init_tab(self, owner: JobView) -> None:
         self.owner = owner
         self.notes: list[str] = []
         self.error: str | None = None
@@ -55,7 +54,7 @@ class DownloadingTab:
         self.redraw()
         self.start_download()
 
-    def post_failure(self, tui: CtTui, operation: str, exc: Exception) -> None:
+    def post_failure(self, tui: TuiApp, operation: str, exc: Exception) -> None:
         """From the worker thread: log the traceback, show one line naming the error log."""
         tui.record_error(f"{operation} {self.owner.job_id} failed", traceback.format_exc())
         note = (

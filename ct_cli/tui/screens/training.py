@@ -21,7 +21,7 @@ from ct_cli.tui import charts, draw, metrics
 from ct_cli.tui.screens.tab import DownloadingTab
 
 if TYPE_CHECKING:
-    from ct_cli.tui.screens.job import JobScreen
+    from ct_cli.tui.screens.views import JobView
 
 REFRESH_S = 15.0
 #: Height of each chart in cells (plot rows, then the axis and its labels).
@@ -50,7 +50,7 @@ class TrainingPane(DownloadingTab, Vertical):
     TrainingPane > #training-table { height: 1fr; }
     """
 
-    def __init__(self, owner: JobScreen) -> None:
+    def __init__(self, owner: JobView) -> None:
         super().__init__(id="training")
         self.init_tab(owner)
         self.refresh_s = REFRESH_S
