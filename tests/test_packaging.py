@@ -17,11 +17,11 @@ import random
 import subprocess
 import sys
 import sysconfig
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from ct_testing import wait_until
 from packaging.requirements import Requirement
 
 from ct_core import __version__
@@ -300,11 +300,17 @@ def test_ct_installed_from_wheels_runs_outside_the_checkout(
 
 def _wait_for_file(path: Path, process: subprocess.Popen[bytes], log: Path) -> None:
     """Until the server writes its ready file; its exit or a hang fails with its log."""
-    deadline = time.monotonic() + STEP_TIMEOUT_S
-    while not path.exists():
+
+    def written() -> bool:
         assert process.poll() is None, log.read_text(encoding="utf-8", errors="replace")
-        assert time.monotonic() < deadline, log.read_text(encoding="utf-8", errors="replace")
-        time.sleep(0.1)
+        return path.exists()
+
+    wait_until(
+        written,
+        timeout=STEP_TIMEOUT_S,
+        interval=0.1,
+        message=lambda: log.read_text(encoding="utf-8", errors="replace"),
+    )
 
 
 def _a_job(run_ct: Any, connection: list[str], work: Path) -> None:

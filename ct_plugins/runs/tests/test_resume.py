@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
+from ct_testing import wait_until
 
 from ct_core import CortexTrainingClient
 
@@ -77,13 +78,15 @@ def _same_metrics(client: CortexTrainingClient, run: dict[str, Any], reference: 
 
 def _running_past(client: CortexTrainingClient, run_id: str, step: int) -> dict[str, Any]:
     """The run once it has committed a checkpoint past `step` on a live job."""
-    deadline = time.monotonic() + 300
-    while True:
+
+    def past_step() -> dict[str, Any] | None:
         run = client.runs.get(run_id)
         if run["step"] >= step and run["job_ids"]:
             return run
-        assert time.monotonic() < deadline and run["status"] in ("queued", "running"), run
-        time.sleep(0.05)
+        assert run["status"] in ("queued", "running"), run
+        return None
+
+    return wait_until(past_step, timeout=300, interval=0.05, message=f"run {run_id} never passed step {step}")
 
 
 def _fail_job(server: Any, job_id: str) -> None:
@@ -124,10 +127,12 @@ def test_a_job_that_fails_between_two_segments_is_reported_and_replaced(
         server.set_faults(
             {"path": f"/cortex-training/{failed_job}$", "method": "GET", "action": "delay", "delay_s": HOLD_S}
         )
-        deadline = time.monotonic() + 300
-        while not any(rule["hits"] for rule in _fault_rules(server)):
-            assert time.monotonic() < deadline, client.runs.get(run_id)
-            time.sleep(0.01)
+        wait_until(
+            lambda: any(rule["hits"] for rule in _fault_rules(server)),
+            timeout=300,
+            interval=0.01,
+            message=lambda: str(client.runs.get(run_id)),
+        )
         _fail_job(server, failed_job)
         run = client.runs.wait(run_id, timeout=600)
         assert run["status"] == "succeeded", run.get("error")
@@ -203,24 +208,21 @@ def test_sigkill_at_ten_random_points_resumes_exactly(
 
 
 def _wait_until_step(client: CortexTrainingClient, run_id: str, step: int, timeout: float = 300) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        run = client.runs.get(run_id)
-        if run["step"] >= step or run["status"] in ("succeeded", "failed", "cancelled"):
-            return
-        assert time.monotonic() < deadline, f"run {run_id} stuck at step {run['step']}"
-        time.sleep(0.02)
+    wait_until(
+        lambda: (
+            (run := client.runs.get(run_id))["step"] >= step
+            or run["status"] in ("succeeded", "failed", "cancelled")
+        ),
+        timeout=timeout,
+        message=f"run {run_id} never reached step {step}",
+    )
 
 
 def _hold_the_next_step(server: Any, client: CortexTrainingClient, run_id: str) -> None:
     """Hold the next step request the server receives (the kill that follows ends it) and return
     once it is held: the run then stands inside an open segment past a committed checkpoint."""
     server.set_faults({"path": "/step$", "method": "POST", "action": "delay", "delay_s": HOLD_STEP_S})
-    deadline = time.monotonic() + 300
-    while not any(rule["hits"] for rule in _fault_rules(server)):
-        run = client.runs.get(run_id)
-        assert time.monotonic() < deadline and run["status"] in ("queued", "running"), run
-        time.sleep(0.02)
+    _wait_for_a_held_request(server, client, run_id)
 
 
 def _hold_between_two_segments(server: Any, client: CortexTrainingClient, run_id: str) -> None:
@@ -231,18 +233,28 @@ def _hold_between_two_segments(server: Any, client: CortexTrainingClient, run_id
     server.set_faults(
         {"path": f"/cortex-training/{job_id}$", "method": "GET", "action": "delay", "delay_s": HOLD_STEP_S}
     )
-    deadline = time.monotonic() + 300
-    while not any(rule["hits"] for rule in _fault_rules(server)):
+    _wait_for_a_held_request(server, client, run_id)
+
+
+def _wait_for_a_held_request(server: Any, client: CortexTrainingClient, run_id: str) -> None:
+    """Until the server holds a request the fault rules match; the run must stay live meanwhile."""
+
+    def held() -> bool:
+        if any(rule["hits"] for rule in _fault_rules(server)):
+            return True
         run = client.runs.get(run_id)
-        assert time.monotonic() < deadline and run["status"] in ("queued", "running"), run
-        time.sleep(0.02)
+        assert run["status"] in ("queued", "running"), run
+        return False
+
+    wait_until(held, timeout=300, message=f"no request of run {run_id} was held")
 
 
 def _wait_until_checkpoint(client: CortexTrainingClient, run_id: str, timeout: float = 300) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        run = client.runs.get(run_id)
-        if run["checkpoints"] or run["status"] in ("succeeded", "failed", "cancelled"):
-            return
-        assert time.monotonic() < deadline, f"run {run_id} saved no checkpoint by step {run['step']}"
-        time.sleep(0.02)
+    wait_until(
+        lambda: (
+            (run := client.runs.get(run_id))["checkpoints"]
+            or run["status"] in ("succeeded", "failed", "cancelled")
+        ),
+        timeout=timeout,
+        message=f"run {run_id} saved no checkpoint",
+    )

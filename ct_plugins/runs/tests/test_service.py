@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from ct_runs import webhooks
+from ct_testing import wait_until
 
 from ct_core import CortexTrainingClient
 from ct_core.errors import APIError, FailedPreconditionError, InvalidArgumentError, NotFoundError
@@ -216,9 +217,7 @@ def test_completion_webhook_is_signed_and_sent_once(
         return [r for r in webhook_receiver.received() if json.loads(r["body"])["data"]["run_id"] == run_id]
 
     # The hook is sent right after the run turns terminal; give it time to arrive.
-    deadline = time.monotonic() + 60
-    while not mine() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(mine, timeout=60, interval=0.05, message="the completion webhook never arrived")
     time.sleep(0.5)  # a duplicate would arrive right behind the first
     assert len(mine()) == 1
     [request] = mine()
@@ -353,14 +352,22 @@ def test_cancel_a_queued_run_then_a_running_one(
 
 
 def _wait_for(client: CortexTrainingClient, run_id: str, ready: Any, timeout: float = 300) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while True:
-        run = client.runs.get(run_id)
+    last: dict[str, Any] = {}
+
+    def ready_run() -> dict[str, Any] | None:
+        nonlocal last
+        last = run = client.runs.get(run_id)
         if ready(run):
             return run
         assert run["status"] not in ("failed", "succeeded", "cancelled"), run
-        assert time.monotonic() < deadline, f"run {run_id} not ready: {run['status']} at step {run['step']}"
-        time.sleep(0.1)
+        return None
+
+    return wait_until(
+        ready_run,
+        timeout=timeout,
+        interval=0.1,
+        message=lambda: f"run {run_id} not ready: {last.get('status')} at step {last.get('step')}",
+    )
 
 
 def test_list_runs_newest_first_and_by_status(
