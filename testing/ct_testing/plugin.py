@@ -41,6 +41,8 @@ from typing import Any
 import httpx
 import pytest
 
+from ct_testing.wait import wait_until
+
 # How long a server may take to start before the fixture gives up (imports dominate, and a loaded
 # 2-core machine running two test workers can take a minute), and how long a graceful stop may take
 # before it becomes a SIGKILL (a stop snapshots the training state). Both only bound a hang.
@@ -367,17 +369,24 @@ def wait_for_job_status(
 ) -> dict[str, Any]:
     """Poll ``GET url`` until the job's status is in ``statuses``; the record. Fails the test when
     the job ends in another status, or after ``limit_s`` (only a hang gets near it)."""
-    deadline = time.monotonic() + limit_s
-    while True:
+    last = ""
+
+    def reached() -> dict[str, Any] | None:
+        nonlocal last
         record = http.get(url).raise_for_status().json()
-        status = record["status"]
+        last = status = record["status"]
         if status in statuses:
             return dict(record)
         if status in TERMINAL_STATUSES:
             pytest.fail(f"job ended {status!r} while waiting for {sorted(statuses)}: {record}")
-        if time.monotonic() > deadline:
-            pytest.fail(f"job stayed {status!r}, expected one of {sorted(statuses)}")
-        time.sleep(0.01)
+        return None
+
+    return wait_until(
+        reached,
+        timeout=limit_s,
+        interval=0.01,
+        message=lambda: f"job stayed {last!r}, expected one of {sorted(statuses)}",
+    )
 
 
 # --- running the `ct` console script ----------------------------------------------------------------
