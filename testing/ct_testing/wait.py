@@ -26,7 +26,7 @@ DEFAULT_INTERVAL_S = 0.02
 
 
 def wait_until(
-    predicate: Callable[[], T],
+    predicate: Callable[[], T | None],
     *,
     timeout: float = DEFAULT_TIMEOUT_S,
     interval: float = DEFAULT_INTERVAL_S,
