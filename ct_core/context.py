@@ -90,19 +90,36 @@ class ClientContext:
         )
 
 
-@dataclass(frozen=True)
 class OperationsContext:
     """What a part that sends operations and waits on the poll schedule reads (`client.runs`,
     `client.datasets`): the generated operations take it as their transport (`request`, `stream`),
-    and the waits read the client's poll settings and sleep under the same names as on the client."""
+    and the waits read the client's poll settings and sleep under the same names as on the client.
+    (A plain class: a dataclass costs a millisecond of every command's start-up to define.)"""
 
-    request: Callable[..., Any]
-    stream: Callable[..., Any]
-    poll_interval: float
-    poll_timeout: float
-    poll_backoff_multiplier: float
-    poll_max_interval: float
-    sleep: Callable[[float], None]
+    __slots__ = (
+        "poll_backoff_multiplier",
+        "poll_interval",
+        "poll_max_interval",
+        "poll_timeout",
+        "request",
+        "sleep",
+        "stream",
+    )
+
+    def __init__(
+        self,
+        *,
+        request: Callable[..., Any],
+        stream: Callable[..., Any],
+        poll_interval: float,
+        poll_timeout: float,
+        poll_backoff_multiplier: float,
+        poll_max_interval: float,
+        sleep: Callable[[float], None],
+    ) -> None:
+        self.request, self.stream, self.sleep = request, stream, sleep
+        self.poll_interval, self.poll_timeout = poll_interval, poll_timeout
+        self.poll_backoff_multiplier, self.poll_max_interval = poll_backoff_multiplier, poll_max_interval
 
 
 class forward_to(Generic[P, R]):

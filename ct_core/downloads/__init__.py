@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ct_core.constants import DEFAULT_TRANSFER_TIMEOUT_S
@@ -31,27 +30,38 @@ if TYPE_CHECKING:
 __all__ = ["CheckpointDownloadError", "ChunkDamaged", "DownloadContext", "Downloads"]
 
 
-@dataclass
 class DownloadContext:
     """What the download modules read of their client, and nothing else of it: where (URL, database,
     schema), as whom (`credential`), the client's request path (`request`, `stream`, its timeouts and
     TLS check) and the three control-plane reads a download needs. The modules take it wherever they
-    take a client (they read the same names), so a plugin may still hand them a client."""
+    take a client (they read the same names), so a plugin may still hand them a client. `shared` is
+    the root memory and kept Connector sessions, shared with the client's for_job twins. (A plain
+    class: a dataclass costs a millisecond of every command's start-up to define.)"""
 
-    base_url: str
-    database: str
-    schema: str
-    verify_ssl: bool | str
-    request_timeout: tuple[float, float]
-    #: How the client signs in, read when a download needs it (a PAT client learns its host late).
-    credential_of: Callable[[], Credential]
-    request: Callable[..., Response]
-    stream: Callable[..., AbstractContextManager[StreamedResponse]]
-    list_checkpoints: Callable[[str], list[dict[str, Any]]]
-    export_checkpoint: Callable[[str, str], dict[str, Any]]
-    get_experiment_run: Callable[[str], dict[str, Any]]
-    #: Root memory and kept Connector sessions; shared with the client's for_job twins.
-    shared: SharedDownloadState | None = None
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        database: str,
+        schema: str,
+        verify_ssl: bool | str,
+        request_timeout: tuple[float, float],
+        credential_of: Callable[[], Credential],
+        request: Callable[..., Response],
+        stream: Callable[..., AbstractContextManager[StreamedResponse]],
+        list_checkpoints: Callable[[str], list[dict[str, Any]]],
+        export_checkpoint: Callable[[str, str], dict[str, Any]],
+        get_experiment_run: Callable[[str], dict[str, Any]],
+        shared: SharedDownloadState | None = None,
+    ) -> None:
+        self.base_url, self.database, self.schema = base_url, database, schema
+        self.verify_ssl, self.request_timeout = verify_ssl, request_timeout
+        #: How the client signs in, read when a download needs it (a PAT client learns its host late).
+        self.credential_of = credential_of
+        self.request, self.stream = request, stream
+        self.list_checkpoints, self.export_checkpoint = list_checkpoints, export_checkpoint
+        self.get_experiment_run = get_experiment_run
+        self.shared = shared
 
     @property
     def credential(self) -> Credential:
