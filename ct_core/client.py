@@ -25,8 +25,6 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, cast
 
 from ct_core import errors
-from ct_core.config.typed import Hardware, SubJobConfig, hardware_wire
-from ct_core.config.validation import build_create_body, validate_create_body
 from ct_core.connect.resolve import normalize_host, rest_host
 from ct_core.constants import (
     DEFAULT_CONNECT_TIMEOUT,
@@ -65,6 +63,7 @@ from ct_core.http.transport import (
 from ct_core.operations import account, control_plane
 
 if TYPE_CHECKING:
+    from ct_core.config.typed import Hardware, SubJobConfig
     from ct_core.connect.resolve import ConnectionOptions, ResolvedConnection
     from ct_core.data.generate import Generation
     from ct_core.downloads.logs import SharedDownloadState
@@ -473,6 +472,8 @@ class CortexTrainingClient:
         `pending_timeout_seconds` is 300-604800. Raises ValidationError before sending when
         anything is off.
         """
+        from ct_core.config.validation import build_create_body  # the create-body rules load to create
+
         body = build_create_body(
             sub_jobs,
             experiment_name=experiment_name,
@@ -488,6 +489,8 @@ class CortexTrainingClient:
         The body is checked and normalized by `validate_create_body` first. The request is retried
         only when it provably never reached the server, so a job is never created twice.
         """
+        from ct_core.config.validation import validate_create_body
+
         normalized = validate_create_body(body)
         # Retried only when it never left this machine (the spec's rule for createJob).
         answer: Any = control_plane.create_job(
@@ -645,6 +648,8 @@ class CortexTrainingClient:
         return list(models or [])
 
     def _capacity(self, hardware: Hardware | str | None, breakdown: str | None) -> Any:
+        from ct_core.config.typed import hardware_wire
+
         # One attempt (the spec's rule for getCapacity), under the capacity lookup's shorter bound.
         return control_plane.get_capacity(
             self._transport,

@@ -138,11 +138,14 @@ def test_command_help_still_goes_to_the_invocations_stdout(ct_home: Path, tmp_pa
 #: download only a download. The schemas (`ct_api.models`) are types for a checker, never imported.
 #: `urllib.request` (with tempfile, shutil and the compressors) only reads the proxy settings when
 #: the environment names a proxy; `hashlib` only checks a chunked result; generation loads with
-#: the first generate call; the idna codec only a host name that is not ASCII (or a TLS handshake).
+#: the first generate call, the create-body rules with the first create; the idna codec only
+#: a host name that is not ASCII (or a TLS handshake).
 NOT_FOR_A_REQUEST = (
     *NEVER,
     "urllib.request",
     "encodings.idna",
+    "ct_core.config.validation",
+    "ct_core.config.bodies",
     "hashlib",
     "ct_core.data.generate",
     "httpx",
