@@ -340,6 +340,20 @@ def test_ct_local_has_no_lock_file_code_of_its_own() -> None:
     assert problems == []
 
 
+def test_ct_core_fs_is_the_only_lock_helper() -> None:
+    """One lock helper for the whole tree: ct_core.fs.exclusive_lock. Any other module of ct, its
+    plugins or its test fixtures that takes a file lock goes through it."""
+    roots = ("ct_core", "ct_cli", "ct_local", "ct_plugins", "testing")
+    problems = [
+        problem
+        for root in roots
+        for path in (ROOT / root).rglob("*.py")
+        if path != ROOT / "ct_core" / "fs.py" and "tests" not in path.relative_to(ROOT).parts
+        for problem in _lock_code(path)
+    ]
+    assert problems == []
+
+
 def test_ct_local_keeps_no_mutable_container_at_module_level() -> None:
     """What one app changes lives in its ServerState, never in a module global."""
     problems = [

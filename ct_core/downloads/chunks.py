@@ -348,41 +348,35 @@ def group_listing(
 def exclusive(output_dir: Path, stream: Stream) -> Iterator[None]:
     """Hold ``<output_dir>/.<filename>.lock`` for the download; the OS drops it if the process dies.
 
-    The file is removed when the download ends, so a finished download leaves none behind.
+    The file is removed when the download ends, so a finished download leaves none behind. The lock
+    is ct_core.fs's one lock helper, taken without waiting: a second download of the same folder
+    fails at once with DownloadInProgress.
     """
-    try:
-        import fcntl
-    except ImportError:  # Windows: two downloads of one folder stay unsupported, as documented
-        yield
-        return
     output_dir.mkdir(parents=True, exist_ok=True)
     path = output_dir / f".{stream.filename}.lock"
     while True:
-        handle = path.open("a")
-        try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.close()
-            raise DownloadInProgress(
-                f"another {stream.label} download is writing into {output_dir}; wait for it to finish"
-            ) from None
-        # The download before us removes the file as it ends: a lock taken on the file it removed
-        # guards nothing, so the lock counts only while the path still names the locked file.
-        try:
-            current = os.path.samestat(os.fstat(handle.fileno()), os.stat(path))
-        except FileNotFoundError:
-            current = False
-        if current:
-            break
-        handle.close()
-    try:
-        yield
-    finally:
-        # Removed while still held: no other download can take the lock on this file afterwards.
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
-        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-        handle.close()
+        with contextlib.ExitStack() as held:
+            try:
+                descriptor = held.enter_context(fs.exclusive_lock(path, blocking=False))
+            except BlockingIOError:
+                raise DownloadInProgress(
+                    f"another {stream.label} download is writing into {output_dir}; wait for it to finish"
+                ) from None
+            # The download before us removes the file as it ends: a lock taken on the file it removed
+            # guards nothing, so the lock counts only while the path still names the locked file.
+            try:
+                current = os.path.samestat(os.fstat(descriptor), os.stat(path))
+            except FileNotFoundError:
+                current = False
+            if not current:
+                continue
+            try:
+                yield
+            finally:
+                # Removed while still held: no other download can take the lock on this file afterwards.
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+            return
 
 
 def inflate_into(source: Path, sink: Any) -> None:

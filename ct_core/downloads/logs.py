@@ -405,7 +405,7 @@ def download_execution_logs(
                 retrier = Retrier(cancelled, _attempt_timeout(transfer_timeout_seconds, entry.size))
                 fetches.append(retrier)
                 _fetch_whole(store, entry, dest, retrier)
-                meta_path.write_text(json.dumps(listed), encoding="utf-8")
+                fs.atomic_write(meta_path, json.dumps(listed), durable=False)
                 saved_any = True
             if progress is not None:
                 # One finished line per file, in the form of the chunked downloads' lines.
