@@ -253,7 +253,7 @@ def trained(backend: Any, kit: Any, tmp_path_factory: pytest.TempPathFactory) ->
         poll_interval=0.02,
         poll_max_interval=0.25,
     ) as client:
-        dataset = client.datasets.build(path, label_fields=["topic"], seed=1, wait=True, timeout=120)
+        dataset = client.datasets.build(path, label_fields=["topic"], seed=1, wait=True, timeout=600)
         assert dataset["status"] == "succeeded", dataset
         spec = kit.small_spec(dataset["dataset_id"], epochs=1)
         run = client.runs.wait(client.runs.start(spec)["run_id"], timeout=600)

@@ -296,7 +296,7 @@ def test_the_service_builds_each_format_and_echoes_it(
 ) -> None:
     path = tmp_path / "data.jsonl"
     path.write_bytes(jsonl(rows))
-    built = client.datasets.build(path, label_fields=label_fields, wait=True, timeout=120)
+    built = client.datasets.build(path, label_fields=label_fields, wait=True, timeout=600)
     assert built["status"] == "succeeded", built
     assert built["format"] == expected
     assert client.datasets.get(built["dataset_id"])["format"] == expected
@@ -304,7 +304,7 @@ def test_the_service_builds_each_format_and_echoes_it(
 
 def test_the_service_refuses_a_mixed_file_at_its_line(client: CortexTrainingClient) -> None:
     built = client.datasets.build(
-        jsonl([chat(1), chat(2), {"prompt": "a", "completion": "b"}]), wait=True, timeout=120
+        jsonl([chat(1), chat(2), {"prompt": "a", "completion": "b"}]), wait=True, timeout=600
     )
     assert built["status"] == "failed"
     assert built["error"]["code"] == "invalid_argument"
@@ -331,7 +331,7 @@ def test_ct_datasets_build_of_a_chat_file_echoes_the_format(
 def test_a_short_run_trains_on_each_new_format_to_its_end(
     client: CortexTrainingClient, kit: Any, rows: list[dict[str, Any]]
 ) -> None:
-    built = client.datasets.build(jsonl(rows), wait=True, timeout=300)
+    built = client.datasets.build(jsonl(rows), wait=True, timeout=600)
     assert built["status"] == "succeeded", built
     run = client.runs.start(kit.small_spec(built["dataset_id"], epochs=1))
     done = client.runs.wait(run["run_id"], timeout=900)

@@ -30,7 +30,7 @@ def server(module_local_server_factory: Any, kit: Any) -> Any:
 def dataset_id(server: Any, kit: Any, tmp_path_factory: pytest.TempPathFactory) -> str:
     path = kit.write_corpus(tmp_path_factory.mktemp("idem") / "corpus.jsonl", kit.corpus_lines())
     with _client(server.base_url) as client:
-        dataset = client.datasets.build(path, label_fields=["topic"], seed=5, wait=True, timeout=300)
+        dataset = client.datasets.build(path, label_fields=["topic"], seed=5, wait=True, timeout=600)
     assert dataset["status"] == "succeeded", dataset
     return str(dataset["dataset_id"])
 

@@ -42,7 +42,7 @@ def _client(server: Any) -> CortexTrainingClient:
 def _spec_on(client: CortexTrainingClient, corpus: Any, kit: Any) -> dict[str, Any]:
     """The dataset built on this client's service (the same file and seed give the same split),
     and the spec of a run on it that stops early."""
-    dataset = client.datasets.build(corpus, label_fields=["topic"], seed=3, wait=True, timeout=120)
+    dataset = client.datasets.build(corpus, label_fields=["topic"], seed=3, wait=True, timeout=600)
     assert dataset["status"] == "succeeded", dataset
     # Early stopping after two validations without a 0.25 gain: the stop step is part of what
     # must come out the same.

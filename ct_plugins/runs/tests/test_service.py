@@ -44,7 +44,7 @@ def dataset(
     client: CortexTrainingClient, tmp_path_factory: pytest.TempPathFactory, kit: Any
 ) -> dict[str, Any]:
     path = kit.write_corpus(tmp_path_factory.mktemp("corpus") / "corpus.jsonl", kit.corpus_lines())
-    return client.datasets.build(path, label_fields=["topic"], seed=1, wait=True, timeout=120)
+    return client.datasets.build(path, label_fields=["topic"], seed=1, wait=True, timeout=600)
 
 
 @pytest.fixture(scope="module")
@@ -79,10 +79,10 @@ def test_same_file_and_seed_give_the_same_split(
     client: CortexTrainingClient, tmp_path: Path, dataset: dict[str, Any], kit: Any
 ) -> None:
     path = kit.write_corpus(tmp_path / "again.jsonl", kit.corpus_lines())
-    again = client.datasets.build(path, label_fields=["topic"], seed=1, wait=True, timeout=120)
+    again = client.datasets.build(path, label_fields=["topic"], seed=1, wait=True, timeout=600)
     assert again["dataset_id"] != dataset["dataset_id"]
     assert again["fingerprints"] == dataset["fingerprints"]
-    other_seed = client.datasets.build(path, label_fields=["topic"], seed=2, wait=True, timeout=120)
+    other_seed = client.datasets.build(path, label_fields=["topic"], seed=2, wait=True, timeout=600)
     assert other_seed["fingerprints"]["source"] == dataset["fingerprints"]["source"]
     assert other_seed["fingerprints"]["train"] != dataset["fingerprints"]["train"]
 
@@ -91,7 +91,7 @@ def test_a_leaky_dataset_fails_closed(client: CortexTrainingClient, tmp_path: Pa
     lines = kit.corpus_lines(60, seed=11)
     # Every row twice: whatever the split, some text lands in both train and validation.
     path = kit.write_corpus(tmp_path / "leaky.jsonl", lines + [dict(line) for line in lines])
-    built = client.datasets.build(path, wait=True, timeout=120)
+    built = client.datasets.build(path, wait=True, timeout=600)
     assert built["status"] == "succeeded"
     assert built["violations"] and {v["gate"] for v in built["violations"]} >= {"exact_duplicate"}
     with pytest.raises(FailedPreconditionError) as refused:
@@ -101,7 +101,7 @@ def test_a_leaky_dataset_fails_closed(client: CortexTrainingClient, tmp_path: Pa
 
 
 def test_a_bad_file_fails_the_build_with_the_line(client: CortexTrainingClient) -> None:
-    built = client.datasets.build(b'{"text": "fine"}\nnot json\n', wait=True, timeout=60)
+    built = client.datasets.build(b'{"text": "fine"}\nnot json\n', wait=True, timeout=600)
     assert built["status"] == "failed"
     assert built["error"]["code"] == "invalid_argument"
     assert "line 2" in built["error"]["message"]
@@ -397,7 +397,9 @@ def test_routes_check_the_callers_token_and_role(local_server_factory: Any, kit:
         return CortexTrainingClient(base_url=server.base_url, database=DATABASE, schema=SCHEMA, token=token)
 
     with as_("alice-token") as alice, as_("bob-token") as bob, as_(None) as nobody:
-        built = alice.datasets.build(b'{"text": "one row"}\n{"text": "another row"}\n', wait=True, timeout=60)
+        built = alice.datasets.build(
+            b'{"text": "one row"}\n{"text": "another row"}\n', wait=True, timeout=600
+        )
         assert built["status"] == "succeeded"
         with pytest.raises(NotFoundError):
             bob.datasets.get(built["dataset_id"])

@@ -158,7 +158,7 @@ def test_two_workers_share_the_queue_and_take_over_a_dead_one(
 ) -> None:
     with _client(cluster) as client:
         path = kit.write_corpus(tmp_path / "corpus.jsonl", kit.corpus_lines())
-        dataset = client.datasets.build(path, seed=4, wait=True, timeout=180)
+        dataset = client.datasets.build(path, seed=4, wait=True, timeout=600)
         assert dataset["status"] == "succeeded", dataset
         spec = kit.small_spec(dataset["dataset_id"], epochs=6)
         reference = client.runs.wait(client.runs.start(spec)["run_id"], timeout=900)
@@ -216,7 +216,7 @@ def test_a_standalone_service_on_sqlite(module_local_server_factory: Any, kit: A
             base_url=info["base_url"], database=DATABASE, schema=SCHEMA, token=TOKEN, poll_interval=0.05
         ) as client:
             path = kit.write_corpus(tmp_path / "corpus.jsonl", kit.corpus_lines(40))
-            dataset = client.datasets.build(path, wait=True, timeout=120)
+            dataset = client.datasets.build(path, wait=True, timeout=600)
             run = client.runs.start(kit.small_spec(dataset["dataset_id"], epochs=1), wait=True, timeout=600)
             assert run["status"] == "succeeded", run.get("error")
             # The jobs were created on the Cortex Training side, in the connection's schema.
