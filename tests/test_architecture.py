@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -505,3 +506,142 @@ def test_the_facade_gives_its_parts_a_context_and_clones_nothing() -> None:
     facade = (ROOT / "ct_core" / "client.py").read_text(encoding="utf-8")
     problems["ct_core/client.py"] = _client_reach(facade)
     assert {name: found for name, found in problems.items() if found} == {}
+
+
+# --- ARCHITECTURE.md names what exists, and says where hooks are called and commands listed -------
+
+ARCHITECTURE = ROOT / "ARCHITECTURE.md"
+#: Paths the page names that a build writes, not the repository (the wheel's copy of the catalog).
+BUILT_PATHS = frozenset({"ct_core/catalog/data"})
+_PATH_SUFFIXES = (".py", ".md", ".toml", ".yaml", ".yml", ".json", ".jinja")
+
+
+def _backticked(text: str) -> list[str]:
+    """The first word of every `code span` that could name a file or folder."""
+    found = []
+    for span in text.split("`")[1::2]:
+        words = span.split()
+        word = words[0] if words else ""
+        if "<" in word or "(" in word or word.startswith(("/", ".", "-")) or "://" in word:
+            continue
+        if "/" in word or word.endswith(_PATH_SUFFIXES):
+            found.append(word.rstrip("/"))
+    return found
+
+
+def _missing_paths(text: str, root: Path) -> list[str]:
+    """Paths named in backticks that are not in the tree under `root`.
+
+    A name whose first folder is one at the top of the repository is read from there. In a row of a
+    table whose first cell names a folder (`ct_core/http/`), any other name is looked for under that
+    folder (`direct.py` somewhere below it); elsewhere such a name is not checked.
+    """
+    top = {path.name for path in root.iterdir()}
+    missing = []
+    for line in text.splitlines():
+        row_root: Path | None = None
+        if line.startswith("| ") and not line.startswith("| ---"):
+            first = _backticked(line.split("|")[1])
+            if first and (root / first[0]).is_dir():
+                row_root = root / first[0]
+        for name in _backticked(line):
+            if name in BUILT_PATHS:
+                continue
+            if name.split("/")[0] in top:
+                exists = (root / name).exists()
+            elif row_root is not None:
+                exists = (row_root / name).exists() or any(row_root.rglob(name))
+            else:
+                continue
+            if not exists:
+                missing.append(name)
+    return missing
+
+
+def test_the_path_checker_finds_a_missing_path(tmp_path: Path) -> None:
+    (tmp_path / "pkg" / "http").mkdir(parents=True)
+    (tmp_path / "pkg" / "http" / "pool.py").write_text("")
+    page = (
+        "See `pkg/http/pool.py`, `pkg/gone.py` and `make regen`.\n"
+        "| `pkg/` | `pool.py`, `http/`, `lost.py`, `a.b`, `api/<tag>/x.py` |\n"
+        "Elsewhere `free.py` is not checked.\n"
+    )
+    assert _missing_paths(page, tmp_path) == ["pkg/gone.py", "lost.py"]
+
+
+def test_every_path_architecture_names_exists() -> None:
+    assert _missing_paths(ARCHITECTURE.read_text(encoding="utf-8"), ROOT) == []
+
+
+def _section(text: str, title: str) -> str:
+    """The bullet of "Where a new thing goes" that starts with `- **<title>**`."""
+    start = text.index(f"- **{title}**")
+    end = text.find("\n- **", start + 1)
+    return text[start : end if end != -1 else len(text)]
+
+
+def _hook_touchers(paths: Iterator[Path], root: Path = ROOT) -> set[str]:
+    """Modules that touch a plugin manager's `hook` (`pm.hook.ct_x(...)`, `getattr(pm.hook, name)`)."""
+    return {
+        str(path.relative_to(root))
+        for path in paths
+        if any(
+            isinstance(node, ast.Attribute) and node.attr == "hook"
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        )
+    }
+
+
+def test_the_hook_finder_finds_a_call_site(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("pm.hook.ct_register_commands(app=app)\n")
+    (tmp_path / "b.py").write_text("caller = getattr(manager.hook, name)\n")
+    (tmp_path / "c.py").write_text("hook = 1\nfrom x import hook\n")
+    assert _hook_touchers(tmp_path.glob("*.py"), root=tmp_path) == {"a.py", "b.py"}
+
+
+def test_hooks_are_called_only_where_architecture_says() -> None:
+    """A new call site of a hook outside ct_core is a decision: ARCHITECTURE.md names it and why."""
+    sources = (
+        path
+        for folder in ("ct_core", "ct_cli", "ct_local", "ct_plugins", "testing", "examples")
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        if "tests" not in path.relative_to(ROOT).parts
+    )
+    section = " ".join(_section(ARCHITECTURE.read_text(encoding="utf-8"), "A plugin hook").split())
+    assert "touch `pm.hook` at all:" in section, section
+    named = _backticked(section.split("touch `pm.hook` at all:", 1)[1])
+    assert _hook_touchers(sources) == {name for name in named if name.endswith(".py") and "/" in name}
+
+
+def _command_tables(paths: Iterator[Path], root: Path = ROOT) -> dict[str, str]:
+    """Module-level tables of lazy commands (three or more "package.module:name" strings): path -> name."""
+    found = {}
+    for path in paths:
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if not isinstance(node, ast.Assign | ast.AnnAssign) or node.value is None:
+                continue
+            import_paths = [
+                item
+                for item in ast.walk(node.value)
+                if isinstance(item, ast.Constant)
+                and isinstance(item.value, str)
+                and re.fullmatch(r"[a-z_][a-z0-9_.]*:[a-z_][a-z0-9_]*", item.value)
+            ]
+            target = node.targets[0] if isinstance(node, ast.Assign) else node.target
+            if len(import_paths) >= 3 and isinstance(target, ast.Name):
+                found[str(path.relative_to(root))] = target.id
+    return found
+
+
+def test_the_command_table_finder_finds_one(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("T = (('x', 'p.m:x', 'X'), ('y', 'p.m:y', 'Y'), ('z', 'p.n:z', 'Z'))\n")
+    (tmp_path / "b.py").write_text("def f():\n    return ['p.m:x', 'p.m:y', 'p.m:z']\nONE = 'p.m:x'\n")
+    assert _command_tables(tmp_path.glob("*.py"), root=tmp_path) == {"a.py": "T"}
+
+
+def test_the_command_table_is_where_architecture_says() -> None:
+    """ARCHITECTURE.md's "A CLI command" names the one module (and name) holding the lazy command table."""
+    section = " ".join(_section(ARCHITECTURE.read_text(encoding="utf-8"), "A CLI command").split())
+    named = re.search(r"command table\s+`(\w+)`\s+of\s+`([^`]+)`", section)
+    assert named is not None, section
+    assert _command_tables(sorted((ROOT / "ct_cli").rglob("*.py"))) == {named.group(2): named.group(1)}
