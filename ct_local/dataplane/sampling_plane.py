@@ -22,7 +22,6 @@ from starlette.responses import JSONResponse, Response
 from ct_core import wire
 from ct_local.dataplane.boards import CancelBoard, EventBoard
 from ct_local.dataplane.chunk_groups import is_request_chunk
-from ct_local.http import errors
 from ct_local.http.errors import RequestValidationError, ServiceError, invalid_request
 from ct_local.model import registry, tinylm
 from ct_local.storage.store import JobRow
@@ -458,7 +457,3 @@ def stream_page(events: EventBoard, row: RequestRow, body: dict[str, Any], max_e
     body["events"] = events.drain(row.request_id, max_events)
     body["next_cursor"] = ""
     return body
-
-
-def not_supported(operation: str) -> ServiceError:
-    return errors.not_implemented(f"the {operation} operation")

@@ -232,13 +232,6 @@ class DataPlaneStore:
             )
             return cur.rowcount > 0
 
-    def fail_interrupted(self, error: str) -> list[RequestRow]:
-        """At start-up: requests left running by a stopped server fail (never run twice)."""
-        rows = [_request(r) for r in self.store.read("SELECT * FROM dp_requests WHERE status = 'running'")]
-        for row in rows:
-            self.finish_request(row.request_id, "failed", error=error)
-        return rows
-
     def execution_counts(self, job_id: str) -> dict[str, int]:
         """How many requests of each kind a job's workers have started (tests: at-most-once)."""
         rows = self.store.read(

@@ -62,13 +62,6 @@ def read_description(path: Path) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def read_marker(path: Path) -> dict[str, Any] | None:
-    """What a snapshot says it is the state after: ``{"request_id", "kind", "seq", ...}``, or None."""
-    description = read_description(path)
-    marker = None if description is None else description.get("marker")
-    return marker if isinstance(marker, dict) else None
-
-
 def remove_staging_leftovers(state_dir: Path) -> list[Path]:
     """Remove what interrupted writes left: checkpoint staging folders (``.<tag>.<hex>.partial``) and
     temporary files of atomic writes in the live folders. Only while no server uses the state dir.
