@@ -9,8 +9,6 @@ from __future__ import annotations
 # --- URL layout: <host>/api/v2/databases/<db>/schemas/<schema>/<endpoint>/... ----------------------
 DEFAULT_ENDPOINT = "cortex-training"
 DEFAULT_SCHEMA = "PUBLIC"
-#: The account-scoped model list keeps this literal endpoint name, whatever endpoint a client is given.
-MODELS_ENDPOINT = "cortex-training"
 SNOWFLAKE_HOST_SUFFIXES = (".snowflakecomputing.com", ".snowflakecomputing.cn")
 
 # --- Headers: the service's request id, and how a programmatic access token is announced ----------

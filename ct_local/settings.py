@@ -27,11 +27,10 @@ DEFAULT_HARDWARE = "H200"
 # Limits of the contract that the client checks too are ct_core.constants' own (one number, one
 # rule); what only the server decides stays here.
 
-# Create-job idle_timeout_seconds / pending_timeout_seconds: the defaults and the accepted range.
+# Create-job idle_timeout_seconds / pending_timeout_seconds: the defaults (the spec's schema holds the
+# accepted range, checked by ct_core.config.bodies on both sides).
 DEFAULT_IDLE_TIMEOUT_S = constants.DEFAULT_IDLE_TIMEOUT_SECONDS
 DEFAULT_PENDING_TIMEOUT_S = constants.DEFAULT_PENDING_TIMEOUT_SECONDS
-TIMEOUT_MIN_S = constants.TIMEOUT_MIN_SECONDS
-TIMEOUT_MAX_S = constants.TIMEOUT_MAX_SECONDS
 
 # Create-job names and values (ct_local.control.jobs). An experiment name is one to three
 # dot-separated parts (NAME, SCHEMA.NAME or DB.SCHEMA.NAME) of ASCII letters, digits, "_" and "-",
@@ -39,28 +38,8 @@ TIMEOUT_MAX_S = constants.TIMEOUT_MAX_SECONDS
 # and schema, which then follow the same part rule.
 MAX_NAME_PART_CHARS = 255
 EXPERIMENT_NAME_MAX_PARTS = 3
-# A model name is a hub id (org/name) or a local folder; nothing longer is either.
-MAX_MODEL_NAME_CHARS = 1024
-# n_gpus of one sub-job: far above any account's allowance, so a larger value is a typo to refuse,
-# not a job to keep pending (a job that does not fit today still waits, as the service's does).
-MAX_SUB_JOB_GPUS = 4096
 # max_seq_len of a sub-job: no model of the catalog comes near a window this long.
 MAX_SEQ_LEN = 1 << 20
-# A LoRA rank (peft_config.r): far above the hidden size of any model of the catalog, where a
-# low-rank adapter stops being one; a larger rank is a typo that would exhaust the worker's memory.
-MAX_LORA_RANK = 1 << 16
-# Sub-job dtype names the local server accepts (torch's and Hugging Face's spellings, any case).
-KNOWN_DTYPES: tuple[str, ...] = (
-    "auto",
-    "bfloat16",
-    "bf16",
-    "float16",
-    "fp16",
-    "half",
-    "float32",
-    "fp32",
-    "float",
-)
 # A seed is what torch.manual_seed takes: an integer from 0 to 2**64 - 1.
 MAX_SEED = 2**64 - 1
 

@@ -46,8 +46,6 @@ KIND_JOB_TYPES = {
 MODES = ("lora", "full")
 #: Modes a declared workflow must provide (training support means LoRA and full, SFT and RL).
 REQUIRED_MODES = {"sft": MODES, "rl": MODES, "inference": ()}
-#: Catalog policy: sub-jobs ask for whole 8-GPU nodes.
-GPUS_PER_NODE = 8
 #: LoRA settings that must agree between training and sampling for adapter sync.
 LORA_SYNC_KEYS = ("r", "lora_alpha", "target_modules")
 

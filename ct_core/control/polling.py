@@ -16,7 +16,6 @@ from typing import Any
 TERMINAL_JOB_STATES = frozenset(
     {"failed", "cancelled", "canceled", "terminated", "done", "completed", "succeeded"}
 )
-IN_FLIGHT_REQUEST_STATES = frozenset({"pending", "running", "streaming"})
 SUCCESS_REQUEST_STATES = frozenset({"done", "completed", "succeeded"})
 CANCELLED_REQUEST_STATES = frozenset({"cancelled", "canceled"})
 

@@ -133,8 +133,6 @@ def normalize_capacity_breakdown(body: Any, dimensions: list[str]) -> dict[str, 
 # Account-level job list
 # --------------------------------------------------------------------------------------------------
 
-ACCOUNT_LIST_DISABLED_MESSAGE = "Account-level job listing is not enabled for this account"
-
 
 def account_list_params(
     *,

@@ -33,8 +33,6 @@ DEFAULT_FORWARD_MAX_JSON_BYTES = 16 * 1024 * 1024
 MIN_FORWARD_MAX_JSON_BYTES = 16 * 1024
 OCTET_STREAM = "application/octet-stream"
 
-#: Client defaults of reset-prefix-cache; a caller's `extra` overrides any of them.
-RESET_PREFIX_CACHE_DEFAULTS: dict[str, Any] = {"drain": True, "timeout_s": 60.0, "retry_interval_s": 0.1}
 WEIGHT_FORMATS = ("vllm", "hf", "lora")
 
 

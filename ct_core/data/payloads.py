@@ -51,7 +51,6 @@ _DTYPE_ALIASES: dict[str, str] = {
     "int64": "int64",
     "long": "int64",
 }
-_LABEL_STRATEGIES = ("next_token", "shifted_input_ids", "input_ids", "self", "none")
 
 
 def serialize_forward_backward_args(

@@ -43,8 +43,6 @@ WEIGHT_FORMATS = ("vllm", "hf", "lora")
 DEFAULT_WEIGHT_FORMAT = "vllm"
 # What must agree between the training and sampling peft_config for an adapter sync.
 LORA_MATCH_KEYS = ("r", "lora_alpha", "target_modules")
-# The client's defaults for reset-prefix-cache, echoed when the payload leaves them out.
-DEFAULT_RESET_TIMEOUT_S = 60.0
 GENERATE_KINDS = ("generate", "generate-stream")
 # The sampling parameters this server implements; anything else is refused by name.
 SAMPLING_KEYS = frozenset(

@@ -66,7 +66,6 @@ _INSERT_REQUEST = (
 )
 
 IN_FLIGHT = ("pending", "running")
-FINISHED = ("done", "failed", "cancelled")
 
 # How a finished result is delivered by GET /requests/{id} (JSON, an inline envelope, or chunks).
 DELIVERY_JSON = "json"

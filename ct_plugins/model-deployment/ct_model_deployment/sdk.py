@@ -44,9 +44,6 @@ from ct_model_deployment.spec import (
     registered_checkpoint,
 )
 
-#: The path below a schema's prefix where its deployments answer OpenAI-style calls
-#: (createChatCompletion, listDeploymentModels).
-INFERENCE_PATH = "/inference/v1"
 #: Log kinds a deployment offers: the service's execution logs, or the saved console.
 LOG_TYPES = ("execution", "stdout")
 #: Every downloaded file is readable by its owner only.
