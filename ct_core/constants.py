@@ -128,6 +128,10 @@ DEFAULT_IDLE_TIMEOUT_SECONDS = 1800
 DEFAULT_PENDING_TIMEOUT_SECONDS = 86_400
 MAX_ZERO_STAGE = 2
 
+# --- Data plane: the largest request-chunk frame the service accepts in one POST ------------------
+# A larger frame travels as a request-chunk group; the local server sizes its body limit on it.
+MAX_REQUEST_CHUNK_BYTES = 60 * 1024 * 1024
+
 # --- Account-level job list: page size bounds ------------------------------------------------------
 ACCOUNT_LIST_MIN_PAGE_SIZE = 1
 ACCOUNT_LIST_MAX_PAGE_SIZE = 1000

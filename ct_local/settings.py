@@ -56,7 +56,7 @@ BREAKDOWN_MAX_DIMENSIONS = 8
 STATEMENT_RESULTS_KEPT = 256
 
 # Request chunks are at most 60 MiB; a body may carry one chunk frame plus its header.
-MAX_BODY_BYTES = 64 * 1024 * 1024
+MAX_BODY_BYTES = constants.MAX_REQUEST_CHUNK_BYTES + 4 * 1024 * 1024
 # Every request body must arrive within this many seconds of the request's start; a client that
 # promises more bytes than it sends is answered 408 and disconnected (ct_local.http.limits).
 DEFAULT_BODY_TIMEOUT_S = 30.0

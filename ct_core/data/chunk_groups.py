@@ -24,14 +24,14 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ct_core import errors
+from ct_core import constants, errors
 from ct_core.errors import iter_error_objects, response_json
 from ct_core.http import retry as _retry
 
 logger = logging.getLogger("ct_core.upload")
 
-#: Largest request-chunk frame the service accepts in one POST: 60 MiB.
-MAX_REQUEST_CHUNK_BYTES = 60 * 1024 * 1024
+#: Largest request-chunk frame the service accepts in one POST: 60 MiB (`ct_core.constants`).
+MAX_REQUEST_CHUNK_BYTES = constants.MAX_REQUEST_CHUNK_BYTES
 #: Bodies are handed to the socket in slices of this size, so no layer builds a chunk-sized copy.
 BODY_SLICE_BYTES = 4 * 1024 * 1024
 
