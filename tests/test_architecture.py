@@ -645,3 +645,37 @@ def test_the_command_table_is_where_architecture_says() -> None:
     named = re.search(r"command table\s+`(\w+)`\s+of\s+`([^`]+)`", section)
     assert named is not None, section
     assert _command_tables(sorted((ROOT / "ct_cli").rglob("*.py"))) == {named.group(2): named.group(1)}
+
+
+def _surface_imports(paths: Iterator[Path]) -> set[str]:
+    """The modules of ct_core, ct_cli and ct_local that `paths` import (anywhere in a module)."""
+    found = set()
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names = [node.module]
+            found.update(name for name in names if name.split(".")[0] in ("ct_core", "ct_cli", "ct_local"))
+    return found
+
+
+def test_the_surface_finder_finds_imports(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text(
+        "import ct_core.fs\nfrom ct_core.data import plane\ndef f():\n    from ct_local.state import S\n"
+        "from . import sibling\nimport httpx\n"
+    )
+    assert _surface_imports(tmp_path.glob("*.py")) == {"ct_core.fs", "ct_core.data", "ct_local.state"}
+
+
+def test_plugins_use_only_the_surface_architecture_names() -> None:
+    """Every module of ct the first-party plugins import is named in ARCHITECTURE.md's surface row,
+    and every module named there is still used (a stale name is a claim gone false)."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    row = next(line for line in text.splitlines() if line.startswith("| The plugins reach ct through"))
+    named = {span for span in row.split("`")[1::2] if re.fullmatch(r"ct_(core|cli|local)[a-z_.]*", span)}
+    plugin_sources = (
+        path for path in sorted(ROOT.glob("ct_plugins/*/ct_*/**/*.py")) if "tests" not in path.parts
+    )
+    assert _surface_imports(plugin_sources) == named
