@@ -22,7 +22,7 @@ REF_WHEELS := $(VENV)/reference-wheels
 REF_STAMP := $(REF_DIR)/.ct-installed
 SPEC := openapi/cortex-training.yaml
 
-.PHONY: venv install test test-only tui-snapshots lint format regen regen-check spec-check catalog-check docs demo bench fuzz clean
+.PHONY: venv install test test-only tui-snapshots lint format regen regen-check spec-check docs demo bench fuzz clean
 
 venv: $(STAMP) $(REF_STAMP)
 
