@@ -26,18 +26,16 @@ import torch
 from ct_core.fs import atomic_replace
 from ct_local.model import registry, tinylm
 
-#: The files of a tokenizer (and its chat template) that travel with saved weights.
-TOKENIZER_FILES = (
-    "tokenizer.json",
-    "tokenizer_config.json",
-    "special_tokens_map.json",
-    "added_tokens.json",
-    "chat_template.jinja",
-    "chat_template.json",
-    "vocab.json",
-    "merges.txt",
-    "tokenizer.model",
-    "generation_config.json",
+#: The files of a tokenizer (and its chat template) that travel with saved weights: the vocabulary in its
+#: fast or slow form, its settings and special tokens, the chat template, and what generation stops on.
+TOKENIZER_FILES = tuple(
+    " ".join(
+        (
+            "tokenizer.json tokenizer.model vocab.json merges.txt",
+            "tokenizer_config.json special_tokens_map.json added_tokens.json",
+            "chat_template.jinja chat_template.json generation_config.json",
+        )
+    ).split()
 )
 _DTYPES = MappingProxyType({"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16})
 # transformers resolves its Auto classes lazily; one thread at a time (see tinylm._IMPORT_LOCK).
