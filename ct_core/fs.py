@@ -9,7 +9,8 @@ manifests, finished downloads) goes through here:
   (a download's partial file, a checkpoint folder of the local server);
 - `fsync_dir` makes a rename in a folder survive a power cut;
 - `exclusive_lock` holds an advisory lock file, so processes (and threads) take turns at a
-  read-modify-write of files they share.
+  read-modify-write of files they share;
+- `kept_secret` reads a secret kept in a file (0600), or creates it once under that lock.
 
 With ``durable`` the bytes are fsynced before the rename and the folder after it, so the new content
 is on disk when the call returns; without it a killed process still never leaves a half-written
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 #: Attempts at a temporary name nobody else holds (random names, so a clash is already unlikely).
@@ -136,3 +137,18 @@ def exclusive_lock(path: str | os.PathLike[str], *, blocking: bool = True) -> It
         yield descriptor
     finally:
         os.close(descriptor)  # closing the descriptor releases the lock
+
+
+def kept_secret(path: str | os.PathLike[str], new: Callable[[], str]) -> tuple[str, bool]:
+    """The secret kept in `path` (its text, stripped), made with `new()` and written 0600 if the file is
+    missing or empty; True as the second value when this call made it. Two processes starting at once
+    take turns under a lock beside the file, so both end up with the same secret."""
+    target = Path(path)
+    with exclusive_lock(target.with_name(f".{target.name}.lock")):
+        if target.is_file():
+            text = target.read_text(encoding="utf-8").strip()
+            if text:
+                return text, False
+        secret = new()
+        atomic_write(target, secret + "\n", mode=0o600)
+        return secret, True

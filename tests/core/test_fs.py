@@ -149,3 +149,38 @@ def test_exclusive_lock_is_released_when_the_block_raises(tmp_path: Path) -> Non
     with pytest.raises(RuntimeError), fs.exclusive_lock(lock):
         raise RuntimeError("boom")
     assert not _held_elsewhere(lock)
+
+
+def test_kept_secret_is_made_once_and_read_back_afterwards(tmp_path: Path) -> None:
+    from ct_core.fs import kept_secret
+
+    path = tmp_path / "service-key"
+    made = kept_secret(path, lambda: "first")
+    again = kept_secret(path, lambda: "second")
+    assert made == ("first", True)
+    assert again == ("first", False)
+    assert path.stat().st_mode & 0o777 == 0o600
+    path.write_text("\n")
+    assert kept_secret(path, lambda: "third") == ("third", True)
+
+
+def test_kept_secret_started_together_gives_every_caller_the_same_secret(tmp_path: Path) -> None:
+    import secrets
+    import threading
+
+    from ct_core.fs import kept_secret
+
+    path = tmp_path / "service-token"
+    barrier = threading.Barrier(8)
+    seen: list[str] = []
+
+    def start() -> None:
+        barrier.wait()
+        seen.append(kept_secret(path, lambda: secrets.token_hex(8))[0])
+
+    threads = [threading.Thread(target=start) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(set(seen)) == 1 and len(seen) == 8

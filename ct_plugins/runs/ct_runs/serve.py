@@ -22,7 +22,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ct_core.fs import atomic_write
+from ct_core.fs import atomic_write, kept_secret
 from ct_runs.service import (
     TRAINING_POLL_INTERVAL_S,
     TRAINING_POLL_MAX_INTERVAL_S,
@@ -41,13 +41,9 @@ def service_token(state_dir: Path) -> str:
     if token:
         return token
     path = state_dir / "service-token"
-    if path.is_file():
-        text = path.read_text().strip()
-        if text:
-            return text
-    token = "ctr_" + secrets.token_urlsafe(32)
-    atomic_write(path, token + "\n", mode=0o600)
-    log.warning("generated the runs service token in %s (callers send it as a bearer token)", path)
+    token, made = kept_secret(path, lambda: "ctr_" + secrets.token_urlsafe(32))
+    if made:
+        log.warning("generated the runs service token in %s (callers send it as a bearer token)", path)
     return token
 
 

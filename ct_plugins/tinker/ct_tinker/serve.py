@@ -21,7 +21,7 @@ from typing import Any
 
 from starlette.requests import Request
 
-from ct_core.fs import atomic_write
+from ct_core.fs import atomic_write, kept_secret
 from ct_tinker.embedded import POLL_INTERVAL_S, POLL_MAX_INTERVAL_S
 from ct_tinker.service import TinkerRefusal, TinkerService
 
@@ -37,14 +37,10 @@ def service_key(state_dir: Path) -> str:
     if key:
         return key
     path = state_dir / "service-key"
-    if path.is_file():
-        text = path.read_text().strip()
-        if text:
-            return text
     # The SDK accepts only keys with this prefix.
-    key = "tml-" + secrets.token_urlsafe(32)
-    atomic_write(path, key + "\n", mode=0o600)
-    log.warning("generated the Tinker service key in %s (callers set it as TINKER_API_KEY)", path)
+    key, made = kept_secret(path, lambda: "tml-" + secrets.token_urlsafe(32))
+    if made:
+        log.warning("generated the Tinker service key in %s (callers set it as TINKER_API_KEY)", path)
     return key
 
 
