@@ -11,7 +11,8 @@ Sections:
   submissions go out while background threads poll). Target: pipelined >= 1.6x sequential.
 - pairs: the client's cost of one step + poll_request pair against a loopback server that answers at
   once, for a bare http.client pair (the anchor), the reference client and ours, taking turns pair
-  by pair. Targets: ours <= 1.6x the bare pair, and <= 0.5x reference.
+  by pair. Targets: ours <= 1.3x the bare pair (it was 1.37x before the client ran the generated
+  operations), and <= 0.5x reference.
 - threads: step + poll pairs per second from 8 threads sharing one client. Target: >= 1.5x reference.
 - upload: forward_backward of a 256 MiB frame (five request chunks) against the same fast server,
   next to bare 60 MiB POSTs. Target: >= 4x the reference.
@@ -191,9 +192,10 @@ def _alternated(calls: dict[str, Callable[[], None]], repeat: int) -> dict[str, 
 
 
 #: (section, result key, what it is measured against, target, True when the ratio must stay at or
-#: below the target). The pair's target is issue 18's; the others are the first round's.
+#: below the target). The pair's target is the spec-driven client's (it must not get slower than the
+#: hand-spelled facade was); the others are the first round's.
 VERDICTS = (
-    ("pairs", "ours_vs_bare", "the bare http.client step+poll pair", 1.6, True),
+    ("pairs", "ours_vs_bare", "the bare http.client step+poll pair", 1.3, True),
     ("pairs", "ours_vs_reference", "the reference's pair", 0.5, True),
     ("threads", "ours_vs_reference", "the reference's calls/s from 8 threads", 1.5, False),
     ("upload", "ours_vs_reference", "the reference's 256 MiB upload speed", 4.0, False),
