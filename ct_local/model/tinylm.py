@@ -3,10 +3,13 @@
 Nothing is downloaded: the model is a two-layer Qwen3-architecture transformer built from a config
 in code, with weights drawn from a generator seeded by the model *name*, so two jobs naming the
 same model start from identical weights. Text goes through :class:`ByteTokenizer` (one token per
-UTF-8 byte plus a few specials), also built in code.
+UTF-8 byte plus a few specials), also built in code; its chat template, with the end-of-turn special
+token, is :mod:`ct_core.chat_template`, shared with the runs that train it.
 
 Checkpoints are folders of safetensors, never pickle: weights-only is a Hugging Face style folder
-(``config.json`` + ``model.safetensors``) that ``transformers`` loads as is; resumable adds
+(``config.json`` + ``model.safetensors``) that ``transformers`` loads as is, with ``ct_tokenizer.json``
+naming the byte tokenizer, its special ids and the chat template (so a deployment of the checkpoint
+renders chats as the model was trained: :func:`checkpoint_template`); resumable adds
 ``optimizer.safetensors`` (the optimizer's tensors) and ``trainer_state.json`` (step count, loss
 and the optimizer's scalar settings). Folders are written under a temporary name and renamed, so a
 reader never sees half a checkpoint.
@@ -24,16 +27,19 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ct_core import chat_template
 from ct_core.fs import atomic_replace, atomic_write, temp_path_for
 
 if TYPE_CHECKING:
     import torch
 
-# Byte-level vocabulary: ids 0..255 are bytes, then the specials, padded to a multiple of 4.
-BYTE_TOKENS = 256
-PAD_ID = 256
-BOS_ID = 257
-EOS_ID = 258
+# Byte-level vocabulary (ct_core.chat_template): ids 0..255 are bytes, then PAD, BOS, EOS and the
+# chat template's end-of-turn token.
+BYTE_TOKENS = chat_template.BYTE_TOKENS
+PAD_ID = chat_template.PAD_ID
+BOS_ID = chat_template.BOS_ID
+EOS_ID = chat_template.EOS_ID
+END_OF_TURN_ID = chat_template.END_OF_TURN_ID
 VOCAB_SIZE = 260
 
 # The model's shape: small enough to train on a CPU in milliseconds per step.
@@ -217,8 +223,7 @@ def write_checkpoint(
         # progress bars would land in the server's console, so they are off.
         _hf("utils").logging.disable_progress_bar()
         model.save_pretrained(str(staging))  # type: ignore[operator]
-        tokenizer = {"type": "bytes", "vocab_size": VOCAB_SIZE, "pad": PAD_ID, "bos": BOS_ID, "eos": EOS_ID}
-        atomic_write(staging / TOKENIZER_FILE, json.dumps(tokenizer), durable=False)
+        atomic_write(staging / TOKENIZER_FILE, json.dumps(tokenizer_description()), durable=False)
         for relative, tensors in (extra or {}).items():
             target = staging / relative
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -237,6 +242,44 @@ def write_checkpoint(
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+
+
+def tokenizer_description() -> dict[str, Any]:
+    """What a checkpoint's ``ct_tokenizer.json`` holds: the byte tokenizer, its special ids, the template."""
+    return {
+        "type": "bytes",
+        "vocab_size": VOCAB_SIZE,
+        "pad": PAD_ID,
+        "bos": BOS_ID,
+        "eos": EOS_ID,
+        "end_of_turn": END_OF_TURN_ID,
+        "chat_template": chat_template.TEMPLATE_NAME,
+    }
+
+
+def checkpoint_template(folder: Path) -> str:
+    """The chat template a tiny-model checkpoint folder was saved with.
+
+    A folder without ``ct_tokenizer.json`` or without a template in it (an older checkpoint, or
+    weights copied in by hand) gets the built-in template; a template this server does not know is
+    refused with a ValueError, rather than served with another one.
+    """
+    path = folder / TOKENIZER_FILE
+    named: Any = None
+    if path.is_file():
+        try:
+            described = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise ValueError(f"{TOKENIZER_FILE} of checkpoint {folder.name} is not JSON: {exc}") from None
+        named = described.get("chat_template") if isinstance(described, dict) else None
+    if named is None:
+        return chat_template.TEMPLATE_NAME
+    if named != chat_template.TEMPLATE_NAME:
+        raise ValueError(
+            f"checkpoint {folder.name} was saved with the chat template {named!r}; this server serves "
+            f"the tiny model with {chat_template.TEMPLATE_NAME!r} only"
+        )
+    return str(named)
 
 
 def read_trainer_state(folder: Path) -> dict[str, Any]:

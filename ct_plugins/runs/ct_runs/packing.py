@@ -3,18 +3,23 @@
 Everything here is pure and deterministic: the same rows, seed and epoch give the same batches on
 every machine with the same numpy, which is what exact resume replays.
 
-**Tokens.** The byte tokenizer of ``ct_core.data.payloads`` (the vocabulary the local tiny model
-uses): ids 0-255 are UTF-8 bytes, then PAD, BOS and EOS. One row becomes one :class:`Example`, its
-tokens and, per token, whether the model is trained to say it (its loss mask). By the row's format:
+**Tokens.** The tiny model's byte vocabulary (``ct_core.chat_template``, which ``ct_local`` serves
+with): ids 0-255 are UTF-8 bytes, then PAD, BOS, EOS and END_OF_TURN. One row becomes one
+:class:`Example`, its tokens and, per token, whether the model is trained to say it (its loss
+mask). Every format but plain text is a conversation of the tiny model's chat template
+(``ct_runs.templates`` says which conversation), so a deployment of the trained model answers a
+chat in the layout it learned:
 
-- **text** and **labels**: ``BOS, text bytes``, then for each selected label field in order
-  ``"\\n" field ": " value``, then ``EOS``. Every token after BOS is a target, the label parts
-  included: the label value after the text is the supervised "prediction head" of that label.
-- **chat** (a row with ``messages``): ``BOS`` then the conversation rendered by the chat template
-  of ``ct_runs.templates``. Only the content and end-of-turn marker of assistant turns of weight 1
-  are targets; system and user turns, role markers and assistant turns of weight 0 are context.
-- **prompt/completion**: ``BOS, prompt bytes, completion bytes, EOS``; the completion and EOS are
-  targets, the prompt is context. The two are joined as they are (no template, no separator).
+- **chat** (a row with ``messages``): the conversation. Only the content and end-of-turn token of
+  assistant turns of weight 1 are targets; system and user turns, role markers and assistant turns
+  of weight 0 are context.
+- **prompt/completion**: the prompt as the user turn, the completion as the assistant's answer; the
+  completion and its end-of-turn token are the targets.
+- **labels** (label fields selected and the row has a value for one of them): the text as the user
+  turn, the answer one ``field: value`` line per selected field with a value, in the run's order;
+  the answer and its end-of-turn token are the targets.
+- **text** (no label fields, or no value for any): ``BOS, text bytes, EOS``, every token after BOS
+  a target (language modelling, no template).
 
 **Packing.** An epoch shuffles the examples (numpy PCG64 seeded from ``(seed, epoch)`` alone) and
 gives every example rows of its own: examples never share a row, so no example attends to
@@ -31,9 +36,10 @@ number of rows does not depend on the order, so every epoch has the same number 
 (:func:`steps_per_epoch`).
 
 **Label scoring.** Validation scores each candidate value of a label by the summed forward
-log-probability of its tokens after the prompt; :func:`candidate_batch` builds one forward with all
-candidates and :func:`candidate_scores` reads the sums back from the server's ``logprobs``
-(``logprobs[:, i]`` is the log-probability of ``input_ids[:, i + 1]``).
+log-probability of its tokens after the prompt (the text asked, the answer so far up to
+``field: ``); :func:`candidate_batch` builds one forward with all candidates and
+:func:`candidate_scores` reads the sums back from the server's ``logprobs`` (``logprobs[:, i]`` is
+the log-probability of ``input_ids[:, i + 1]``).
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ from typing import Any
 
 import numpy as np
 
+from ct_core import chat_template
 from ct_core.data.payloads import BYTE_PAD_ID, DEFAULT_IGNORE_INDEX
 from ct_runs import templates
 
@@ -53,20 +60,20 @@ Row = Mapping[str, Any]
 
 #: Padding id of the byte vocabulary (from ct_core's byte tokenizer).
 PAD_ID = BYTE_PAD_ID
-#: Begin and end of sequence: the two ids right after PAD in the byte vocabulary. ct_core.data.payloads
-#: names only the pad id; a test checks these against the local tiny model's vocabulary.
-BOS_ID = BYTE_PAD_ID + 1
-EOS_ID = BYTE_PAD_ID + 2
+#: Begin and end of sequence, and the end of a turn: the template's special tokens, right after PAD.
+BOS_ID = chat_template.BOS_ID
+EOS_ID = chat_template.EOS_ID
+END_OF_TURN_ID = chat_template.END_OF_TURN_ID
 #: Label id the trainer skips.
 IGNORE_INDEX = DEFAULT_IGNORE_INDEX
 #: Name of the tokenizer, as the run config records it.
 TOKENIZER = "byte"
 #: Version of the encoding and packing rules above; part of the run config, so a change of rules
 #: gives a new fingerprint instead of silently replaying an old run differently.
-PACKING_VERSION = "byte-rows-2"
+PACKING_VERSION = "byte-chat-rows-3"
 
 _NEWLINE = list(b"\n")
-_SEPARATOR = list(b": ")
+_SEPARATOR = list(templates.LABEL_SEPARATOR.encode("utf-8"))
 
 
 @dataclass(frozen=True)
@@ -125,52 +132,48 @@ def _row_labels(row: Row) -> Mapping[str, Any]:
     return labels
 
 
-def _label_part(field: str, value: Any) -> list[int]:
-    """``"\\n" field ": " value`` as tokens."""
-    return [*_label_header(field), *_text_bytes(value, f"label {field!r}")]
-
-
 def _label_header(field: str) -> list[int]:
-    return [*_NEWLINE, *_text_bytes(field, "a label field"), *_SEPARATOR]
+    """``field: `` as tokens: what precedes a label's value in a labels answer."""
+    return [*_text_bytes(field, "a label field"), *_SEPARATOR]
+
+
+def _valued_fields(row: Row, label_fields: Sequence[str]) -> list[str]:
+    labels = _row_labels(row)
+    for field in label_fields:
+        value = labels.get(field)
+        if value is not None and not isinstance(value, str):
+            raise ValueError(f"label {field!r} must be a string, got {type(value).__name__}")
+    return [field for field in label_fields if labels.get(field) is not None]
 
 
 def encode_example(row: Row, label_fields: Sequence[str]) -> Example:
-    """Tokenize one row by its format (see the module's notes) with its loss mask.
-
-    A text row without a value for a selected field (absent or null) simply has no part for it;
-    chat and prompt/completion rows have no label parts.
-    """
+    """Tokenize one row by its format (see the module's notes) with its loss mask."""
     if "messages" in row:
         return encode_chat(row["messages"])
     if "completion" in row:
         return encode_prompt_completion(row.get("prompt", ""), row["completion"])
-    tokens = [BOS_ID, *_row_text(row)]
-    labels = _row_labels(row)
-    for field in label_fields:
-        value = labels.get(field)
-        if value is not None:
-            tokens.extend(_label_part(field, value))
-    tokens.append(EOS_ID)
+    text = _row_text(row)
+    fields = _valued_fields(row, label_fields)
+    if fields:
+        return encode_chat(templates.label_messages(row["text"], _row_labels(row), fields))
+    tokens = [BOS_ID, *text, EOS_ID]
     return Example(tuple(tokens), (0, *([1] * (len(tokens) - 1))))
 
 
 def encode_chat(messages: Sequence[Mapping[str, Any]]) -> Example:
-    """A conversation as BOS and its template-rendered bytes; targets only what the assistant learns."""
-    if isinstance(messages, str | bytes) or not isinstance(messages, Sequence):
-        raise ValueError("a chat row's messages must be a list of messages")
+    """A conversation in the tiny model's chat template; targets only what the assistant learns."""
     tokens, mask = [BOS_ID], [0]
-    for text, trained in templates.conversation_pieces(messages):
-        piece = _text_bytes(text, "a message's content")
+    for piece, trained in chat_template.conversation_pieces(messages):
         tokens.extend(piece)
         mask.extend([int(trained)] * len(piece))
     return Example(tuple(tokens), tuple(mask))
 
 
 def encode_prompt_completion(prompt: Any, completion: Any) -> Example:
-    """BOS, prompt, completion, EOS; the completion and EOS are the targets."""
-    context = [BOS_ID, *_text_bytes(prompt, "a prompt")]
-    answer = [*_text_bytes(completion, "a completion"), EOS_ID]
-    return Example(tuple(context + answer), tuple([0] * len(context) + [1] * len(answer)))
+    """The prompt as the user turn, the completion as the answer; the answer and its end are the targets."""
+    _text_bytes(prompt, "a prompt")
+    _text_bytes(completion, "a completion")
+    return encode_chat(templates.prompt_completion_messages(prompt, completion))
 
 
 def encode_rows(rows: Sequence[Row], label_fields: Sequence[str]) -> list[Example]:
@@ -179,13 +182,16 @@ def encode_rows(rows: Sequence[Row], label_fields: Sequence[str]) -> list[Exampl
 
 
 def label_prompt(row: Row, field: str, *, label_fields: Sequence[str] | None = None) -> list[int]:
-    """The prompt a value of ``field`` is scored after: ``BOS text "\\n" field ": "``.
+    """The prompt a value of ``field`` is scored after: the row's text asked in the chat template,
+    then the answer up to ``field: ``.
 
-    With ``label_fields`` (the run's selected fields, in order), the parts of the fields before
-    ``field`` are included with their true values, which is the context the model was trained in;
-    without it, only the text precedes the field (the same thing for the first field).
+    With ``label_fields`` (the run's selected fields, in order), the lines of the fields before
+    ``field`` come first with their true values, which is the context the model was trained in;
+    without it, the answer starts with ``field`` (the same thing for the first field).
     """
-    tokens = [BOS_ID, *_row_text(row)]
+    text = row.get("text")
+    _text_bytes(text, "a row's text")
+    tokens = chat_template.prompt_ids([{"role": "user", "content": text}])
     if label_fields is not None:
         if field not in label_fields:
             raise ValueError(f"label field {field!r} is not among the run's label fields")
@@ -193,7 +199,7 @@ def label_prompt(row: Row, field: str, *, label_fields: Sequence[str] | None = N
         for earlier in label_fields[: list(label_fields).index(field)]:
             value = labels.get(earlier)
             if value is not None:
-                tokens.extend(_label_part(earlier, value))
+                tokens.extend([*templates.label_line(earlier, value).encode("utf-8"), *_NEWLINE])
     tokens.extend(_label_header(field))
     return tokens
 
@@ -201,10 +207,11 @@ def label_prompt(row: Row, field: str, *, label_fields: Sequence[str] | None = N
 def label_value_tokens(value: str, *, last: bool = True) -> list[int]:
     """A candidate value's tokens, with the token that follows it in training as its terminator.
 
-    The terminator (EOS after the last label part, the next part's newline otherwise) is what makes
-    a value and its prefixes distinguishable: without it "ab" could never beat "a".
+    The terminator (the end-of-turn token after the last label line, the newline before the next
+    line otherwise) is what makes a value and its prefixes distinguishable: without it "ab" could
+    never beat "a".
     """
-    return [*_text_bytes(value, "a label value"), *([EOS_ID] if last else _NEWLINE)]
+    return [*_text_bytes(value, "a label value"), *([END_OF_TURN_ID] if last else _NEWLINE)]
 
 
 def label_candidates(

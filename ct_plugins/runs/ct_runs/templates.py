@@ -1,21 +1,17 @@
-"""The chat template of the tiny built-in byte model: how a conversation becomes text and tokens.
+"""How each dataset format becomes a conversation of the tiny model's chat template.
 
-Defined here once, so training (ct_runs.packing), dataset builds (ct_runs.datasets: a chat row's
-text, which the leakage gates compare, is its rendered conversation) and, later, a deployment that
-serves the trained model all render a conversation the same way.
+The template itself (role markers, the end-of-turn token, what is trained) is the model's and lives
+in :mod:`ct_core.chat_template`, where a deployment of the model reads it too: a run renders with the
+same template the deployment serves with. This module says what each row format is as a
+conversation:
 
-A conversation is rendered turn by turn, each turn as::
-
-    <|role|>\\n content <|end|>\\n
-
-with ``role`` one of ``system``, ``user`` and ``assistant`` and ``<|end|>`` the end-of-turn marker.
-In tokens (the byte vocabulary: ids 0-255 are UTF-8 bytes) the conversation starts with BOS, and
-every piece is its UTF-8 bytes. A model answering a conversation is prompted with the turns so far
-followed by ``<|assistant|>\\n`` (:func:`generation_prompt`) and stops at ``<|end|>``.
-
-What a model learns to say: the content and the end-of-turn marker of each assistant turn whose
-weight is 1 (the default). Role markers, the newline after a marker, system and user turns, and
-assistant turns of weight 0 are context: they are read, never trained on.
+- **chat** rows are their messages, as they are.
+- **prompt/completion** rows are one user turn (the prompt) and the assistant's answer (the
+  completion): a deployment answers the prompt sent as a user message with the completion.
+- **labels** rows (with label fields selected) are one user turn (the text) and the assistant's
+  answer, one ``field: value`` line per selected field with a value, in the run's order: a deployed
+  label model answers a text with those lines.
+- **text** rows have no template: they are language modelling, ``BOS text EOS`` (ct_runs.packing).
 """
 
 from __future__ import annotations
@@ -23,47 +19,73 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-#: Name of this template, as a dataset build and a run record it.
-TEMPLATE = "ct-byte-chat-1"
-#: The roles a message may have, in the order documented.
-ROLES = ("system", "user", "assistant")
-#: Ends every turn; a model generating an assistant turn stops at it.
-END_OF_TURN = "<|end|>"
-#: The role that learns: only its turns are training targets.
-TRAINED_ROLE = "assistant"
+from ct_core import chat_template
+from ct_core.chat_template import (
+    END_OF_TURN,
+    END_OF_TURN_ID,
+    ROLES,
+    TEMPLATE_NAME,
+    TRAINED_ROLE,
+    conversation_pieces,
+    generation_prompt,
+    render,
+    role_marker,
+)
+
+__all__ = [
+    "END_OF_TURN",
+    "END_OF_TURN_ID",
+    "LABEL_SEPARATOR",
+    "ROLES",
+    "TEMPLATE",
+    "TEMPLATE_NAME",
+    "TRAINED_ROLE",
+    "conversation_pieces",
+    "generation_prompt",
+    "label_line",
+    "label_messages",
+    "prompt_completion_messages",
+    "render",
+    "role_marker",
+    "template_record",
+]
+
+#: The template's name, as a dataset build and a run record it.
+TEMPLATE = TEMPLATE_NAME
+#: Between a label field's name and its value in a labels answer.
+LABEL_SEPARATOR = ": "
+#: How a run renders each dataset format (see the module's notes), as a record shows it.
+LAYOUTS = {
+    "chat": "the messages as they are",
+    "prompt_completion": "the prompt as the user turn, the completion as the assistant's answer",
+    "labels": "the text as the user turn; the answer is one 'field: value' line per label field",
+    "text": "no template: BOS, the text, EOS (language modelling)",
+}
 
 
-def role_marker(role: str) -> str:
-    """The text that opens a turn of ``role``: ``<|role|>`` and a newline."""
-    if role not in ROLES:
-        raise ValueError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
-    return f"<|{role}|>\n"
+def prompt_completion_messages(prompt: Any, completion: Any) -> list[dict[str, Any]]:
+    """A prompt/completion row as a conversation: the user asks the prompt, the assistant completes."""
+    return [{"role": "user", "content": prompt}, {"role": TRAINED_ROLE, "content": completion}]
 
 
-def turn_pieces(message: Mapping[str, Any]) -> list[tuple[str, bool]]:
-    """One message as ``(text, trained)`` pieces: the marker, the content, the end of turn, a newline.
-
-    ``trained`` is true for the content and the end-of-turn marker of an assistant message whose
-    ``weight`` is 1 (absent means 1); everything else is context.
-    """
-    role = message["role"]
-    content = message["content"]
-    if not isinstance(content, str):
-        raise ValueError(f"a message's content must be a string, got {type(content).__name__}")
-    trained = role == TRAINED_ROLE and message.get("weight", 1) == 1
-    return [(role_marker(role), False), (content, trained), (END_OF_TURN, trained), ("\n", False)]
+def label_line(field: str, value: Any) -> str:
+    """One label of a labels answer: ``field: value``."""
+    if not isinstance(field, str) or not isinstance(value, str):
+        raise ValueError(f"label {field!r} must be a string field with a string value, got {value!r}")
+    return f"{field}{LABEL_SEPARATOR}{value}"
 
 
-def conversation_pieces(messages: Sequence[Mapping[str, Any]]) -> list[tuple[str, bool]]:
-    """Every piece of a conversation, in order (see :func:`turn_pieces`)."""
-    return [piece for message in messages for piece in turn_pieces(message)]
+def label_messages(text: Any, labels: Mapping[str, Any], label_fields: Sequence[str]) -> list[dict[str, Any]]:
+    """A labels row as a conversation: the text, then one ``field: value`` line per field with a value."""
+    lines = [label_line(field, labels[field]) for field in label_fields if labels.get(field) is not None]
+    return [{"role": "user", "content": text}, {"role": TRAINED_ROLE, "content": "\n".join(lines)}]
 
 
-def render(messages: Sequence[Mapping[str, Any]]) -> str:
-    """The conversation as text, every turn closed by the end-of-turn marker."""
-    return "".join(text for text, _ in conversation_pieces(messages))
-
-
-def generation_prompt(messages: Sequence[Mapping[str, Any]]) -> str:
-    """The text a model continues to answer: the conversation so far and an opened assistant turn."""
-    return render(messages) + role_marker(TRAINED_ROLE)
+def template_record(dataset_format: str) -> dict[str, Any] | None:
+    """What a run on a dataset of ``dataset_format`` records as its model's template (None: text rows,
+    which use none): the template's name, end-of-turn token and how the format's rows were rendered."""
+    if dataset_format not in LAYOUTS:
+        raise ValueError(f"unknown dataset format {dataset_format!r}; known: {', '.join(LAYOUTS)}")
+    if dataset_format == "text":
+        return None
+    return {**chat_template.describe(), "layout": LAYOUTS[dataset_format]}

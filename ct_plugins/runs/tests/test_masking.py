@@ -19,7 +19,9 @@ import pytest
 from ct_runs import packing, templates
 from ct_runs.packing import BOS_ID, IGNORE_INDEX, PAD_ID
 
-VOCAB = 259
+from ct_core import chat_template
+
+VOCAB = 260
 SEQ_LEN, BATCH_TOKENS = 256, 512  # 2 rows a step, every example in one row
 STEP = 1
 
@@ -97,23 +99,24 @@ def test_a_prompt_is_context_and_a_completion_is_trained() -> None:
     assert step_loss(other_completion) != step_loss(rows)
 
 
-def _targets(example: packing.Example) -> bytes:
-    return bytes(t for t, m in zip(example.tokens, example.loss_mask, strict=True) if m and t < 256)
+def _targets(example: packing.Example) -> list[int]:
+    return [t for t, m in zip(example.tokens, example.loss_mask, strict=True) if m]
 
 
-def test_chat_targets_are_the_trained_assistant_contents_and_their_end_of_turn_markers() -> None:
+def test_chat_targets_are_the_trained_assistant_contents_and_their_end_of_turn_tokens() -> None:
     [row] = chat_rows()[:1]
     example = packing.encode_chat(row["messages"])
-    end = templates.END_OF_TURN
-    assert _targets(example).decode() == f"1{end}3!{end}"
-    assert bytes(example.tokens[1:]).decode() == templates.render(row["messages"])
+    end = templates.END_OF_TURN_ID
+    assert _targets(example) == [ord("1"), end, *b"3!", end]
+    assert list(example.tokens) == chat_template.conversation_ids(row["messages"])
     assert example.tokens[0] == BOS_ID and example.loss_mask[0] == 0
 
 
-def test_prompt_completion_targets_are_the_completion_and_eos() -> None:
+def test_prompt_completion_targets_are_the_completion_and_its_end_of_turn() -> None:
     example = packing.encode_prompt_completion("2+2=", "4")
-    assert example.tokens == (BOS_ID, *b"2+2=", *b"4", packing.EOS_ID)
-    assert example.loss_mask == (0, 0, 0, 0, 0, 1, 1)
+    messages = [{"role": "user", "content": "2+2="}, {"role": "assistant", "content": "4"}]
+    assert list(example.tokens) == chat_template.conversation_ids(messages)
+    assert _targets(example) == [ord("4"), templates.END_OF_TURN_ID]
 
 
 def _examples_of_row(inputs: np.ndarray, attention: np.ndarray) -> list[int]:

@@ -7,7 +7,8 @@ import pytest
 from ct_runs import packing
 from ct_runs.packing import BOS_ID, EOS_ID, IGNORE_INDEX, PAD_ID, Example
 
-from ct_core import wire
+from ct_core import chat_template, wire
+from ct_core.chat_template import END_OF_TURN_ID
 from ct_core.data.payloads import serialize_forward_backward_args
 from ct_local.model import tinylm
 
@@ -21,14 +22,44 @@ def _rows(count: int) -> list[dict]:
 
 def test_special_ids_match_the_local_models_byte_vocabulary() -> None:
     assert (PAD_ID, BOS_ID, EOS_ID) == (tinylm.PAD_ID, tinylm.BOS_ID, tinylm.EOS_ID)
+    assert (PAD_ID, BOS_ID, EOS_ID) == (chat_template.PAD_ID, chat_template.BOS_ID, chat_template.EOS_ID)
+    # The end-of-turn token is a special token of the tiny vocabulary, not bytes.
+    assert BOS_ID < END_OF_TURN_ID == tinylm.END_OF_TURN_ID < tinylm.VOCAB_SIZE
 
 
-def test_encode_example_puts_each_label_after_the_text_and_trains_every_token_but_bos() -> None:
+def _chat_tokens(messages: list[dict]) -> list[int]:
+    """A conversation written out by hand in the tiny template: BOS, then per turn its marker, its
+    content, the end-of-turn token 259 and a newline."""
+    out = [BOS_ID]
+    for message in messages:
+        out += [*f"<|{message['role']}|>\n".encode(), *message["content"].encode(), END_OF_TURN_ID, ord("\n")]
+    return out
+
+
+def test_a_labels_row_is_the_text_asked_and_its_labels_answered_in_the_chat_template() -> None:
     row = {"text": "hi é", "labels": {"a": "x", "b": "yz", "c": "unused"}}
     example = packing.encode_example(row, ["b", "a"])
-    expected = [BOS_ID, *"hi é".encode(), *b"\nb: yz", *b"\na: x", EOS_ID]
+    expected = _chat_tokens(
+        [{"role": "user", "content": "hi é"}, {"role": "assistant", "content": "b: yz\na: x"}]
+    )
     assert list(example.tokens) == expected
-    assert example.loss_mask == (0, *([1] * (len(expected) - 1)))
+    # The answer and its end of turn are trained; the text, the markers and the last newline are not.
+    trained = [t for t, m in zip(example.tokens, example.loss_mask, strict=True) if m]
+    assert trained == [*b"b: yz\na: x", END_OF_TURN_ID]
+    # What a deployment is prompted with when the text is sent as a user message is the prefix.
+    prompt = chat_template.prompt_ids([{"role": "user", "content": "hi é"}])
+    assert expected[: len(prompt)] == prompt
+
+
+def test_a_prompt_completion_row_is_a_user_turn_and_the_assistants_answer() -> None:
+    example = packing.encode_example({"prompt": "2+2=", "completion": "4"}, [])
+    assert list(example.tokens) == _chat_tokens(
+        [{"role": "user", "content": "2+2="}, {"role": "assistant", "content": "4"}]
+    )
+    assert [t for t, m in zip(example.tokens, example.loss_mask, strict=True) if m] == [
+        ord("4"),
+        END_OF_TURN_ID,
+    ]
 
 
 def test_encode_example_without_labels_and_with_a_missing_value() -> None:
@@ -54,31 +85,35 @@ def test_example_needs_one_mask_entry_per_token() -> None:
 
 def test_label_prompt_and_value_tokens() -> None:
     row = {"text": "abc", "labels": {"a": "x", "b": "y"}}
-    assert packing.label_prompt(row, "b") == [BOS_ID, *b"abc\nb: "]
+    asked = chat_template.prompt_ids([{"role": "user", "content": "abc"}])
+    assert packing.label_prompt(row, "b") == [*asked, *b"b: "]
     # With the run's fields, earlier labels come first with their true values, as in training.
-    assert packing.label_prompt(row, "b", label_fields=["a", "b"]) == [BOS_ID, *b"abc\na: x\nb: "]
-    assert packing.label_value_tokens("yes") == [*b"yes", EOS_ID]
+    assert packing.label_prompt(row, "b", label_fields=["a", "b"]) == [*asked, *b"a: x\nb: "]
+    assert packing.label_value_tokens("yes") == [*b"yes", END_OF_TURN_ID]
     assert packing.label_value_tokens("yes", last=False) == [*b"yes\n"]
     prompt, candidates = packing.label_candidates(row, "a", ["x", "zz"], ["a", "b"])
-    assert prompt == [BOS_ID, *b"abc\na: "]
+    assert prompt == [*asked, *b"a: "]
     assert candidates == [[*b"x\n"], [*b"zz\n"]]
     # Prompt plus the true candidate is exactly the training encoding's prefix.
     encoded = list(packing.encode_example(row, ["a", "b"]).tokens)
     assert encoded[: len(prompt) + 2] == prompt + candidates[0]
     _, last = packing.label_candidates(row, "b", ["y"], ["a", "b"])
-    assert last == [[*b"y", EOS_ID]]
-    assert encoded[-2:] == last[0]
+    assert last == [[*b"y", END_OF_TURN_ID]]
+    assert encoded[-3:-1] == last[0]
 
 
 def _rows_of(example: Example, seq_len: int) -> list[tuple[list[int], list[int]]]:
     """The (inputs, labels) rows one example packs into, written out plainly: its positions with a
-    next token, ``seq_len`` at a time, labels the next token where it is a target."""
+    next token, ``seq_len`` at a time, labels the next token where it is a target; a row that would
+    hold no target at all is left out."""
     tokens, mask = list(example.tokens), list(example.loss_mask)
     out = []
     for start in range(0, len(tokens) - 1, seq_len):
         end = min(start + seq_len, len(tokens) - 1)
         labels = [tokens[j + 1] if mask[j + 1] else IGNORE_INDEX for j in range(start, end)]
         pad = seq_len - (end - start)
+        if all(label == IGNORE_INDEX for label in labels):
+            continue
         out.append((tokens[start:end] + [PAD_ID] * pad, labels + [IGNORE_INDEX] * pad))
     return out
 
