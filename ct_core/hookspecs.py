@@ -52,7 +52,9 @@ def ct_validate_sub_job(sub_job: dict[str, Any], location: str) -> list[str] | N
 
     Called by `ct_core.config.validation.validate_create_body` for every sub-job of every create
     path (`create_job`, `create_job_from_body`, `ct submit` and `ct submit --dry-run`), after
-    the built-in checks of the create-job contract and on a copy of the caller's body.
+    the built-in checks of the create-job contract and on a copy of the caller's body; the local
+    server calls it too (`ct_core.config.bodies.plugin_problems`) on a copy of a posted body, and
+    answers 400 with the problems returned.
 
     :param sub_job: the sub-job config; an implementation may rewrite it in place (for
         example to normalize a `peft_config`), and the rewritten dict is what gets sent.

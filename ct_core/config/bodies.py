@@ -340,6 +340,38 @@ def rule_problems(body: dict[str, Any]) -> list[BodyProblem]:
     return found
 
 
+def _plugin_manager() -> Any:
+    """The process-wide plugin manager, or None without the plugin machinery (a stripped install)."""
+    try:
+        from ct_core.plugins import get_plugin_manager
+    except ImportError:
+        return None
+    return get_plugin_manager()
+
+
+def plugin_problems(body: dict[str, Any]) -> list[str]:
+    """What the installed plugins' validators say of a create-job body, in their own words.
+
+    Every sub-job goes through `ct_validate_sub_job`, then the whole body through
+    `ct_validate_create_body` (see `ct_core.hookspecs`); a validator may normalize `body` in place
+    (the lora plugin rewrites each `peft_config` into its canonical form), so pass a copy when the
+    caller's body must stay as it was. The client and the local server both ask here, so a plugin's
+    rule refuses a body with the same sentence on either side, and neither imports the plugin.
+    """
+    pm = _plugin_manager()
+    if pm is None:
+        return []
+    from ct_core.plugins import run_create_body_validators, run_sub_job_validators
+
+    found: list[str] = []
+    sub_jobs = body.get("sub_job_configs")
+    for index, sub_job in enumerate(sub_jobs if isinstance(sub_jobs, list) else []):
+        if isinstance(sub_job, dict):
+            found.extend(run_sub_job_validators(sub_job, f"sub_job_configs[{index}]", pm))
+    found.extend(run_create_body_validators(body, pm))
+    return found
+
+
 def create_body_problems(body: Any) -> list[BodyProblem]:
     """Every problem of a create-job body: its schema's, then the rules a schema cannot say."""
     found = schema_problems(body)

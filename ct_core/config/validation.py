@@ -19,6 +19,7 @@ from typing import Any
 from ct_core.config.bodies import (
     create_body_problems,
     multiplex_job_id_problems,
+    plugin_problems,
     schema_problems,
 )
 from ct_core.config.typed import (
@@ -123,29 +124,6 @@ def timeout_problems(idle_timeout_seconds: Any, pending_timeout_seconds: Any) ->
     ]
 
 
-def _plugin_manager() -> Any:
-    """The plugin manager, or None while the plugin module is unavailable (then only core checks run)."""
-    try:
-        from ct_core.plugins import get_plugin_manager
-    except ImportError:
-        return None
-    return get_plugin_manager()
-
-
-def _run_plugin_hooks(body: dict[str, Any], sub_jobs: list[Any]) -> list[str]:
-    pm = _plugin_manager()
-    if pm is None:
-        return []
-    from ct_core.plugins import run_create_body_validators, run_sub_job_validators
-
-    found: list[str] = []
-    for index, sub_job in enumerate(sub_jobs):
-        if isinstance(sub_job, dict):
-            found.extend(run_sub_job_validators(sub_job, f"sub_job_configs[{index}]", pm))
-    found.extend(run_create_body_validators(body, pm))
-    return found
-
-
 def validate_create_body(body: Any) -> dict[str, Any]:
     """Check a raw create-job body and return the normalized copy to send; raise ValidationError.
 
@@ -185,14 +163,14 @@ def validate_create_body(body: Any) -> dict[str, Any]:
             )
             training_config["model_provider"] = _PROVIDER_REWRITES[provider]
 
-    plugin_problems = _run_plugin_hooks(normalized, sub_jobs)
+    from_plugins = plugin_problems(normalized)
     problems = [problem.message for problem in create_body_problems(normalized)]
     if normalized.get("debug") and not debug_options_enabled():
         problems.append(
             "create-job debug options are an internal-only capability; set "
             f"{ENV_ENABLE_DEBUG_OPTIONS}=1 to send a request with a `debug` block"
         )
-    problems.extend(problem for problem in plugin_problems if problem not in problems)
+    problems.extend(problem for problem in from_plugins if problem not in problems)
     if problems:
         raise ValidationError(problems)
     return normalized

@@ -1,11 +1,13 @@
 """The local server's side of creating a job: checking the body and building the stored job.
 
 A body is judged by ``ct_core.config.bodies.create_body_problems``, the rules the client applies
-too (the contract's JSON schema plus the few rules a schema cannot say): shape problems answer 422
-``{"detail": [...]}``, rule violations answer 400 code 517602 naming every problem found. What only
-this server can know is checked here after them: GPU types the account has no capacity for, the
-experiment name with the path's database and schema, a training spec the worker cannot start, a
-model the server does not serve, and a real model that would not fit the device.
+too (the contract's JSON schema plus the few rules a schema cannot say), and by the installed
+plugins' validators (``plugin_problems``, through ct_core's hooks: this server imports no plugin):
+shape problems answer 422 ``{"detail": [...]}``, rule violations answer 400 code 517602 naming
+every problem found, each in the words the client would use. What only this server can know is
+checked here after them: GPU types the account has no capacity for, the experiment name with the
+path's database and schema, a training spec the worker cannot start, a model the server does not
+serve, and a real model that would not fit the device.
 
 :func:`optimizer_resize_problem` is the checkpoint rule shared by create (``source_checkpoint_info``)
 and the runtime load: optimizer states are sharded over the data-parallel ranks, so restoring them
@@ -15,11 +17,12 @@ was created with ``load_optimizer_states: false``.
 
 from __future__ import annotations
 
+import copy
 import re
 import uuid
 from typing import Any
 
-from ct_core.config.bodies import SHOWN_CHARS, create_body_problems, shown
+from ct_core.config.bodies import SHOWN_CHARS, create_body_problems, plugin_problems, shown
 from ct_core.config.typed import normalize_job_type
 from ct_local.control.capacity import job_gpus
 from ct_local.http.errors import RequestValidationError, invalid_request, unsupported_model
@@ -138,6 +141,9 @@ def build_job(
     if shape:
         raise RequestValidationError(shape)
     problems = [problem.message for problem in found]
+    # The installed plugins' rules too (a peft_config, the DFlash2 settings), asked through ct_core's
+    # hooks on a copy: what a validator normalizes is the client's business; the body is kept as sent.
+    problems.extend(problem for problem in plugin_problems(copy.deepcopy(body)) if problem not in problems)
     sub_jobs: list[dict[str, Any]] = body["sub_job_configs"]
     for index, sub in enumerate(sub_jobs):
         problems.extend(_server_sub_job_problems(index, sub))

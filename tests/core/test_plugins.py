@@ -265,13 +265,13 @@ def test_a_raising_validator_is_named_and_spares_the_other_plugins() -> None:
 
 
 def test_a_raising_validator_refuses_the_body_on_the_sdk_create_path(monkeypatch: pytest.MonkeyPatch) -> None:
-    from ct_core.config import validation
+    from ct_core.config import bodies, validation
     from ct_core.errors import ValidationError
 
     pm = plugins.new_plugin_manager()
     pm.register(_Raises(), name="ct-buggy")
     pm.register(_Second(), name="second")
-    monkeypatch.setattr(validation, "_plugin_manager", lambda: pm)
+    monkeypatch.setattr(bodies, "_plugin_manager", lambda: pm)
     body = {
         "sub_job_configs": [{"job_type": "sampling", "model_name": "m", "inference_config": {"n_gpus": 1}}]
     }

@@ -225,7 +225,7 @@ def test_optimizer_rejections(optimizer, message):
 def test_plugin_validators_run_on_every_create_path(monkeypatch):
     import pluggy
 
-    from ct_core.config import validation
+    from ct_core.config import bodies
 
     hookimpl = pluggy.HookimplMarker("ct")
 
@@ -245,7 +245,7 @@ def test_plugin_validators_run_on_every_create_path(monkeypatch):
     if pm is None:
         pytest.skip("plugin manager factory not available")
     pm.register(Rules())
-    monkeypatch.setattr(validation, "_plugin_manager", lambda: pm)
+    monkeypatch.setattr(bodies, "_plugin_manager", lambda: pm)
     assert validate_create_body({"sub_job_configs": [sampling()]})["sub_job_configs"][0]["seed"] == 7
     found = problems_of({"sub_job_configs": [sampling(model_name="bad")], "comment": "bold"})
     assert found == ["sub_job_configs[0]: plugin says no", "body too bold"]
