@@ -54,15 +54,29 @@ _DTYPE_ALIASES: dict[str, str] = {
 
 
 def serialize_forward_backward_args(
-    args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None
+    args: tuple[Any, ...] = (),
+    kwargs: dict[str, Any] | None = None,
+    *,
+    context: dict[str, Any] | None = None,
+    processing: dict[str, Any] | None = None,
 ) -> bytes:
-    """The DSSST1 frame of `{"args": args, "kwargs": kwargs}`, ready for `forward_backward`."""
+    """The DSSST1 frame of `{"args": args, "kwargs": kwargs}`, ready for `forward_backward`.
+
+    `context` and `processing`, when given, travel in the batch as they are: what they may hold
+    (loss functions, their per-token inputs) is the training backend's contract, not the REST one.
+    """
     named = {} if kwargs is None else kwargs
     if not isinstance(args, tuple):
         raise ValueError("forward-backward args must be a tuple")
     if not isinstance(named, dict):
         raise ValueError("forward-backward kwargs must be a dict")
-    return wire.dumps({"args": args, "kwargs": named}, metadata=RESPONSE_OPTIONS)
+    batch: dict[str, Any] = {"args": args, "kwargs": named}
+    for key, value in (("context", context), ("processing", processing)):
+        if value is not None:
+            if not isinstance(value, dict):
+                raise ValueError(f"forward-backward {key} must be a dict")
+            batch[key] = value
+    return wire.dumps(batch, metadata=RESPONSE_OPTIONS)
 
 
 # --- tensors from JSON ----------------------------------------------------------------------------

@@ -32,12 +32,27 @@ from typing import Any
 import torch
 
 from ct_local.model import hf, tinylm
-from ct_local.model.training_spec import IGNORE_INDEX, SUPPORTED_LOSS_FNS, TrainingSpec
+from ct_local.model.training_spec import (
+    CROSS_ENTROPY_LOSS_FNS,
+    IGNORE_INDEX,
+    LOSS_REDUCTIONS,
+    PPO_CLIP_HIGH,
+    PPO_CLIP_LOW,
+    SUPPORTED_LOSS_FNS,
+    TrainingSpec,
+)
 
 # Model kwargs passed to the model as given; rr_* router-replay inputs are accepted and ignored
 # (the tiny model has no experts to replay).
 _MODEL_KWARGS = frozenset({"input_ids", "attention_mask", "position_ids"})
 _LOSS_KWARGS = frozenset({"labels", "loss_mask"})
+# Per-token tensors a batch's context may carry (label-aligned, like labels): the weights of the
+# cross-entropy, and the sampler's log-probabilities and the advantages of the policy losses.
+_CONTEXT_TENSORS = frozenset({"loss_mask", "sampling_logprobs", "advantages"})
+# processing.config keys, and what processing.post may ask for: "logprobs" adds each target's
+# log-probability (label-aligned, 0 where no label) to the result's post_process_outputs.
+_LOSS_CONFIG_KEYS = frozenset({"reduction", "clip_low_threshold", "clip_high_threshold"})
+POST_LOGPROBS = "logprobs"
 
 
 # The client's defaults of a normalized peft_config, applied here too for raw bodies.
@@ -140,6 +155,49 @@ class RequestError(ValueError):
     """A request the backend refuses; its message becomes the request's ``error``."""
 
 
+def _loss_options(processing: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """processing's loss name (lower-cased; cross-entropy when absent) and its checked config."""
+    raw = processing.get("loss_fn")
+    loss_fn = "cross_entropy" if raw is None else str(raw).lower()
+    if loss_fn not in SUPPORTED_LOSS_FNS:
+        raise RequestError(
+            f"unknown processing.loss_fn {raw!r}: this local server supports {', '.join(SUPPORTED_LOSS_FNS)}"
+        )
+    given = processing.get("config") or {}
+    if not isinstance(given, dict):
+        raise RequestError("processing.config must be a dict")
+    unknown = sorted(str(k) for k in given if k not in _LOSS_CONFIG_KEYS)
+    if unknown:
+        raise RequestError(f"unsupported processing.config keys: {', '.join(unknown)}")
+    reduction = str(given.get("reduction", "mean")).lower()
+    if reduction not in LOSS_REDUCTIONS:
+        raise RequestError(f"processing.config.reduction must be one of {', '.join(LOSS_REDUCTIONS)}")
+    config: dict[str, Any] = {"reduction": reduction}
+    if loss_fn == "ppo":
+        bounds = []
+        for key, default in (("clip_low_threshold", PPO_CLIP_LOW), ("clip_high_threshold", PPO_CLIP_HIGH)):
+            value = given.get(key, default)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+                raise RequestError(f"processing.config.{key} must be a finite number")
+            bounds.append(float(value))
+        if not 0 <= bounds[0] <= bounds[1]:
+            raise RequestError("ppo needs 0 <= clip_low_threshold <= clip_high_threshold")
+        config["clip_low_threshold"], config["clip_high_threshold"] = bounds
+    elif "clip_low_threshold" in given or "clip_high_threshold" in given:
+        raise RequestError(f"clip thresholds apply to ppo only, not to {loss_fn}")
+    post = processing.get("post") or []
+    if not isinstance(post, list | tuple) or any(p != POST_LOGPROBS for p in post):
+        raise RequestError(f"processing.post may only ask for {POST_LOGPROBS!r}")
+    return loss_fn, config
+
+
+def _post(processing: dict[str, Any], target_logprobs: torch.Tensor) -> dict[str, Any]:
+    """The post_process_outputs processing.post asks for."""
+    if POST_LOGPROBS in (processing.get("post") or []):
+        return {POST_LOGPROBS: target_logprobs.detach().float().cpu().contiguous()}
+    return {}
+
+
 def _tensor(value: Any, name: str, dtype: torch.dtype) -> torch.Tensor:
     try:
         tensor = value if torch.is_tensor(value) else torch.as_tensor(value)
@@ -232,52 +290,79 @@ class Trainer:
         if limit is not None and ids.shape[1] > limit:
             raise RequestError(f"sequence length {ids.shape[1]} exceeds the sub-job's max_seq_len of {limit}")
         placed = {name: tensor.to(self.device) for name, tensor in inputs.items()}
-        return placed, {**kwargs, **{k: v for k, v in context.items() if k == "loss_mask"}}, processing
+        unknown_context = sorted(k for k in context if k not in _CONTEXT_TENSORS)
+        if unknown_context:
+            raise RequestError(f"unsupported batch context keys: {', '.join(unknown_context)}")
+        return placed, {**kwargs, **context}, processing
 
-    def _loss(self, logits: torch.Tensor, extras: dict[str, Any]) -> tuple[torch.Tensor, int]:
+    def _per_token(self, name: str, value: Any, like: torch.Tensor) -> torch.Tensor:
+        tensor = _tensor(value, name, torch.float32).to(like.device)
+        if tensor.shape != like.shape:
+            raise RequestError(f"{name} must have the shape of labels {tuple(like.shape)}")
+        if not bool(torch.isfinite(tensor).all()):
+            raise RequestError(f"{name} must be finite")
+        return tensor
+
+    def _loss(
+        self, logits: torch.Tensor, extras: dict[str, Any], processing: dict[str, Any]
+    ) -> tuple[torch.Tensor, int, torch.Tensor]:
+        """The loss processing.loss_fn names, the number of positions it trains, and every label's
+        log-probability (0 where there is none; label-aligned, with the graph kept)."""
+        loss_fn, config = _loss_options(processing)
         if extras.get("labels") is None:
             raise RequestError("kwargs.labels is required for forward-backward")
         labels = _tensor(extras["labels"], "labels", torch.long).to(logits.device)
         if labels.shape != logits.shape[:2]:
             raise RequestError(f"labels must have the shape of input_ids {tuple(logits.shape[:2])}")
-        targets = labels[labels != IGNORE_INDEX]
+        present = labels != IGNORE_INDEX
+        targets = labels[present]
         vocab = logits.shape[-1]
         if targets.numel() and (int(targets.min()) < 0 or int(targets.max()) >= vocab):
             raise RequestError(f"labels must lie in [0, {vocab}) or be {IGNORE_INDEX} for this model")
-        per_token = torch.nn.functional.cross_entropy(
-            logits.reshape(-1, logits.shape[-1]),
-            labels.reshape(-1),
-            ignore_index=IGNORE_INDEX,
-            reduction="none",
-        ).reshape(labels.shape)
-        weights = (labels != IGNORE_INDEX).to(per_token.dtype)
-        if extras.get("loss_mask") is not None:
-            mask = _tensor(extras["loss_mask"], "loss_mask", per_token.dtype).to(logits.device)
-            if mask.shape != labels.shape:
-                raise RequestError("loss_mask must have the shape of labels")
-            weights = weights * mask
+        chosen = torch.log_softmax(logits, dim=-1).gather(-1, labels.clamp(min=0).unsqueeze(-1)).squeeze(-1)
+        valid = present.to(chosen.dtype)
         if "attention_mask" in extras and extras["attention_mask"] is not None:
-            attention = _tensor(extras["attention_mask"], "attention_mask", per_token.dtype)
-            weights = weights * attention.to(logits.device)
-        total = weights.sum()
-        tokens = int((weights > 0).sum())
-        if float(total) <= 0:
+            attention = _tensor(extras["attention_mask"], "attention_mask", chosen.dtype)
+            valid = valid * attention.to(logits.device)
+        target_logprobs = torch.where(valid > 0, chosen, torch.zeros_like(chosen))
+        if float(valid.sum()) <= 0:
             raise RequestError("no position carries a label: every label is -100 or masked out")
-        return (per_token * weights).sum() / total, tokens
+        if loss_fn in CROSS_ENTROPY_LOSS_FNS:
+            weights = valid
+            if extras.get("loss_mask") is not None:
+                weights = weights * self._per_token("loss_mask", extras["loss_mask"], chosen)
+            summed = -(target_logprobs * weights).sum()
+            tokens = int((weights != 0).sum())
+            if config["reduction"] == "sum":
+                return summed, tokens, target_logprobs
+            total = weights.sum()
+            if float(total) <= 0:
+                raise RequestError("no position carries a label: every label is -100 or masked out")
+            return summed / total, tokens, target_logprobs
+        # The policy losses: ratio = exp(logprob - sampling logprob) at each target, times its advantage.
+        for name in ("sampling_logprobs", "advantages"):
+            if extras.get(name) is None:
+                raise RequestError(f"loss_fn {loss_fn} needs context.{name}")
+        sampling = self._per_token("sampling_logprobs", extras["sampling_logprobs"], chosen)
+        advantages = self._per_token("advantages", extras["advantages"], chosen)
+        ratio = torch.exp(target_logprobs - torch.where(valid > 0, sampling, torch.zeros_like(sampling)))
+        objective = ratio * advantages
+        if loss_fn == "ppo":
+            clipped = torch.clamp(ratio, config["clip_low_threshold"], config["clip_high_threshold"])
+            objective = torch.minimum(objective, clipped * advantages)
+        summed = -(objective * valid).sum()
+        tokens = int(valid.sum())
+        loss = summed if config["reduction"] == "sum" else summed / tokens
+        return loss, tokens, target_logprobs
 
     # --- requests -----------------------------------------------------------------------------
 
     def forward_backward(self, batch: Any) -> dict[str, Any]:
         inputs, extras, processing = self._read_batch(batch)
-        loss_fn = processing.get("loss_fn")
-        if loss_fn is not None and str(loss_fn).lower() not in SUPPORTED_LOSS_FNS:
-            raise RequestError(
-                f"unknown processing.loss_fn {loss_fn!r}: this local server supports "
-                f"{', '.join(SUPPORTED_LOSS_FNS)} (cross-entropy SFT)"
-            )
+        _loss_options(processing)  # a bad loss is refused before the model runs
         self.model.train()
         logits = self.model(**inputs).logits
-        loss, tokens = self._loss(logits.float(), extras)
+        loss, tokens, target_logprobs = self._loss(logits.float(), extras, processing)
         value = float(loss.detach())
         # Refused before backward, so a failed request adds nothing to the accumulated gradients.
         if not math.isfinite(value):
@@ -291,7 +376,11 @@ class Trainer:
             "num_sequences": int(inputs["input_ids"].shape[0]),
             "accumulated_calls": self._accumulated_calls,
         }
-        return {"avg_loss": value, "metrics": metrics, "post_process_outputs": {}}
+        return {
+            "avg_loss": value,
+            "metrics": metrics,
+            "post_process_outputs": _post(processing, target_logprobs),
+        }
 
     def step(self, learning_rate: float | None) -> dict[str, Any]:
         configured = [group["lr"] for group in self.optimizer.param_groups]
@@ -318,7 +407,7 @@ class Trainer:
         return result
 
     def forward(self, batch: Any) -> dict[str, Any]:
-        inputs, extras, _ = self._read_batch(batch)
+        inputs, extras, processing = self._read_batch(batch)
         self.model.eval()
         try:
             with torch.no_grad():
@@ -331,9 +420,10 @@ class Trainer:
         )
         result: dict[str, Any] = {"logprobs": logprobs.cpu().contiguous()}
         if extras.get("labels") is not None:
-            loss, tokens = self._loss(logits, extras)
+            loss, tokens, target_logprobs = self._loss(logits, extras, processing)
             result["avg_loss"] = float(loss)
             result["metrics"] = {"num_tokens": tokens}
+            result["post_process_outputs"] = _post(processing, target_logprobs)
         return result
 
     # --- the whole state, for snapshots -----------------------------------------------------------

@@ -22,8 +22,18 @@ DEFAULT_LR = 1e-5
 DEFAULT_BETAS = (0.9, 0.999)
 DEFAULT_EPS = 1e-8
 DEFAULT_WEIGHT_DECAY = 0.0
-# Loss functions: processing.loss_fn values the local backend understands (None means SFT).
-SUPPORTED_LOSS_FNS = ("sft", "cross_entropy", "ce")
+# Loss functions: processing.loss_fn values the local backend understands (None means SFT). The
+# cross-entropy names weight each target's negative log-probability; the two policy losses weight
+# the ratio exp(logprob - sampling logprob) by an advantage (ppo also clips it), per token.
+CROSS_ENTROPY_LOSS_FNS = ("sft", "cross_entropy", "ce")
+POLICY_LOSS_FNS = ("importance_sampling", "ppo")
+SUPPORTED_LOSS_FNS = (*CROSS_ENTROPY_LOSS_FNS, *POLICY_LOSS_FNS)
+# How processing.config.reduction folds the per-token losses: "mean" divides the sum by the total
+# weight (cross-entropy) or the number of target tokens (policy losses); "sum" keeps the sum.
+LOSS_REDUCTIONS = ("mean", "sum")
+# ppo's ratio bounds when processing.config leaves them out: 1 - 0.2 and 1 + 0.2.
+PPO_CLIP_LOW = 0.8
+PPO_CLIP_HIGH = 1.2
 # A label of this value marks a position without a target (cross-entropy's ignore index).
 IGNORE_INDEX = -100
 _OPTIMIZER_KEYS = frozenset(

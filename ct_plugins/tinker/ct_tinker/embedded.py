@@ -51,6 +51,8 @@ class EmbeddedTinker:
             authenticate=self._authenticate,
             state_dir=state_dir / "tinker",
             tokenizer_for=real_model_tokenizer,
+            # This server's trainer computes every Tinker loss by name (ct_local.model.trainer).
+            backend_losses=True,
         )
 
     def routes(self) -> list[Route]:

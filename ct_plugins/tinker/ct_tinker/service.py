@@ -8,9 +8,11 @@ What maps to what (docs/tinker.md has the user's view):
 - a session: an id; heartbeats and telemetry are answered and dropped.
 - a training client (`create_model`): a job with a LoRA training sub-job (rank = peft `r`) and a
   sampling sub-job on the same base model; its model id is the job id.
-- `forward_backward`: a forward request (the per-token log-probabilities the SDK reads back) then
-  a forward-backward request on the training sub-job, sent back to back so they run in order on
-  the same weights; `forward` (forward only): the forward request alone.
+- `forward_backward`: with `backend_losses` (inside `ct local serve`), one forward-backward request
+  whose batch names the Tinker loss and carries its per-token inputs, its result every target's
+  log-probability; otherwise (cross-entropy only) a forward request (the per-token
+  log-probabilities the SDK reads back) then a forward-backward request on the training sub-job,
+  sent back to back so they run in order on the same weights. `forward`: a forward request.
 - `optim_step`: a step with the call's learning rate.
 - `save_weights_for_sampler`: a weight sync from the training to the sampling sub-job (and, with a
   name, a weights-only checkpoint); `save_weights`: a resumable checkpoint; `load_weights`: a load.
@@ -66,9 +68,23 @@ DEFAULT_LR = 1e-4
 #: unembedding is never adapted (train_unembed is accepted and documented as ignored).
 ATTENTION_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj")
 MLP_MODULES = ("gate_proj", "up_proj", "down_proj")
-#: The losses computed exactly through the data plane.
-SUPPORTED_LOSSES = ("cross_entropy",)
+#: The losses a training backend that takes them by name computes (ct local serve's does: the
+#: batch's processing.loss_fn, with a sum reduction and each target's log-probability returned).
+BACKEND_LOSSES = ("cross_entropy", "importance_sampling", "ppo")
+#: The one loss the Cortex Training contract itself can express (a weighted cross-entropy mean).
+PORTABLE_LOSSES = ("cross_entropy",)
+#: What each loss reads from a datum's loss_fn_inputs besides target_tokens, and the
+#: loss_fn_config keys it takes (ppo's ratio bounds; Tinker's defaults are 0.8 and 1.2).
+LOSS_INPUTS = {
+    "cross_entropy": ("weights",),
+    "importance_sampling": ("logprobs", "advantages"),
+    "ppo": ("logprobs", "advantages"),
+}
+LOSS_CONFIG_KEYS = {"ppo": ("clip_low_threshold", "clip_high_threshold")}
 IGNORE_INDEX = -100
+#: ppo's ratio bounds when loss_fn_config leaves them out (Tinker's: 1 - 0.2 and 1 + 0.2).
+PPO_CLIP_LOW = 0.8
+PPO_CLIP_HIGH = 1.2
 #: The header of the key the SDK sends with every POST (kept when it resends the call), the routes
 #: whose calls start work and so run once per key, and how many answers are kept for repeats.
 IDEMPOTENCY_HEADER = "x-idempotency-key"
@@ -169,8 +185,12 @@ class TinkerService:
         database: str | None = DEFAULT_DATABASE,
         schema: str | None = DEFAULT_SCHEMA,
         tokenizer_for: Callable[[str], str | None] | None = None,
+        backend_losses: bool = False,
     ) -> None:
+        """`backend_losses`: the training backend computes Tinker's losses itself, by name (ct local
+        serve's does); without it only cross-entropy is translated, into the contract's weighted mean."""
         self.client_for = client_for
+        self.backend_losses = backend_losses
         self.tokenizer_for = tokenizer_for
         self.authenticate = authenticate
         self.state_dir = state_dir
@@ -534,16 +554,19 @@ class TinkerService:
         model = self._model(call["model_id"], owner)
         loss_fn = call["loss_fn"] or "cross_entropy"
         forward_only = call["forward_only"]
-        if not forward_only and loss_fn not in SUPPORTED_LOSSES:
-            failed: concurrent.futures.Future[Any] = concurrent.futures.Future()
-            failed.set_exception(UserError(refusal_of_loss(loss_fn)))
-            return self._future(owner, failed, model.model_id)
         try:
-            batch = build_batch(call["data"])
+            if self.backend_losses:
+                batch = backend_batch(call["data"], loss_fn, call["loss_fn_config"])
+            else:
+                if not forward_only and loss_fn not in PORTABLE_LOSSES:
+                    raise UserError(refusal_of_loss(loss_fn))
+                batch = build_batch(call["data"])
         except UserError as exc:
-            failed = concurrent.futures.Future()
+            failed: concurrent.futures.Future[Any] = concurrent.futures.Future()
             failed.set_exception(exc)
             return self._future(owner, failed, model.model_id)
+        if self.backend_losses:
+            return self._future(owner, self._backend_step(model, batch, forward_only), model.model_id)
 
         def submit(client: Any) -> tuple[str, str | None]:
             forward = client.forward(model.job_id, batch["forward_frame"], sub_job_id=model.training_sub_job)
@@ -558,6 +581,27 @@ class TinkerService:
             return batch_outputs(batch, np.asarray(result["logprobs"], dtype=np.float64))
 
         return self._future(owner, self._ordered(model, submit, finish), model.model_id)
+
+    def _backend_step(
+        self, model: TrainingModel, batch: dict[str, Any], forward_only: bool
+    ) -> concurrent.futures.Future[Any]:
+        """One request: a forward-backward (or a forward) whose result holds the loss and every
+        target's log-probability, computed by the backend."""
+
+        def submit(client: Any) -> str:
+            if forward_only:
+                answer = client.forward(model.job_id, batch["frame"], sub_job_id=model.training_sub_job)
+                return str(answer["request_id"])
+            return str(client.forward_backward(model.job_id, batch["frame"]))
+
+        def finish(client: Any, request_id: str) -> bytes:
+            result = client.poll_request(model.job_id, request_id)
+            logprobs = (result.get("post_process_outputs") or {}).get("logprobs")
+            if logprobs is None:
+                raise RuntimeError("the training backend returned no per-token log-probabilities")
+            return backend_outputs(batch, np.asarray(logprobs, dtype=np.float64))
+
+        return self._ordered(model, submit, finish)
 
     async def optim_step(self, request: Request, owner: str) -> dict[str, Any]:
         body = await self._json(request)
@@ -937,11 +981,123 @@ def refusal_of_loss(loss_fn: str) -> str:
     """The message of a refused loss function: what Cortex Training computes, and what is missing."""
     why = _LOSS_REFUSALS.get(loss_fn, "it is not one of the losses Cortex Training computes")
     return (
-        f"loss function {loss_fn!r} is not available through ct's Tinker API: {why}, while the "
+        f"loss function {loss_fn!r} is not available through ct tinker serve: {why}, while the "
         "Cortex Training forward-backward computes only a token-weighted cross-entropy mean (no "
         "per-token policy ratio, no unnormalized sum), so it cannot be computed exactly; supported: "
-        f"{', '.join(SUPPORTED_LOSSES)} (see docs/tinker.md)"
+        f"{', '.join(PORTABLE_LOSSES)} (inside ct local serve: {', '.join(BACKEND_LOSSES)}; "
+        "see docs/tinker.md)"
     )
+
+
+def _datum_inputs(
+    index: int, datum: dict[str, Any], loss_fn: str
+) -> tuple[list[int], list[int], dict[str, Any]]:
+    """A datum's tokens, targets and the per-token inputs `loss_fn` reads, each checked for length."""
+    tokens = datum["tokens"]
+    inputs = datum["loss_fn_inputs"]
+    if "target_tokens" not in inputs:
+        raise UserError(f"datum {index}: loss_fn_inputs.target_tokens is required")
+    targets = [int(t) for t in np.asarray(inputs["target_tokens"]).ravel()]
+    if len(targets) != len(tokens):
+        raise UserError(
+            f"datum {index}: target_tokens ({len(targets)}) must have the length of the model "
+            f"input ({len(tokens)})"
+        )
+    values: dict[str, Any] = {}
+    for name in LOSS_INPUTS[loss_fn]:
+        if name not in inputs:
+            if name == "weights":
+                values[name] = np.ones(len(targets))
+                continue
+            raise UserError(f"datum {index}: loss function {loss_fn} needs loss_fn_inputs.{name}")
+        value = np.asarray(inputs[name], dtype=np.float64).ravel()
+        if len(value) != len(tokens):
+            raise UserError(
+                f"datum {index}: {name} ({len(value)}) must have the length of the model "
+                f"input ({len(tokens)})"
+            )
+        if not np.isfinite(value).all():
+            raise UserError(f"datum {index}: {name} must be finite")
+        values[name] = value
+    return tokens, targets, values
+
+
+def backend_batch(data: list[dict[str, Any]], loss_fn: str, config: dict[str, Any]) -> dict[str, Any]:
+    """The batch frame of a Tinker loss for a backend that computes it by name.
+
+    Tinker's `target_tokens[i]` is the target of input position `i`, the data plane's `labels`
+    convention, so any targets work. The loss is summed (Tinker's reduction); the backend returns
+    every target's log-probability, from which the SDK's outputs are made (`backend_outputs`).
+    """
+    from ct_core.data.payloads import serialize_forward_backward_args
+
+    if loss_fn not in BACKEND_LOSSES:
+        raise UserError(
+            f"loss function {loss_fn!r} is not available through ct's Tinker API; supported: "
+            f"{', '.join(BACKEND_LOSSES)}, and custom losses through forward_backward_custom"
+        )
+    if not data:
+        raise UserError("forward_backward needs at least one datum")
+    allowed = LOSS_CONFIG_KEYS.get(loss_fn, ())
+    unknown = sorted(k for k in config if k not in allowed)
+    if unknown:
+        raise UserError(
+            f"loss_fn_config keys {', '.join(unknown)} are not taken by {loss_fn}"
+            + (f" (it takes {', '.join(allowed)})" if allowed else "")
+        )
+    processing: dict[str, Any] = {
+        "loss_fn": loss_fn,
+        "config": {"reduction": "sum", **{k: float(v) for k, v in config.items()}},
+        "post": ["logprobs"],
+    }
+    rows = [_datum_inputs(index, datum, loss_fn) for index, datum in enumerate(data)]
+    width = max(len(tokens) for tokens, _, _ in rows)
+    ids = np.zeros((len(rows), width), dtype=np.int64)
+    labels = np.full((len(rows), width), IGNORE_INDEX, dtype=np.int64)
+    attention = np.zeros((len(rows), width), dtype=np.int64)
+    per_token = {name: np.zeros((len(rows), width), dtype=np.float32) for name in LOSS_INPUTS[loss_fn]}
+    for row, (tokens, targets, values) in enumerate(rows):
+        n = len(tokens)
+        ids[row, :n] = tokens
+        labels[row, :n] = targets
+        attention[row, :n] = 1
+        for name, value in values.items():
+            per_token[name][row, :n] = value
+    context = {
+        "loss_mask" if name == "weights" else "sampling_logprobs" if name == "logprobs" else name: array
+        for name, array in per_token.items()
+    }
+    frame = serialize_forward_backward_args(
+        kwargs={"input_ids": ids, "attention_mask": attention, "labels": labels},
+        context=context,
+        processing=processing,
+    )
+    return {"loss_fn": loss_fn, "config": processing["config"], "rows": rows, "frame": frame}
+
+
+def backend_outputs(batch: dict[str, Any], logprobs: np.ndarray) -> bytes:
+    """The SDK's ForwardBackwardOutput from the targets' log-probabilities the backend returned:
+    per datum its `logprobs` (and, for cross-entropy, `elementwise_loss`), and `loss:sum`, the loss
+    as Tinker defines it, summed over every datum and token."""
+    loss_fn = batch["loss_fn"]
+    outputs = []
+    total = 0.0
+    for row, (tokens, _targets, values) in enumerate(batch["rows"]):
+        lp = logprobs[row, : len(tokens)]
+        if loss_fn == "cross_entropy":
+            elementwise = -lp * values["weights"]
+            outputs.append({"logprobs": lp, "elementwise_loss": elementwise})
+        else:
+            ratio = np.exp(lp - values["logprobs"])
+            objective = ratio * values["advantages"]
+            if loss_fn == "ppo":
+                low = batch["config"].get("clip_low_threshold", PPO_CLIP_LOW)
+                high = batch["config"].get("clip_high_threshold", PPO_CLIP_HIGH)
+                objective = np.minimum(objective, np.clip(ratio, low, high) * values["advantages"])
+            elementwise = -objective
+            outputs.append({"logprobs": lp})
+        total += float(elementwise.sum())
+    return wire.encode_forward_backward_output(outputs, {"loss:sum": total})
 
 
 def build_batch(data: list[dict[str, Any]]) -> dict[str, Any]:

@@ -117,4 +117,4 @@ def test_unsupported_loss_is_refused_in_the_sdk_error_shape(service_client: Any)
     training = service_client.create_lora_training_client(base_model=BASE_MODEL, rank=4)
     batch = datums(training.get_tokenizer())
     with pytest.raises(tinker.RequestFailedError, match="not available through ct's Tinker API"):
-        training.forward_backward(batch, "importance_sampling").result()
+        training.forward_backward(batch, "dro").result()

@@ -94,6 +94,18 @@ def test_the_sdk_loop_through_ct_tinker_serve(front: str, local_server: Any, tin
             step.result()
             losses.append(result.metrics["loss:sum"])
         assert losses[-1] < losses[0] * 0.95, losses
+        # The Cortex Training contract has no policy loss: refused, saying so.
+        policy = types.Datum(
+            model_input=datum.model_input,
+            loss_fn_inputs={
+                "target_tokens": np.array(tokens[1:]),
+                "logprobs": np.full(len(tokens) - 1, -2.0, dtype=np.float32),
+                "advantages": np.ones(len(tokens) - 1, dtype=np.float32),
+            },
+        )
+        with pytest.raises(tinker.RequestFailedError, match="not available through ct tinker serve") as info:
+            training.forward_backward([policy], "importance_sampling").result()
+        assert "cross-entropy mean" in str(info.value)
         sampler = training.save_weights_and_get_sampling_client()
         sampled = sampler.sample(
             types.ModelInput.from_ints(tokens[:4]),
