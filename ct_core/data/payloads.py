@@ -16,13 +16,18 @@ element is not a whole number, then float32 (the reference silently truncated fl
 `context` and `processing` are not read: build that extended shape with `wire.dumps` directly.
 
 Tokenizers: `"byte"` is a byte-level tokenizer built in (UTF-8 bytes as ids, works offline); any other
-name or `{model_name|name|path, trust_remote_code, use_fast, revision}` is loaded with transformers.
+name or `{model_name|name|path, trust_remote_code, use_fast, revision}` is loaded with transformers,
+offline: a folder holding a tokenizer, or a Hugging Face name already in the local cache (`HF_HOME` /
+`HF_HUB_CACHE`); nothing is ever downloaded. A batch that names no tokenizer takes its job's model's
+(`needs_job_tokenizer`, `job_tokenizer`): the folder a real model is served from, as the models route
+reports it, the byte tokenizer for a local server's tiny model, else the model's name in the cache.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -187,12 +192,76 @@ def load_tokenizer(spec: Any, fallback_model: Any = None) -> Any:
         raise ValueError("fwd-bwd payload tokenizer must be a string or object")
     if str(name).strip().lower() in BYTE_TOKENIZER_NAMES:
         return ByteTokenizer()
-    from transformers import AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(name, **options)
+    tokenizer = _offline_tokenizer(str(name), options)
     if getattr(tokenizer, "pad_token", None) is None:
         tokenizer.pad_token = tokenizer.eos_token
     return tokenizer
+
+
+def _offline_tokenizer(name: str, options: dict[str, Any]) -> Any:
+    """The transformers tokenizer of a folder or of a cached Hugging Face name, never downloading."""
+    from transformers import AutoTokenizer
+
+    try:
+        return AutoTokenizer.from_pretrained(name, local_files_only=True, **options)
+    except (OSError, ValueError) as exc:
+        folder = Path(name).expanduser()
+        if folder.is_dir():
+            message = f"tokenizer folder {name} holds no tokenizer transformers can load: {exc}"
+            raise ValueError(message) from exc
+        raise ValueError(
+            f"tokenizer {name!r} is neither a folder nor in the local Hugging Face cache "
+            "(HF_HOME / HF_HUB_CACHE); tokenizers are read offline, never downloaded: name a folder, "
+            "or download the model there first"
+        ) from None
+
+
+#: What the models route says of a local server's model: its weights kind, and a real model's folder.
+TINY_WEIGHTS = "tiny"
+
+
+def model_tokenizer(model_name: str, models: Sequence[Mapping[str, Any]]) -> str | dict[str, Any]:
+    """The tokenizer of ``model_name`` as the models route (``client.list_models()``) describes it.
+
+    A local server's tiny model reads bytes (``"byte"``); a real model served from a folder uses the
+    tokenizer saved there; any other name is looked up in the local Hugging Face cache.
+    """
+    for entry in models:
+        if entry.get("name") != model_name:
+            continue
+        if entry.get("weights") == TINY_WEIGHTS:
+            return BYTE_TOKENIZER_NAMES[0]
+        if isinstance(entry.get("path"), str) and entry["path"]:
+            return {"path": entry["path"]}
+    return model_name
+
+
+def job_model_name(job: Mapping[str, Any]) -> str:
+    """The model of a job's training sub-job (else of its first sub-job naming one)."""
+    sub_jobs = [s for s in job.get("sub_jobs") or [] if isinstance(s, Mapping) and s.get("model_name")]
+    training = [s for s in sub_jobs if s.get("job_type") == "training"]
+    chosen = (training or sub_jobs)[:1]
+    if not chosen:
+        raise ValueError(f"job {job.get('job_id')} names no model, so its tokenizer is unknown: name one")
+    return str(chosen[0]["model_name"])
+
+
+def job_tokenizer(client: Any, job_id: str) -> Any:
+    """The tokenizer of job ``job_id``'s model (see :func:`model_tokenizer`), loaded offline.
+
+    ``client`` is a ``CortexTrainingClient`` (``get_job`` and ``list_models`` are read).
+    """
+    name = job_model_name(client.get_job(job_id))
+    return load_tokenizer(model_tokenizer(name, client.list_models()))
+
+
+def needs_job_tokenizer(spec: Any) -> bool:
+    """Whether a readable fwd-bwd JSON holds texts but names no tokenizer (nor a model for one)."""
+    content = spec.get("payload", spec) if isinstance(spec, dict) else None
+    if not isinstance(content, dict) or "kwargs" in content or "input_ids" in content:
+        return False
+    named = content.get("tokenizer", content.get("model_name", spec.get("model_name")))
+    return "texts" in content and named is None
 
 
 def _require_bool(value: Any, what: str) -> bool:

@@ -13,9 +13,11 @@ This module does not import torch; ct_local.model.sampler does, and only worker 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
@@ -194,11 +196,18 @@ def _aligned(value: Any, count: int, name: str) -> list[Any]:
 
 
 def parse_generate(
-    frame: bytes, *, max_seq_len: int | None, vocab_size: int | None = None
+    frame: bytes,
+    *,
+    max_seq_len: int | None,
+    vocab_size: int | None = None,
+    encode: Callable[[str], Sequence[int]] | None = None,
 ) -> GenerateRequest:
     """Decode and check a logical generate request frame; raises RequestValidationError (400).
 
-    ``vocab_size`` bounds token-id prompts (the tiny model's vocabulary when not given)."""
+    ``vocab_size`` bounds token-id prompts (the tiny model's vocabulary when not given). ``encode``
+    is the model's tokenizer (:func:`text_encoder`): a text prompt is counted against
+    ``max_seq_len`` in its tokens. Without it, text prompts are left to the sampler, which counts
+    them with the same tokenizer."""
     vocabulary = vocab_size or tinylm.VOCAB_SIZE
     try:
         body = wire.loads(frame, backend="numpy")
@@ -216,7 +225,8 @@ def parse_generate(
     prompts: list[str | list[int]] = []
     for i, prompt in enumerate(raw_prompts):
         if isinstance(prompt, str):
-            ids = tinylm.ByteTokenizer().encode(prompt)
+            # Uncounted (None) without the tokenizer: the sampler counts it with its own.
+            ids = [] if not prompt else list(encode(prompt)) if encode is not None else None
             prompts.append(prompt)
         elif isinstance(prompt, list) or hasattr(prompt, "shape"):
             ids = _token_list(prompt, i)
@@ -230,9 +240,9 @@ def parse_generate(
             raise RequestValidationError(
                 [(["prompts", str(i)], "a prompt is a string or a list of token ids")]
             )
-        if not ids:
+        if ids is not None and not ids:
             raise RequestValidationError([(["prompts", str(i)], "a prompt must not be empty")])
-        if max_seq_len is not None and len(ids) >= max_seq_len:
+        if ids is not None and max_seq_len is not None and len(ids) >= max_seq_len:
             raise RequestValidationError(
                 [
                     (
@@ -261,6 +271,32 @@ def parse_generate(
             [(["routing_key"], "strict routing needs a routing_key for every prompt")]
         )
     return GenerateRequest(prompts, params, keys, bool(strict))
+
+
+def text_encoder(sub_job: dict[str, Any]) -> Callable[[str], Sequence[int]]:
+    """How the sampler of ``sub_job`` turns a text prompt into tokens: the real model's own
+    tokenizer, or the tiny model's bytes. Loading a tokenizer reads files: call it off the loop."""
+    if registry.real_entry(str(sub_job.get("model_name") or "")) is not None:
+        from ct_local.model import hf  # imports torch; only a server of real models gets here
+
+        tokenizer = hf.text_tokenizer(str(sub_job["model_name"]))
+        if tokenizer is not None:
+            return tokenizer.encode
+    return tinylm.ByteTokenizer().encode
+
+
+async def _checked(frame: bytes, sub_job: dict[str, Any]) -> GenerateRequest:
+    """:func:`parse_generate` with the sub-job's window, vocabulary and tokenizer."""
+    window, vocabulary = max_seq_len_of(sub_job), registry.vocab_size_of(sub_job)
+    if registry.real_entry(str(sub_job.get("model_name") or "")) is None:
+        return parse_generate(frame, max_seq_len=window, vocab_size=vocabulary, encode=text_encoder(sub_job))
+
+    def check() -> GenerateRequest:
+        encode = text_encoder(sub_job)
+        return parse_generate(frame, max_seq_len=window, vocab_size=vocabulary, encode=encode)
+
+    # A real tokenizer loads from files and may take a while over a long prompt: off the event loop.
+    return await run_in_threadpool(check)
 
 
 def max_seq_len_of(sub_job: dict[str, Any]) -> int | None:
@@ -322,16 +358,14 @@ async def handle_generate(plane: HandlerPlane, request: Request, job: JobRow, ac
     if action == "generate-stream":
         if is_request_chunk(frame):
             raise invalid_request("generate-stream takes one DSSST1 frame, not request chunks")
-        parsed = parse_generate(
-            frame, max_seq_len=max_seq_len_of(sub), vocab_size=registry.vocab_size_of(sub)
-        )
+        parsed = await _checked(frame, sub)
         request_id = plane.queue_request(job, sub, action, frame=frame)
         plane.boards.events.open(request_id)
         return JSONResponse({"request_id": request_id, "job_id": job.job_id, "count": len(parsed.prompts)})
     if is_request_chunk(frame):
         # Frames over 60 MiB arrive as request chunks; the whole frame is checked by the sampler.
         return await plane.schedule_frame(job, sub, action, frame, "generate")
-    parse_generate(frame, max_seq_len=max_seq_len_of(sub), vocab_size=registry.vocab_size_of(sub))
+    await _checked(frame, sub)
     return plane.enqueue(job, sub, action, frame=frame)
 
 
