@@ -543,7 +543,11 @@ def test_create_refuses_bad_sub_job_values_naming_the_field(
 def test_create_accepts_the_values_the_typed_client_sends(api: httpx.Client, prefix: str) -> None:
     sub = {
         **_training(
-            max_seq_len=2048, train_batch_size=8, n_gpus=1, peft_config={"r": 8, "lora_dropout": 0.1}
+            max_seq_len=2048,
+            train_batch_size=8,
+            n_gpus=1,
+            # The client's normalized form names the adapter type and its layers (all of them here).
+            peft_config={"peft_type": "Lora", "r": 8, "lora_dropout": 0.1, "target_modules": "all-linear"},
         ),
         "dtype": "bfloat16",
         "seed": 7,

@@ -47,7 +47,7 @@ def test_full_fine_tuning_lowers_the_loss(driver, tokenizer, architecture):
 
 @pytest.mark.parametrize("architecture", ARCHITECTURES)
 def test_lora_on_all_linear_layers_lowers_the_loss(driver, tokenizer, architecture):
-    peft = {"peft_type": "Lora", "r": 4, "lora_alpha": 8}
+    peft = {"peft_type": "Lora", "r": 4, "lora_alpha": 8, "target_modules": "all-linear"}
     driver.start(_training(architecture, peft_config=peft))
     first, last = _train(driver, tokenizer)
     assert last < first
@@ -61,7 +61,8 @@ def test_weights_only_checkpoint_loads_in_plain_transformers_with_the_same_logit
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    driver.start(_training(architecture, peft_config={"peft_type": "Lora", "r": 4, "lora_alpha": 8}))
+    peft = {"peft_type": "Lora", "r": 4, "lora_alpha": 8, "target_modules": "all-linear"}
+    driver.start(_training(architecture, peft_config=peft))
     _train(driver, tokenizer)
     saved = driver.save("weights-only")
     folder = Path(saved["checkpoint_path"])

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-PEFT = {"peft_type": "Lora", "r": 4, "lora_alpha": 8}
+PEFT = {"peft_type": "Lora", "r": 4, "lora_alpha": 8, "target_modules": "all-linear"}
 
 
 def _sampler_logprobs(driver: Any, ids: list[int]) -> np.ndarray:

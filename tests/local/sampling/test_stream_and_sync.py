@@ -204,7 +204,7 @@ def test_weight_sync_errors(sp, sampling_sub_job, training_sub_job) -> None:
 
 def test_lora_sync_with_peft_on_both_sides_is_accepted(sp, sampling_sub_job, training_sub_job) -> None:
     # More on adapter-only sync in test_lora_sync.py.
-    peft = {"r": 4, "lora_alpha": 8, "target_modules": ["q_proj", "v_proj"]}
+    peft = {"peft_type": "Lora", "r": 4, "lora_alpha": 8, "target_modules": ["q_proj", "v_proj"]}
     training = training_sub_job()
     training["training_config"]["peft_config"] = peft
     sp.start(training, sampling_sub_job(peft_config=peft))
