@@ -51,8 +51,10 @@ import copy
 import hashlib
 import json
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from functools import cache
+from importlib import resources
 from typing import Any
 
 from ct_core.catalog import Catalog, load_catalog
@@ -65,8 +67,9 @@ from ct_runs.schedule import SchedulePlan
 
 #: The schema URL every run config names.
 RUN_CONFIG_SCHEMA = "https://spec.tessera.dev/schemas/run_config.json"
-#: Version of the run config's layout.
-RUN_CONFIG_VERSION = 1
+#: Version of the run config's layout (2: the model a run starts from and a separate validation
+#: dataset joined it).
+RUN_CONFIG_VERSION = 2
 
 #: Catalog shape of every tier's job file.
 TIER_CONTEXT = 8192
@@ -93,11 +96,32 @@ TIERS: dict[str, Tier] = {
 }
 DEFAULT_TIER = "S"
 
-TOP_LEVEL_KEYS = ("dataset_id", "model_config_tier", "labels", "seed", "overrides", "trainer")
-MAX_SEED = 2**63 - 1
+#: Registered model ids start with this (``mdl_<ULID>``); any other ``model`` is a catalog name.
+REGISTERED_MODEL_PREFIX = "mdl_"
+#: OpenAI's fine-tuning names a spec may use at its top level, and the trainer key each one sets
+#: (through the rule of :func:`_from_aliases`).
+ALIASES = {"n_epochs": "epochs", "batch_size": "batch_tokens", "learning_rate_multiplier": "learning_rate"}
+#: The most tokens one optimizer step may take (the upper bound of ``trainer.batch_tokens``).
+MAX_BATCH_TOKENS = 10_000_000
+#: The bounds of the learning rate a spec resolves to (what ``trainer.learning_rate`` accepts).
+LEARNING_RATE_BOUND_TEXT = "a number in (0, 1]"
+
+#: The package file holding the spec's ``RunSpec`` schema (openapi/cortex-training.yaml) and the
+#: schemas it refers to, under ``$defs``; a test keeps it in step with the spec.
+SCHEMA_FILE = "run_spec_schema.json"
+
+TRAINER_DEFAULTS: dict[str, Any] = {
+    "epochs": 10,
+    "n_gpus": 1,
+    "early_stopping": True,
+    "patience": 5,
+    "min_delta": 1e-4,
+    "cooldown_ratio": 0.2,
+    "lr_schedule": "wsd",
+}
 
 
-# --- bounds --------------------------------------------------------------------------------------
+# --- bounds in words ------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -109,6 +133,19 @@ class Bound:
     high: float | None = None
     low_open: bool = False
     high_open: bool = False
+
+    @classmethod
+    def of(cls, schema: Mapping[str, Any]) -> Bound:
+        """The range a numeric schema (``minimum``, ``exclusiveMinimum``, ...) describes."""
+        kinds = schema.get("type", [])
+        kind = "int" if "integer" in ([kinds] if isinstance(kinds, str) else kinds) else "float"
+        low, low_open = schema.get("minimum"), False
+        if schema.get("exclusiveMinimum") is not None:
+            low, low_open = schema["exclusiveMinimum"], True
+        high, high_open = schema.get("maximum"), False
+        if schema.get("exclusiveMaximum") is not None:
+            high, high_open = schema["exclusiveMaximum"], True
+        return cls(kind, low, high, low_open, high_open)
 
     def describe(self) -> str:
         noun = "an integer" if self.kind == "int" else "a number"
@@ -122,20 +159,6 @@ class Bound:
             return f"{noun} {'<' if self.high_open else '<='} {_show(self.high)}"
         return noun
 
-    def check(self, value: Any, field: str) -> int | float:
-        """The value, typed (floats for number keys); invalid_argument naming ``field`` otherwise."""
-        if self.kind == "int":
-            ok = isinstance(value, int) and not isinstance(value, bool)
-        else:
-            ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-        if ok:
-            typed: int | float = value if self.kind == "int" else float(value)
-            below = self.low is not None and (typed < self.low or (self.low_open and typed == self.low))
-            above = self.high is not None and (typed > self.high or (self.high_open and typed == self.high))
-            if not below and not above:
-                return typed
-        raise invalid_argument(f"{field} must be {self.describe()}, got {_given(value)}", field)
-
 
 def _show(number: float) -> str:
     return str(int(number)) if float(number).is_integer() and abs(number) >= 1 else repr(number)
@@ -148,49 +171,341 @@ def _given(value: Any) -> str:
         return repr(value)
 
 
-OVERRIDE_BOUNDS: dict[str, Bound] = {
-    "max_seq_len": Bound("int", 16, TIER_CONTEXT),
-    "weight_decay": Bound("float", 0, 1),
-    "gradient_clipping": Bound("float", 0, 100, low_open=True),
-    "warmup_steps": Bound("int", 0, 100_000),
-    "min_lr_ratio": Bound("float", 0, 1),
-    "adam_beta1": Bound("float", 0, 1, low_open=True, high_open=True),
-    "adam_beta2": Bound("float", 0, 1, low_open=True, high_open=True),
-}
+# --- the schema -----------------------------------------------------------------------------------
 
-MAX_BATCH_TOKENS = 10_000_000
-TRAINER_BOUNDS: dict[str, Bound] = {
-    "epochs": Bound("int", 1, 1000),
-    "learning_rate": Bound("float", 0, 1, low_open=True),
-    "checkpoint_every_steps": Bound("int", 1),
-    "val_every_steps": Bound("int", 1),
-    "n_gpus": Bound("int", 1, 64),
-    "patience": Bound("int", 1, 1000),
-    "min_delta": Bound("float", 0),
-    "cooldown_ratio": Bound("float", 0, 1, low_open=True, high_open=True),
+
+@cache
+def run_spec_schema() -> dict[str, Any]:
+    """The run spec's JSON schema, shipped with the package (the spec's ``RunSpec``)."""
+    text = resources.files("ct_runs").joinpath(SCHEMA_FILE).read_text(encoding="utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+def _is_integer(_checker: Any, value: Any) -> bool:
+    # Strict: a bool is not a number and 2.0 is not an integer (JSON Schema would take it).
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(_checker: Any, value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+@cache
+def _validator() -> Any:
+    from jsonschema import Draft202012Validator, validators
+
+    checker = Draft202012Validator.TYPE_CHECKER.redefine_many({"integer": _is_integer, "number": _is_number})
+    strict = validators.extend(Draft202012Validator, type_checker=checker)
+    schema = run_spec_schema()
+    strict.check_schema(schema)
+    return strict(schema)
+
+
+def _properties(name: str) -> dict[str, Any]:
+    properties: dict[str, Any] = run_spec_schema()["$defs"][name]["properties"]
+    return properties
+
+
+def _float_keys(name: str) -> frozenset[str]:
+    """The keys of schema ``name`` that hold numbers (kept as floats once checked)."""
+    found = set()
+    for key, prop in _properties(name).items():
+        kinds = prop.get("type", [])
+        if "number" in ([kinds] if isinstance(kinds, str) else kinds):
+            found.add(key)
+    return frozenset(found)
+
+
+def _where(loc: Sequence[Any]) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def _body_order(body: Any, path: Sequence[Any]) -> list[int]:
+    order: list[int] = []
+    node = body
+    for part in path:
+        if isinstance(node, Mapping):
+            keys = list(node)
+            order.append(keys.index(part) if part in keys else len(keys))
+            node = node.get(part)
+        elif isinstance(node, list) and isinstance(part, int):
+            order.append(part)
+            node = node[part] if part < len(node) else None
+        else:
+            order.append(0)
+            node = None
+    return order
+
+
+def _leaves(error: Any) -> Iterator[Any]:
+    """The errors that say what is wrong: through a nullable ``oneOf`` into its non-null branch."""
+    if error.validator in ("oneOf", "anyOf") and error.context:
+        branches = error.validator_value
+        for sub in error.context:
+            if branches[sub.relative_schema_path[0]] != {"type": "null"}:
+                yield from _leaves(sub)
+        return
+    yield error
+
+
+#: What a string field holds, said after "must be a string" where the name alone says too little.
+_STRING_HINTS = {
+    "dataset_id": " (a succeeded dataset build's id, ds_...)",
+    "model": " (a catalog model name or a registered model id, mdl_...)",
+    "validation_dataset_id": " (a succeeded dataset build's id, ds_...)",
 }
-TRAINER_KEYS = (
-    "epochs",
-    "batch_tokens",
-    "learning_rate",
-    "checkpoint_every_steps",
-    "val_every_steps",
-    "n_gpus",
-    "early_stopping",
-    "patience",
-    "min_delta",
-    "cooldown_ratio",
-    "lr_schedule",
-)
-TRAINER_DEFAULTS: dict[str, Any] = {
-    "epochs": 10,
-    "n_gpus": 1,
-    "early_stopping": True,
-    "patience": 5,
-    "min_delta": 1e-4,
-    "cooldown_ratio": 0.2,
-    "lr_schedule": "wsd",
-}
+#: Where a refusal of a key names the keys its object knows, by the object's path.
+_OBJECT_NAMES = {(): "run spec", ("overrides",): "overrides", ("trainer",): "trainer"}
+
+
+def _refusal(error: Any, body: Any) -> RunsRefusal:
+    """One schema error as the refusal the service answers: the field, what it must be, what it got."""
+    loc = tuple(error.absolute_path)
+    field = _where(loc)
+    keyword = error.validator
+    value = error.instance
+    schema = error.schema
+    if keyword == "required":
+        missing = next(name for name in error.validator_value if name not in value)
+        if missing == "dataset_id":
+            return invalid_argument(
+                "dataset_id is required: the id of a succeeded dataset build", "dataset_id"
+            )
+        return invalid_argument(f"{_where((*loc, missing))} is required", _where((*loc, missing)))
+    if keyword == "additionalProperties":
+        known = list(schema.get("properties", {}))
+        extra = next(key for key in value if key not in known)
+        where = _where((*loc, extra))
+        return invalid_argument(
+            f"unknown {_OBJECT_NAMES.get(loc, field)} key {extra!r}; known keys: {', '.join(known)}", where
+        )
+    if not loc and keyword == "type":
+        return invalid_argument(f"a run spec must be a JSON object, got {_given(value)}")
+    if loc == ("dataset_id",):
+        return invalid_argument(
+            f"dataset_id is required: the id of a succeeded dataset build, got {_given(value)}", field
+        )
+    if keyword == "enum":
+        allowed = ", ".join(str(item) for item in error.validator_value)
+        return invalid_argument(f"{field} must be one of {allowed}, got {_given(value)}", field)
+    if keyword == "uniqueItems":
+        index = next(i for i, item in enumerate(value) if item in value[:i])
+        where = _where((*loc, index))
+        return invalid_argument(f"{where} repeats {value[index]!r}", where)
+    if loc == ("labels",):
+        return invalid_argument(f"labels must be a list of label ids, got {_given(value)}", field)
+    if len(loc) == 2 and loc[0] == "labels":
+        return invalid_argument(f"{field} must be a label id string, got {_given(value)}", field)
+    kinds = schema.get("type", [])
+    kinds = [kinds] if isinstance(kinds, str) else [kind for kind in kinds if kind != "null"]
+    hint = _STRING_HINTS.get(field, "")
+    if kinds == ["string"]:
+        if keyword == "maxLength":
+            return invalid_argument(
+                f"{field} has {len(value)} characters; at most {error.validator_value} are allowed", field
+            )
+        noun = "a non-empty string" if keyword == "minLength" else "a string"
+        return invalid_argument(f"{field} must be {noun}{hint}, got {_given(value)}", field)
+    if "integer" in kinds or "number" in kinds:
+        return invalid_argument(f"{field} must be {Bound.of(schema).describe()}, got {_given(value)}", field)
+    if kinds == ["boolean"]:
+        return invalid_argument(f"{field} must be true or false, got {_given(value)}", field)
+    if kinds == ["object"]:
+        return invalid_argument(f"{field} must be an object, got {_given(value)}", field)
+    return invalid_argument(f"{field}: {error.message}", field or None)
+
+
+def spec_problems(spec: Any) -> list[RunsRefusal]:
+    """Every problem the run spec's schema finds, in the order of the spec's fields (nulls dropped)."""
+    body = _without_nulls(spec)
+    errors = [leaf for error in _validator().iter_errors(body) for leaf in _leaves(error)]
+    errors.sort(key=lambda error: _body_order(body, error.absolute_path))
+    found: list[RunsRefusal] = []
+    for error in errors:
+        refusal = _refusal(error, body)
+        if all((refusal.field, refusal.message) != (seen.field, seen.message) for seen in found):
+            found.append(refusal)
+    return found
+
+
+def _without_nulls(spec: Any) -> Any:
+    """The spec with null keys dropped at its top level and in its overrides and trainer."""
+    if not isinstance(spec, Mapping):
+        return spec
+    out = {key: value for key, value in spec.items() if value is not None}
+    for key in ("overrides", "trainer"):
+        if isinstance(out.get(key), Mapping):
+            out[key] = {name: value for name, value in out[key].items() if value is not None}
+    return out
+
+
+# --- the spec's rules a schema cannot say ---------------------------------------------------------
+
+
+def parse_spec(spec: Any) -> dict[str, Any]:
+    """Check what can be checked without the dataset, the catalog or the registry; the spec typed.
+
+    The spec's JSON schema first (the first problem in the spec's order is refused, naming its
+    field), then the rules a schema cannot say: one name per setting (an OpenAI name and the
+    trainer key it sets are not both given) and no cosine schedule under early stopping. Returns
+    ``{dataset_id, model, validation_dataset_id, model_config_tier, labels, seed, overrides,
+    trainer, aliases}`` with nulls dropped (``None`` for what is not given; ``labels`` None means
+    all), number keys as floats, and the OpenAI names given in ``aliases``.
+    """
+    problems = spec_problems(spec)
+    if problems:
+        raise problems[0]
+    body = _without_nulls(spec)
+    overrides = dict(body.get("overrides") or {})
+    trainer = dict(body.get("trainer") or {})
+    for key in _float_keys("RunOverrides") & set(overrides):
+        overrides[key] = float(overrides[key])
+    for key in _float_keys("TrainerSpec") & set(trainer):
+        trainer[key] = float(trainer[key])
+    aliases = {key: body[key] for key in ALIASES if key in body}
+    if "learning_rate_multiplier" in aliases:
+        aliases["learning_rate_multiplier"] = float(aliases["learning_rate_multiplier"])
+    for alias, key in ALIASES.items():
+        if alias in aliases and key in trainer:
+            raise invalid_argument(
+                f"{alias} is OpenAI's name of trainer.{key}: give one of them, not both", alias
+            )
+    early = trainer.get("early_stopping", TRAINER_DEFAULTS["early_stopping"])
+    if trainer.get("lr_schedule") == "cosine" and early:
+        raise invalid_argument(
+            "trainer.lr_schedule cosine is a fixed-horizon schedule: early stopping requires wsd "
+            "(set trainer.early_stopping to false to use cosine)",
+            "trainer.lr_schedule",
+        )
+    labels = body.get("labels")
+    return {
+        "dataset_id": body["dataset_id"],
+        "model": body.get("model"),
+        "validation_dataset_id": body.get("validation_dataset_id"),
+        "model_config_tier": body.get("model_config_tier"),
+        "labels": list(labels) if labels is not None else None,
+        "seed": body.get("seed", 0),
+        "overrides": overrides,
+        "trainer": trainer,
+        "aliases": aliases,
+    }
+
+
+def is_registered_model(model: Any) -> bool:
+    """Whether a spec's ``model`` names a registered model (``mdl_...``) rather than a catalog model."""
+    return isinstance(model, str) and model.startswith(REGISTERED_MODEL_PREFIX)
+
+
+def _trainable(catalog: Catalog) -> list[str]:
+    """The catalog's models that have the job file a run is built from."""
+    names = []
+    for name in catalog.model_names():
+        try:
+            catalog.pick_job(
+                name, context=TIER_CONTEXT, hardware=TIER_HARDWARE, kind=TIER_KIND, mode=TIER_MODE
+            )
+        except CatalogError:
+            continue
+        names.append(name)
+    return names
+
+
+def tier_of(model_name: str) -> Tier:
+    """The preset of a base model: its tier, or tier S's numbers for a model outside the tiers."""
+    for tier in TIERS.values():
+        if tier.model_name == model_name:
+            return tier
+    return replace(TIERS[DEFAULT_TIER], model_name=model_name)
+
+
+def _base_model(
+    parsed: Mapping[str, Any], catalog: Catalog | None, registered_model: Mapping[str, Any] | None
+) -> tuple[str, Tier]:
+    """What the run starts from (the model as the run names it) and the preset of its base model."""
+    given_tier = parsed["model_config_tier"]
+    model = parsed["model"]
+    if model is None:
+        tier = TIERS[given_tier or DEFAULT_TIER]
+        return tier.model_name, tier
+    if is_registered_model(model):
+        if registered_model is None or registered_model.get("model_id") != model:
+            raise invalid_argument(
+                f"model {model!r} is not a registered model of this schema (ct runs models lists them)",
+                "model",
+            )
+        base = str(registered_model.get("model_name") or "")
+        named = model
+    else:
+        try:
+            source = catalog if catalog is not None else load_catalog()
+        except CatalogError as exc:
+            raise RunsRefusal("internal", f"the model catalog cannot be read: {exc}") from exc
+        trainable = _trainable(source)
+        try:
+            base = source.get(model).name
+        except CatalogError:
+            raise invalid_argument(
+                f"model {model!r} is not in the catalog; the models a run can train: {', '.join(trainable)} "
+                "(or a registered model id, mdl_...)",
+                "model",
+            ) from None
+        if base not in trainable:
+            raise invalid_argument(
+                f"model {base} has no training job file ({TIER_CONTEXT // 1024}k {TIER_HARDWARE} "
+                f"{TIER_KIND} {TIER_MODE}) in the catalog; the models a run can train: "
+                f"{', '.join(trainable)}",
+                "model",
+            )
+        named = base
+    tier = tier_of(base)
+    if given_tier is not None and TIERS[given_tier].model_name != base:
+        raise invalid_argument(
+            f"model {named} is {base}, not tier {given_tier}'s model {TIERS[given_tier].model_name}: "
+            "give one of model and model_config_tier",
+            "model",
+        )
+    return named, tier
+
+
+def _from_aliases(
+    aliases: Mapping[str, Any], trainer: dict[str, Any], *, seq_len: int, tier: Tier
+) -> dict[str, Any]:
+    """The trainer with OpenAI's names resolved: ``n_epochs`` is ``epochs``; ``batch_size`` packed
+    rows of ``seq_len`` tokens are ``batch_tokens``; ``learning_rate_multiplier`` times the base
+    model's default rate is ``learning_rate``. Each result keeps the trainer key's bounds."""
+    out = dict(trainer)
+    if "n_epochs" in aliases:
+        out["epochs"] = aliases["n_epochs"]
+    if "batch_size" in aliases:
+        tokens = aliases["batch_size"] * seq_len
+        if tokens > MAX_BATCH_TOKENS:
+            raise invalid_argument(
+                f"batch_size {aliases['batch_size']} rows of max_seq_len {seq_len} tokens is {tokens} tokens "
+                f"a step; at most {MAX_BATCH_TOKENS} are allowed",
+                "batch_size",
+            )
+        out["batch_tokens"] = tokens
+    if "learning_rate_multiplier" in aliases:
+        rate = aliases["learning_rate_multiplier"] * tier.learning_rate
+        if not 0 < rate <= 1:
+            raise invalid_argument(
+                f"learning_rate_multiplier {_show(aliases['learning_rate_multiplier'])} times the default "
+                f"learning rate {tier.learning_rate!r} of {tier.model_name} is {rate!r}; the learning rate "
+                f"must be {LEARNING_RATE_BOUND_TEXT}",
+                "learning_rate_multiplier",
+            )
+        out["learning_rate"] = rate
+    if "batch_tokens" in out and out["batch_tokens"] < seq_len:
+        raise invalid_argument(
+            f"trainer.batch_tokens must be an integer in [{seq_len}, {MAX_BATCH_TOKENS}] (at least one row "
+            f"of max_seq_len {seq_len} tokens), got {out['batch_tokens']}",
+            "trainer.batch_tokens",
+        )
+    return out
 
 
 # --- canonical JSON ------------------------------------------------------------------------------
@@ -229,109 +544,11 @@ def fingerprint(value: Any) -> str:
     return hashlib.sha256(canonical_json(value)).hexdigest()
 
 
-# --- the spec ------------------------------------------------------------------------------------
+# --- datasets --------------------------------------------------------------------------------------
 
 
-def _object(value: Any, field: str) -> dict[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise invalid_argument(f"{field} must be an object, got {_given(value)}", field)
-    return {key: item for key, item in value.items() if item is not None}
-
-
-def _unknown(given: Mapping[str, Any], known: Sequence[str], where: str) -> None:
-    for key in given:
-        if key not in known:
-            field = f"{where}.{key}" if where else str(key)
-            kind = f"{where} key" if where else "run spec key"
-            raise invalid_argument(f"unknown {kind} {key!r}; known keys: {', '.join(known)}", field)
-
-
-def parse_spec(spec: Any) -> dict[str, Any]:
-    """Check what can be checked without the dataset; the spec with its values typed.
-
-    Returns ``{dataset_id, model_config_tier, labels (list or None for all), seed, overrides,
-    trainer}`` with only the given override and trainer keys (typed), nulls dropped. The
-    ``batch_tokens`` lower bound (the row length) is checked here too.
-    """
-    if not isinstance(spec, Mapping):
-        raise invalid_argument(f"a run spec must be a JSON object, got {_given(spec)}")
-    _unknown(spec, TOP_LEVEL_KEYS, "")
-    dataset_id = spec.get("dataset_id")
-    if not isinstance(dataset_id, str) or not dataset_id:
-        raise invalid_argument("dataset_id is required: the id of a succeeded dataset build", "dataset_id")
-    tier = spec.get("model_config_tier")
-    tier = DEFAULT_TIER if tier is None else tier
-    if not isinstance(tier, str) or tier not in TIERS:
-        raise invalid_argument(
-            f"model_config_tier must be one of {', '.join(TIERS)}, got {_given(tier)}", "model_config_tier"
-        )
-    seed = spec.get("seed")
-    seed = 0 if seed is None else Bound("int", 0, MAX_SEED).check(seed, "seed")
-    labels = spec.get("labels")
-    if labels is not None:
-        if not isinstance(labels, list):
-            raise invalid_argument(f"labels must be a list of label ids, got {_given(labels)}", "labels")
-        for index, label in enumerate(labels):
-            if not isinstance(label, str) or not label:
-                raise invalid_argument(f"labels[{index}] must be a label id string", f"labels[{index}]")
-            if label in labels[:index]:
-                raise invalid_argument(f"labels[{index}] repeats {label!r}", f"labels[{index}]")
-        labels = list(labels)
-
-    overrides = _object(spec.get("overrides"), "overrides")
-    _unknown(overrides, tuple(OVERRIDE_BOUNDS), "overrides")
-    typed_overrides = {
-        key: OVERRIDE_BOUNDS[key].check(value, f"overrides.{key}") for key, value in overrides.items()
-    }
-    seq_len = int(typed_overrides.get("max_seq_len", TIERS[tier].seq_len))
-
-    trainer = _object(spec.get("trainer"), "trainer")
-    _unknown(trainer, TRAINER_KEYS, "trainer")
-    typed_trainer: dict[str, Any] = {}
-    for key, value in trainer.items():
-        field = f"trainer.{key}"
-        if key == "early_stopping":
-            if not isinstance(value, bool):
-                raise invalid_argument(f"{field} must be true or false, got {_given(value)}", field)
-            typed_trainer[key] = value
-        elif key == "lr_schedule":
-            if value not in schedule.SCHEDULES:
-                raise invalid_argument(
-                    f"{field} must be one of {', '.join(schedule.SCHEDULES)}, got {_given(value)}", field
-                )
-            typed_trainer[key] = value
-        elif key == "batch_tokens":
-            bound = Bound("int", seq_len, MAX_BATCH_TOKENS)
-            if isinstance(value, int) and not isinstance(value, bool) and value < seq_len:
-                raise invalid_argument(
-                    f"{field} must be {bound.describe()} (at least one row of max_seq_len {seq_len} "
-                    f"tokens), got {value}",
-                    field,
-                )
-            typed_trainer[key] = bound.check(value, field)
-        else:
-            typed_trainer[key] = TRAINER_BOUNDS[key].check(value, field)
-    early = typed_trainer.get("early_stopping", TRAINER_DEFAULTS["early_stopping"])
-    if typed_trainer.get("lr_schedule") == "cosine" and early:
-        raise invalid_argument(
-            "trainer.lr_schedule cosine is a fixed-horizon schedule: early stopping requires wsd "
-            "(set trainer.early_stopping to false to use cosine)",
-            "trainer.lr_schedule",
-        )
-    return {
-        "dataset_id": dataset_id,
-        "model_config_tier": tier,
-        "labels": labels,
-        "seed": seed,
-        "overrides": typed_overrides,
-        "trainer": typed_trainer,
-    }
-
-
-def check_dataset(dataset: Mapping[str, Any]) -> None:
-    """failed_precondition unless the build succeeded with an empty violation report."""
+def check_dataset(dataset: Mapping[str, Any], field: str = "dataset_id") -> None:
+    """failed_precondition (naming ``field``) unless the build succeeded with an empty violation report."""
     dataset_id = dataset.get("dataset_id")
     status = dataset.get("status")
     if status != "succeeded":
@@ -341,7 +558,7 @@ def check_dataset(dataset: Mapping[str, Any]) -> None:
             else ""
         )
         raise failed_precondition(
-            f"dataset {dataset_id} is {status}{detail}: a run needs a succeeded dataset build", "dataset_id"
+            f"dataset {dataset_id} is {status}{detail}: a run needs a succeeded dataset build", field
         )
     violations = dataset.get("violations") or []
     if violations:
@@ -349,7 +566,7 @@ def check_dataset(dataset: Mapping[str, Any]) -> None:
             f"dataset {dataset_id} has {len(violations)} leakage violation(s) between its train and "
             "validation splits (see its violations report); leakage gates fail closed, so fix the data "
             "and build it again",
-            "dataset_id",
+            field,
         )
 
 
@@ -444,8 +661,9 @@ def _effective_overrides(
         "adam_beta2": betas[1],
     }
     # Catalog numbers are read back as floats for the float keys, as a user's value would be.
+    floats = _float_keys("RunOverrides")
     for key, value in effective.items():
-        if value is not None and OVERRIDE_BOUNDS[key].kind == "float":
+        if value is not None and key in floats:
             effective[key] = float(value)
     return effective
 
@@ -469,6 +687,44 @@ class ResolvedRun:
     rows_per_batch: int
     dataset_fingerprint: str
     overrides: dict[str, Any]
+    #: What the run starts from: the catalog base model's name, or the registered model id whose
+    #: weights it continues from (its base model is ``model_name``).
+    model: str
+    #: The separate dataset build the run validates on, or None for the dataset's own split.
+    validation_dataset_id: str | None
+
+
+def _check_validation_dataset(
+    wanted: str, dataset: Mapping[str, Any], validation: Mapping[str, Any] | None, label_fields: Sequence[str]
+) -> None:
+    """Refuse a validation dataset that is the dataset itself, unknown, unbuilt or of other rows."""
+    field = "validation_dataset_id"
+    if wanted == dataset.get("dataset_id"):
+        raise invalid_argument(
+            f"validation_dataset_id {wanted} is the dataset itself: leave it out to validate on its own "
+            "validation split, or name another build",
+            field,
+        )
+    if validation is None or validation.get("dataset_id") != wanted:
+        raise invalid_argument(
+            f"validation_dataset_id {wanted!r} names no dataset build of this schema", field
+        )
+    check_dataset(validation, field)
+    have = {str(label.get("field")) for label in validation.get("labels") or []}
+    missing = [name for name in label_fields if name not in have]
+    if missing:
+        raise failed_precondition(
+            f"validation dataset {wanted} has no label field {', '.join(map(repr, missing))} the run "
+            "trains on: build it from rows with the same label fields (or choose labels without them)",
+            field,
+        )
+    formats = (dataset.get("format"), validation.get("format"))
+    if None not in formats and formats[0] != formats[1]:
+        raise failed_precondition(
+            f"validation dataset {wanted} holds {formats[1]} rows and dataset {dataset.get('dataset_id')} "
+            f"{formats[0]} rows: validate on rows of the format the run trains on",
+            field,
+        )
 
 
 def resolve_run(
@@ -477,11 +733,17 @@ def resolve_run(
     train_rows: Sequence[Row],
     *,
     catalog: Catalog | None = None,
+    validation_dataset: Mapping[str, Any] | None = None,
+    registered_model: Mapping[str, Any] | None = None,
 ) -> ResolvedRun:
     """Check ``spec`` against ``dataset`` (its Dataset JSON) and resolve the run it describes.
 
     ``train_rows`` are the dataset's train split (``{"text", "labels"}``), needed for the step
-    budget. ``catalog`` defaults to the one :func:`ct_core.catalog.load_catalog` finds.
+    budget. ``catalog`` defaults to the one :func:`ct_core.catalog.load_catalog` finds. The caller
+    looks up what the spec names by id and passes it, or None when it finds nothing:
+    ``validation_dataset``, the Dataset JSON of ``validation_dataset_id``, and ``registered_model``,
+    the RegisteredModel JSON of a ``model`` that is a registered model id
+    (:func:`is_registered_model`); an id without its record is refused at its field.
     """
     parsed = parse_spec(spec)
     if parsed["dataset_id"] != dataset.get("dataset_id"):
@@ -493,11 +755,14 @@ def resolve_run(
     labels = _select_labels(parsed["labels"], dataset)
     label_ids = [label["label_id"] for label in labels]
     label_fields = [label["field"] for label in labels]
+    validation_id = parsed["validation_dataset_id"]
+    if validation_id is not None:
+        _check_validation_dataset(validation_id, dataset, validation_dataset, label_fields)
 
-    tier = TIERS[parsed["model_config_tier"]]
+    model, tier = _base_model(parsed, catalog, registered_model)
     given_overrides = parsed["overrides"]
-    given_trainer = parsed["trainer"]
     seq_len = int(given_overrides.get("max_seq_len", tier.seq_len))
+    given_trainer = _from_aliases(parsed["aliases"], parsed["trainer"], seq_len=seq_len, tier=tier)
     trainer: dict[str, Any] = {**TRAINER_DEFAULTS, **given_trainer}
     trainer.setdefault("batch_tokens", tier.batch_tokens)
     trainer.setdefault("learning_rate", tier.learning_rate)
@@ -560,6 +825,11 @@ def resolve_run(
         "dataset_fingerprints": dataset_fingerprints,
         "model_config_tier": tier.name,
         "model_name": tier.model_name,
+        "model": model,
+        "validation_dataset_id": validation_id,
+        "validation_dataset_fingerprints": (
+            dict((validation_dataset or {}).get("fingerprints") or {}) if validation_id is not None else None
+        ),
         "create_body": body,
         "trainer": {key: trainer[key] for key in sorted(trainer)},
         "schedule": plan.to_dict(),
@@ -573,7 +843,17 @@ def resolve_run(
         "steps_per_epoch": per_epoch,
         "total_steps": total,
     }
-    normalized = {**parsed, "labels": label_ids}
+    # The spec as the run keeps it: resolved names, OpenAI's names as the trainer keys they set.
+    normalized = {
+        "dataset_id": parsed["dataset_id"],
+        "model": model,
+        "validation_dataset_id": validation_id,
+        "model_config_tier": tier.name,
+        "labels": label_ids,
+        "seed": parsed["seed"],
+        "overrides": parsed["overrides"],
+        "trainer": given_trainer,
+    }
     return ResolvedRun(
         spec=normalized,
         config=config,
@@ -590,4 +870,6 @@ def resolve_run(
         rows_per_batch=per_batch,
         dataset_fingerprint=fingerprint(dataset_fingerprints),
         overrides=dict(given_overrides),
+        model=model,
+        validation_dataset_id=validation_id,
     )

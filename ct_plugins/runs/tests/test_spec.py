@@ -85,6 +85,8 @@ def test_defaults_resolve_tier_s_with_every_trainer_key() -> None:
     assert run.config["dataset_fingerprints"] == _dataset()["fingerprints"]
     assert run.spec == {
         "dataset_id": DATASET_ID,
+        "model": "Qwen/Qwen3-0.6B",
+        "validation_dataset_id": None,
         "model_config_tier": "S",
         "labels": [],
         "seed": 0,
@@ -274,7 +276,7 @@ TRAINER_CASES = [
     ("epochs", 2.0, "an integer"),
     ("epochs", True, "an integer"),
     ("batch_tokens", 255, "max_seq_len 256"),
-    ("batch_tokens", 10_000_001, "[256, 10000000]"),
+    ("batch_tokens", 10_000_001, "[1, 10000000]"),
     ("learning_rate", 0, "(0, 1]"),
     ("learning_rate", 1.5, "(0, 1]"),
     ("learning_rate", False, "(0, 1]"),
@@ -465,3 +467,156 @@ def test_the_fingerprint_is_the_sha256_of_the_canonical_config() -> None:
     # The config survives a JSON round trip unchanged (what a store would keep).
     assert fingerprint(json.loads(canonical_json(run.config))) == run.fingerprint
     assert math.isclose(json.loads(canonical_json(run.config))["trainer"]["min_delta"], 1e-4)
+
+
+# --- the model, a separate validation dataset, OpenAI's names ----------------------------------------
+
+MODEL_ID = "mdl_01mmmmmmmmmmmmmmmmmmmmmmmm"
+VALIDATION_ID = "ds_01vvvvvvvvvvvvvvvvvvvvvvvv"
+
+
+def _registered(**changes: Any) -> dict[str, Any]:
+    model = {
+        "model_id": MODEL_ID,
+        "model_name": "Qwen/Qwen3-1.7B",
+        "run_id": "run_01rrrrrrrrrrrrrrrrrrrrrrrr",
+        "checkpoint_id": "ckpt-weights",
+        "status": "training",
+    }
+    model.update(changes)
+    return model
+
+
+def test_model_absent_is_the_tiers_model_and_resolved_by_name() -> None:
+    run = _resolve()
+    assert run.model == "Qwen/Qwen3-0.6B" == run.model_name
+    assert run.spec["model"] == "Qwen/Qwen3-0.6B" and run.spec["validation_dataset_id"] is None
+    assert run.config["model"] == "Qwen/Qwen3-0.6B" and run.config["validation_dataset_id"] is None
+
+
+@pytest.mark.parametrize("given", ["Qwen/Qwen3-1.7B", "qwen3-1.7b", "Qwen--Qwen3-1.7B"])
+def test_a_catalog_model_picks_its_job_file_and_its_tiers_defaults(given: str) -> None:
+    run = _resolve({"model": given})
+    assert run.model == "Qwen/Qwen3-1.7B" == run.model_name and run.spec["model"] == "Qwen/Qwen3-1.7B"
+    assert run.spec["model_config_tier"] == "M" and run.seq_len == 512
+    assert run.trainer["learning_rate"] == 1e-3
+    assert run.create_body["sub_job_configs"][0]["model_name"] == "Qwen/Qwen3-1.7B"
+    # Naming the model or its tier is one run.
+    assert run.fingerprint == _resolve({"model_config_tier": "M"}).fingerprint
+
+
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        ({"model": "gpt-17"}, "Qwen/Qwen3-0.6B"),  # the trainable models are listed
+        ({"model": "zai-org/GLM-5.2"}, "no training job file"),
+        ({"model": "Qwen/Qwen3-8B", "model_config_tier": "S"}, "tier S"),
+        ({"model": 7}, "a string"),
+        ({"model": ""}, "a non-empty string"),
+    ],
+)
+def test_a_model_that_cannot_be_trained_is_refused_at_the_field(body: dict[str, Any], words: str) -> None:
+    refusal = _refusal(body)
+    assert refusal.code == "invalid_argument" and refusal.field == "model", refusal.message
+    assert words in refusal.message
+
+
+def test_a_registered_model_continues_from_its_weights_on_its_base_model() -> None:
+    run = _resolve({"model": MODEL_ID}, registered_model=_registered())
+    assert run.model == MODEL_ID and run.spec["model"] == MODEL_ID
+    assert run.model_name == "Qwen/Qwen3-1.7B" and run.spec["model_config_tier"] == "M"
+    assert run.config["model"] == MODEL_ID and run.config["model_name"] == "Qwen/Qwen3-1.7B"
+    assert run.fingerprint != _resolve({"model": "Qwen/Qwen3-1.7B"}).fingerprint
+
+
+def test_a_registered_model_the_service_does_not_know_is_refused() -> None:
+    refusal = _refusal({"model": MODEL_ID})
+    assert refusal.code == "invalid_argument" and refusal.field == "model"
+    assert MODEL_ID in refusal.message and "registered model" in refusal.message
+
+
+def test_a_validation_dataset_is_resolved_checked_and_fingerprinted() -> None:
+    validation = _dataset(dataset_id=VALIDATION_ID, fingerprints={"source": "w" * 64})
+    run = _resolve({"validation_dataset_id": VALIDATION_ID}, validation_dataset=validation)
+    assert run.spec["validation_dataset_id"] == VALIDATION_ID == run.config["validation_dataset_id"]
+    assert run.config["validation_dataset_fingerprints"] == {"source": "w" * 64}
+    assert run.fingerprint != _resolve().fingerprint
+
+
+@pytest.mark.parametrize(
+    ("body", "validation", "code", "words"),
+    [
+        ({"validation_dataset_id": VALIDATION_ID}, None, "invalid_argument", "no dataset build"),
+        (
+            {"validation_dataset_id": VALIDATION_ID},
+            _dataset(dataset_id=VALIDATION_ID, status="failed", error="bad rows"),
+            "failed_precondition",
+            "bad rows",
+        ),
+        (
+            {"validation_dataset_id": VALIDATION_ID},
+            _dataset(dataset_id=VALIDATION_ID, labels=[{"label_id": LABEL_A, "field": "topic"}]),
+            "failed_precondition",
+            "mood",
+        ),
+        ({"validation_dataset_id": DATASET_ID}, _dataset(), "invalid_argument", "its own validation split"),
+        ({"validation_dataset_id": 5}, None, "invalid_argument", "a string"),
+    ],
+)
+def test_a_validation_dataset_that_cannot_serve_is_refused(
+    body: dict[str, Any], validation: dict[str, Any] | None, code: str, words: str
+) -> None:
+    refusal = _refusal(body, validation_dataset=validation)
+    assert refusal.code == code and refusal.field == "validation_dataset_id", refusal.message
+    assert words in refusal.message
+
+
+def test_openai_names_resolve_to_the_trainer_and_are_the_same_run() -> None:
+    named = _resolve({"n_epochs": 3, "batch_size": 4, "learning_rate_multiplier": 0.5})
+    plain = _resolve({"trainer": {"epochs": 3, "batch_tokens": 4 * 256, "learning_rate": 0.5 * 3e-3}})
+    assert named.trainer["epochs"] == 3 and named.trainer["batch_tokens"] == 1024
+    assert named.trainer["learning_rate"] == 0.5 * 3e-3
+    assert named.fingerprint == plain.fingerprint
+    # Echoed resolved: the spec the run keeps names the trainer's own keys.
+    assert named.spec["trainer"] == {"epochs": 3, "batch_tokens": 1024, "learning_rate": 0.0015}
+    assert not {"n_epochs", "batch_size", "learning_rate_multiplier"} & set(named.spec)
+
+
+def test_batch_size_counts_rows_of_the_overridden_length_and_multiplier_the_models_rate() -> None:
+    run = _resolve({"model": "Qwen/Qwen3-8B", "batch_size": 2, "learning_rate_multiplier": 2})
+    assert run.trainer["batch_tokens"] == 2 * 1024 and run.trainer["learning_rate"] == 2 * 5e-4
+    run = _resolve({"overrides": {"max_seq_len": 64}, "batch_size": 3})
+    assert run.trainer["batch_tokens"] == 192 and run.rows_per_batch == 3
+
+
+@pytest.mark.parametrize(
+    ("body", "field", "words"),
+    [
+        ({"n_epochs": 2, "trainer": {"epochs": 2}}, "n_epochs", "trainer.epochs"),
+        ({"batch_size": 2, "trainer": {"batch_tokens": 512}}, "batch_size", "trainer.batch_tokens"),
+        (
+            {"learning_rate_multiplier": 1, "trainer": {"learning_rate": 1e-3}},
+            "learning_rate_multiplier",
+            "trainer.learning_rate",
+        ),
+        ({"n_epochs": 0}, "n_epochs", "[1, 1000]"),
+        ({"batch_size": 0}, "batch_size", "[1, 100000]"),
+        ({"batch_size": 100_000}, "batch_size", "10000000"),
+        ({"learning_rate_multiplier": 0}, "learning_rate_multiplier", "a number"),
+        ({"learning_rate_multiplier": 500}, "learning_rate_multiplier", "(0, 1]"),
+    ],
+)
+def test_openai_names_refusals(body: dict[str, Any], field: str, words: str) -> None:
+    refusal = _refusal(body)
+    assert refusal.code == "invalid_argument" and refusal.field == field, refusal.message
+    assert words in refusal.message
+
+
+def test_the_spec_is_checked_by_its_json_schema_before_the_dataset() -> None:
+    # The schema refuses before anything is looked up: parse_spec alone, no dataset, no catalog.
+    with pytest.raises(RunsRefusal) as caught:
+        spec.parse_spec({"dataset_id": DATASET_ID, "trainer": {"patience": 0}, "seed": -2})
+    assert caught.value.field == "trainer.patience"  # the first problem in the body's order
+    schema = spec.run_spec_schema()
+    assert schema["$ref"] == "#/$defs/RunSpec"
+    assert set(schema["$defs"]["RunSpec"]["properties"]) >= {"model", "validation_dataset_id", "n_epochs"}
