@@ -30,6 +30,7 @@ RUNS_ERROR_CODES = frozenset(
         "unauthenticated",
         "permission_denied",
         "already_exists",
+        "aborted",
         "internal",
         "unavailable",
     }

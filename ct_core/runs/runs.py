@@ -29,6 +29,7 @@ from ct_core.runs.polling import (
     TERMINAL_RUN_STATUSES,
     answer_object,
     follow_interval,
+    upload_rule,
     wait_until,
 )
 
@@ -203,8 +204,51 @@ class RunsAPI:
             describe=f"run {run_id}",
         )
 
+    def resume(self, run_id: str, *, wait: bool = False, timeout: float | None = None) -> dict[str, Any]:
+        """Resume a failed or cancelled run from its newest resumable checkpoint; returns the Run.
+
+        The run is queued again and trains on exactly as it would have without the interruption
+        (the path a service restarted after a crash takes). A run that is queued, running or
+        succeeded, one with no resumable checkpoint and one that registered a model are refused
+        with `ConflictError` (409 `aborted`) saying what to do instead. Sent again only when the
+        request provably never reached the service: a repeat would find the run queued and be
+        refused. With `wait`, returns the run once it has ended again (see `wait`).
+        """
+        if not isinstance(run_id, str) or not run_id:
+            raise ValidationError(f"a run id is needed, got {run_id!r}")
+        answer: Any = _runs.resume_run(self.client, run_id=run_id, predicate=upload_rule)
+        run = answer_object(answer, "resumeRun")
+        if not wait:
+            return run
+        return self.wait(run_id, timeout=timeout)
+
+    def register(self, run_id: str) -> dict[str, Any]:
+        """Register the model of a cancelled run from its best checkpoint; returns the RegisteredModel.
+
+        A run has one model: a run that has one (a succeeded run, or a cancelled one registered
+        before) answers it. A run that is queued, running or failed, and a cancelled run that
+        never validated, are refused with `ConflictError` (409 `aborted`) saying what to do.
+        """
+        if not isinstance(run_id, str) or not run_id:
+            raise ValidationError(f"a run id is needed, got {run_id!r}")
+        # Two answers (201 registered now, 200 registered before): the operation hands the response on.
+        answer: Any = _runs.register_run_model(self.client, run_id=run_id, predicate=RUNS_RULE)
+        return answer_object(answer.json(), "registerRunModel")
+
+    def models(self, run_id: str | None = None, limit: int | None = None) -> builtins.list[dict[str, Any]]:
+        """The registered models of the schema, newest first; only `run_id`'s when given."""
+        if run_id is not None and (not isinstance(run_id, str) or not run_id):
+            raise ValidationError(f"run_id must be a run id, got {run_id!r}")
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+            raise ValidationError(f"limit must be a positive integer, got {limit!r}")
+        answer: Any = _runs.list_registered_models(
+            self.client, run_id=run_id, limit=limit, predicate=RUNS_RULE
+        )
+        found = answer_object(answer, "listRegisteredModels").get("models")
+        return [model for model in found or [] if isinstance(model, dict)]
+
     def get_model(self, model_id: str) -> dict[str, Any]:
-        """The model version a succeeded run registered (`model_id` of the run)."""
+        """A registered model version (`model_id` of a run): source run, checkpoint, template."""
         if not isinstance(model_id, str) or not model_id:
             raise ValidationError(f"a model id is needed, got {model_id!r}")
         answer: Any = _runs.get_registered_model(self.client, model_id=model_id, predicate=RUNS_RULE)

@@ -38,7 +38,8 @@ import numpy as np
 
 from ct_core.data.payloads import serialize_forward_backward_args
 from ct_core.errors import APIError, CTConnectionError, JobTerminalError, RequestFailedError
-from ct_runs import packing, schedule
+from ct_runs import packing, schedule, templates
+from ct_runs.errors import aborted
 from ct_runs.ids import new_id
 from ct_runs.store import TERMINAL, Store
 
@@ -150,6 +151,14 @@ def manifest_for(
     return manifest
 
 
+def _best(checkpoints: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """The checkpoint of the lowest validation loss (the earlier on a tie); None when none has one."""
+    scored = [c for c in checkpoints if c.get("val_loss") is not None]
+    if not scored:
+        return None
+    return min(scored, key=lambda c: (c["val_loss"], c["step"]))
+
+
 def _sha256_json(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
@@ -173,6 +182,8 @@ class Engine:
         #: Runs this engine (this process) has run a segment of: the first segment of a run it
         #: picked up after another process stopped says where it carries on from.
         self._driven: set[str] = set()
+        #: One registration of a cancelled run's model at a time in this process.
+        self._registering = threading.Lock()
 
     # --- reading a run --------------------------------------------------------------------------
 
@@ -728,10 +739,7 @@ class Engine:
 
     @staticmethod
     def _best(checkpoints: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
-        scored = [c for c in checkpoints if c.get("val_loss") is not None]
-        if not scored:
-            return None
-        return min(scored, key=lambda c: (c["val_loss"], c["step"]))
+        return _best(checkpoints)
 
     # --- the end ----------------------------------------------------------------------------------
 
@@ -796,6 +804,54 @@ class Engine:
             # The run changed since it was read: another finalizer ended it (the loop returns it
             # as that one left it), or something else wrote its state meanwhile (then try again).
 
+    def _dataset_format(self, record: Mapping[str, Any]) -> str | None:
+        """The format of the rows the run trains on, as its dataset build recorded it."""
+        dataset = self.store.dataset_row(record["dataset_id"])
+        if dataset is None:
+            return None
+        value = json.loads(dataset.summary).get("format")
+        return str(value) if value is not None else None
+
+    def register_cancelled(self, run_id: str) -> tuple[dict[str, Any], bool]:
+        """Register the model of a cancelled run from its best checkpoint; (model, created now).
+
+        The run keeps its checkpoints when it is cancelled, so its best one (the lowest validation
+        loss) is exported weights-only and registered, as a succeeded run's is when it ends. A run
+        with a model answers that model. Anything else is refused with what to do instead.
+        """
+        with self._registering:
+            row, record, state = self._load(run_id)
+            registered = self.store.model_for_run(run_id)
+            if registered is not None:
+                return json.loads(registered.record), False
+            refuse_unregistrable(row, state)
+            client = self.client_for(row.owner, row.database, row.schema)
+            pending = Pending()
+            model = self._save_model(client, row, record, state, run_status="cancelled")
+            # The job that loaded the checkpoint did its work; a cancelled run holds no job.
+            self._end_job(client, run_id, state.get("live_job_id"))
+            state["live_job_id"] = None
+            state["gpu_seconds"] = self.store.gpu_seconds(run_id)
+            model_id = self.store.add_model(model, owner=row.owner)
+            if model_id != model["model_id"]:
+                with contextlib.suppress(APIError):
+                    client.delete_checkpoint(model["job_id"], model["checkpoint_id"])
+            first = self.store.model_for_run(run_id)
+            assert first is not None  # add_model answered with its id
+            model = json.loads(first.record)
+            state["model_id"] = model["model_id"]
+            pending.log(
+                "INFO",
+                f"registered model {model['model_id']} from checkpoint {model['source_checkpoint_id']} "
+                f"at step {model['step']} of the cancelled run",
+                event="model_registered",
+                step=model["step"],
+                checkpoint_id=model["checkpoint_id"],
+            )
+            _, entries = pending.take()
+            self.store.write_state(run_id, state, log_entries=entries, only_if_status=("cancelled",))
+            return model, model_id == model["model_id"]
+
     def _register(
         self, client: Any, row: Any, record: Mapping[str, Any], state: dict[str, Any], pending: Pending
     ) -> str:
@@ -828,7 +884,12 @@ class Engine:
         return str(model["model_id"])
 
     def _save_model(
-        self, client: Any, row: Any, record: Mapping[str, Any], state: dict[str, Any]
+        self,
+        client: Any,
+        row: Any,
+        record: Mapping[str, Any],
+        state: dict[str, Any],
+        run_status: str = "succeeded",
     ) -> dict[str, Any]:
         """Load the best checkpoint (the newest one when validation never ran) into a live job and
         save it weights-only; the model record of that save."""
@@ -846,9 +907,14 @@ class Engine:
             client.poll_request(job_id, client.load(job_id, source["checkpoint_id"], source["job_id"]))
         result = client.poll_request(job_id, client.save(job_id, checkpoint_type="weights-only"))
         weights_id = client.checkpoint_id_from_save_result(result)
+        dataset_format = self._dataset_format(record)
         return {
             "model_id": new_id("mdl"),
             "status": "training",
+            "run_status": run_status,
+            "status_detail": _status_detail(record["run_id"], run_status, source, weights_id, fallback),
+            "format": dataset_format,
+            "chat_template": chat_template_of(dataset_format),
             "run_id": record["run_id"],
             "database": record["database"],
             "schema": record["schema"],
@@ -870,6 +936,78 @@ class Engine:
         if row is None:
             raise RunFailed(f"run {run_id} does not exist")
         return public_run(row)
+
+
+def chat_template_of(dataset_format: str | None) -> dict[str, Any] | None:
+    """The chat template a model trained on rows of ``dataset_format`` answers in: its name and
+    end-of-turn marker (chat and prompt/completion rows are rendered with it); None for text and
+    label rows, which train on plain text."""
+    if dataset_format not in ("chat", "prompt_completion"):
+        return None
+    return {"name": templates.TEMPLATE, "end_of_turn": templates.END_OF_TURN}
+
+
+def _status_detail(
+    run_id: str, run_status: str, source: Mapping[str, Any], weights_id: str, fallback: bool
+) -> str:
+    """A sentence for people: what the model is and where its weights come from."""
+    which = "newest checkpoint (validation never ran)" if fallback else "best checkpoint"
+    loss = source.get("val_loss")
+    measured = f", validation loss {loss:.6g}" if isinstance(loss, int | float) else ""
+    return (
+        f"weights-only export {weights_id} of the {which} {source['checkpoint_id']} "
+        f"(step {source['step']}{measured}) of run {run_id}, registered "
+        + ("when the run succeeded" if run_status == "succeeded" else "after the run was cancelled")
+    )
+
+
+def refuse_unregistrable(row: Any, state: Mapping[str, Any]) -> None:
+    """Refuse (409 ``aborted``, saying what to do) a run whose model cannot be registered now."""
+    run_id = row.run_id
+    if row.status in ("queued", "running"):
+        raise aborted(
+            f"run {run_id} is {row.status}: a model is registered when it succeeds; to keep what it "
+            "has learnt so far, cancel it and register the cancelled run's best checkpoint"
+        )
+    if row.status == "failed":
+        raise aborted(
+            f"run {run_id} failed ({state.get('error')}): resume it (POST …/runs/{run_id}:resume, "
+            "ct runs resume) and it registers its model when it succeeds"
+        )
+    if row.status == "succeeded":
+        raise aborted(f"run {run_id} succeeded but registered no model: {state.get('error')}")
+    if not state.get("finished_ts"):
+        raise aborted(f"run {run_id} is still ending after its cancel; ask again in a moment")
+    if _best(state.get("checkpoints") or []) is None:
+        raise aborted(
+            f"run {run_id} was cancelled before any validation, so no checkpoint is known to be best; "
+            "resume it (POST …/runs/{run_id}:resume, ct runs resume) to train on and validate"
+        )
+
+
+def refuse_unresumable(row: Any, state: Mapping[str, Any]) -> None:
+    """Refuse (409 ``aborted``, saying what to do) a run that cannot be resumed now."""
+    run_id = row.run_id
+    if row.status in ("queued", "running"):
+        raise aborted(f"run {run_id} is {row.status}: only a failed or cancelled run can be resumed")
+    if row.status == "succeeded":
+        raise aborted(
+            f"run {run_id} succeeded: there is nothing to resume; to train its model further, start "
+            f"a new run with model set to its model id ({state.get('model_id')})"
+        )
+    if not state.get("finished_ts"):
+        raise aborted(f"run {run_id} is still ending; ask again in a moment")
+    if state.get("model_id"):
+        raise aborted(
+            f"run {run_id} registered model {state['model_id']} from its best checkpoint: resuming "
+            "would leave that model behind the run; to train on, start a new run with model set to "
+            f"{state['model_id']}"
+        )
+    if not state.get("resume"):
+        raise aborted(
+            f"run {run_id} has no resumable checkpoint (it ended before its first one): start it "
+            "again with the same spec (ct runs start) instead"
+        )
 
 
 def public_run(row: Any) -> dict[str, Any]:

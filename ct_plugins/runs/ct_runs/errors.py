@@ -19,6 +19,9 @@ STATUS_OF_CODE = {
     "permission_denied": 403,
     "not_found": 404,
     "already_exists": 409,
+    # The run's state forbids the request (a resume of a running run, a model of a failed one);
+    # the message says what to do instead.
+    "aborted": 409,
     "internal": 500,
     # The service is on its way up (or down) and refused before reading the request: the answer
     # carries Retry-After, and the same request may be sent again as it is.
@@ -58,3 +61,7 @@ def failed_precondition(message: str, field: str | None = None) -> RunsRefusal:
 
 def not_found(message: str) -> RunsRefusal:
     return RunsRefusal("not_found", message)
+
+
+def aborted(message: str, field: str | None = None) -> RunsRefusal:
+    return RunsRefusal("aborted", message, field=field)

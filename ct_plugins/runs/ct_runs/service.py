@@ -47,10 +47,19 @@ from ct_core.http.routes import route_of
 from ct_core.runs import check_idempotency_key
 from ct_runs import datasets as ds
 from ct_runs import spec as run_spec
-from ct_runs.engine import Engine, new_state, public_run
-from ct_runs.errors import RunsRefusal, invalid_argument, not_found
+from ct_runs.engine import Engine, new_state, public_run, refuse_unresumable
+from ct_runs.errors import RunsRefusal, aborted, invalid_argument, not_found
 from ct_runs.ids import is_id, new_id
-from ct_runs.store import IN_FLIGHT, TERMINAL, RunKey, StartedRun, Store, rfc3339, sqlite_url
+from ct_runs.store import (
+    IN_FLIGHT,
+    TERMINAL,
+    RunKey,
+    StartedRun,
+    Store,
+    rfc3339,
+    sqlite_url,
+    workflow_id_of,
+)
 
 log = logging.getLogger("ct_runs.service")
 
@@ -209,7 +218,7 @@ class RunsService:
 
     # --- the workflow engine: in this process, or through DBOS's client -------------------------
 
-    def _enqueue(self, queue: str, workflow: str, workflow_id: str) -> None:
+    def _enqueue(self, queue: str, workflow: str, workflow_id: str, argument: str) -> None:
         from dbos import SetWorkflowID
 
         from ct_runs import workflows
@@ -223,24 +232,26 @@ class RunsService:
                     "app_version": APPLICATION_VERSION,
                     "application_name": APPLICATION_NAME,
                 },
-                workflow_id,
+                argument,
             )
             return
         function = (
             workflows.run_workflow if workflow == workflows.RUN_WORKFLOW else workflows.dataset_workflow
         )
         with SetWorkflowID(workflow_id):
-            _queue(queue).enqueue(function, workflow_id)
+            _queue(queue).enqueue(function, argument)
 
-    def _enqueue_run(self, run_id: str) -> None:
+    def _enqueue_run(self, run_id: str, workflow_id: str | None = None) -> None:
+        """Enqueue the run's workflow: its first one is named by the run id, the one of each resume
+        by ``workflow_id`` (``run_….resume-N``, a DBOS workflow id runs once)."""
         from ct_runs import workflows
 
-        self._enqueue(workflows.RUNS_QUEUE, workflows.RUN_WORKFLOW, run_id)
+        self._enqueue(workflows.RUNS_QUEUE, workflows.RUN_WORKFLOW, workflow_id or run_id, run_id)
 
     def _enqueue_dataset(self, dataset_id: str) -> None:
         from ct_runs import workflows
 
-        self._enqueue(workflows.DATASETS_QUEUE, workflows.DATASET_WORKFLOW, dataset_id)
+        self._enqueue(workflows.DATASETS_QUEUE, workflows.DATASET_WORKFLOW, dataset_id, dataset_id)
 
     def _cancel_workflow(self, workflow_id: str) -> None:
         if self._dbos_client is not None:
@@ -260,8 +271,12 @@ class RunsService:
         assert self.store is not None
         with self.store.tx() as c:
             run_ids = [
-                r.run_id
-                for r in c.execute(sa.select(tables.runs.c.run_id).where(tables.runs.c.status.in_(IN_FLIGHT)))
+                (r.run_id, workflow_id_of(r.run_id, json.loads(r.state)))
+                for r in c.execute(
+                    sa.select(tables.runs.c.run_id, tables.runs.c.state).where(
+                        tables.runs.c.status.in_(IN_FLIGHT)
+                    )
+                )
             ]
             dataset_ids = [
                 r.dataset_id
@@ -269,9 +284,9 @@ class RunsService:
                     sa.select(tables.datasets.c.dataset_id).where(tables.datasets.c.status == "building")
                 )
             ]
-        for run_id in run_ids:
-            if DBOS.get_workflow_status(run_id) is None:
-                self._enqueue_run(run_id)
+        for run_id, workflow_id in run_ids:
+            if DBOS.get_workflow_status(workflow_id) is None:
+                self._enqueue_run(run_id, workflow_id)
         for dataset_id in dataset_ids:
             if DBOS.get_workflow_status(dataset_id) is None:
                 self._enqueue_dataset(dataset_id)
@@ -391,7 +406,10 @@ class RunsService:
             _operation_route("getRun", self._h(self.get_run)),
             _operation_route("getRunMetrics", self._h(self.run_metrics, ("after_step",))),
             _operation_route("getRunLogs", self._h(self.run_logs, ("structured", "after", "limit"))),
+            _operation_route("resumeRun", self._h(self.resume_run)),
+            _operation_route("registerRunModel", self._h(self.register_model)),
             _operation_route("getRegisteredModel", self._h(self.get_model)),
+            _operation_route("listRegisteredModels", self._h(self.list_models, ("run_id", "limit"))),
         ]
 
     def _h(
@@ -613,8 +631,9 @@ class RunsService:
         two ends it, and that one sends the webhook (here on the returned thread, or by the
         workflow's last step)."""
         assert self.store is not None and self.engine is not None
+        row = self.store.run_row(run_id)
         try:
-            self._cancel_workflow(run_id)
+            self._cancel_workflow(workflow_id_of(run_id, json.loads(row.state)))
         except Exception:
             log.info("cancelling workflow %s:\n%s", run_id, traceback.format_exc())
         self.engine.finalize(run_id, "cancelled", by="cancel")
@@ -652,6 +671,49 @@ class RunsService:
             cursor = max(cursor, int(r.seq))
         return JSONResponse({"logs": entries, "cursor": cursor})
 
+    async def resume_run(self, request: Request, owner: str) -> Response:
+        row = await run_in_threadpool(self._run_for, request, owner)
+        return await run_in_threadpool(self._resume, row.run_id)
+
+    def _resume(self, run_id: str) -> Response:
+        """Queue a failed or cancelled run again: a new workflow carries it on from its newest
+        resumable checkpoint through the path a restart after a crash takes (ct_runs.engine)."""
+        assert self.store is not None
+        row = self.store.run_row(run_id)
+        state = json.loads(row.state)
+        refuse_unresumable(row, state)
+        resumes = int(state.get("resumes", 0)) + 1
+        workflow_id = f"{run_id}.resume-{resumes}"
+        checkpoint = state["resume"]
+        state.update(
+            resumes=resumes,
+            workflow_id=workflow_id,
+            finished_ts=None,
+            error=None,
+            finalized_by=None,
+            attempts_without_progress=0,
+        )
+        entry = (
+            time.time(),
+            "INFO",
+            f"resume requested after the run {row.status}: it carries on from checkpoint "
+            f"{checkpoint['checkpoint_id']} at step {checkpoint['step']}",
+            {
+                "event": "resume_requested",
+                "step": checkpoint["step"],
+                "checkpoint_id": checkpoint["checkpoint_id"],
+            },
+        )
+        if not self.store.reopen_run(run_id, state, only_if_state=row.state, log_entries=[entry]):
+            raise aborted(f"run {run_id} changed while it was being resumed; read it and ask again")
+        self._enqueue_run(run_id, workflow_id)
+        return JSONResponse(public_run(self.store.run_row(run_id)))
+
+    async def register_model(self, request: Request, owner: str) -> Response:
+        row = await run_in_threadpool(self._run_for, request, owner)
+        model, created = await run_in_threadpool(self.engine.register_cancelled, row.run_id)
+        return JSONResponse(_public_model(model), status_code=201 if created else 200)
+
     async def get_model(self, request: Request, owner: str) -> Response:
         assert self.store is not None
         model_id = request.path_params["model_id"]
@@ -661,11 +723,22 @@ class RunsService:
             )
         row = await run_in_threadpool(self.store.model_row, model_id)
         row = self._owned(row, request, owner, "model", model_id)
-        record = json.loads(row.record)
-        record["created_at"] = rfc3339(record.pop("created_ts", None))
-        record.pop("database", None)
-        record.pop("schema", None)
-        return JSONResponse(record)
+        return JSONResponse(_public_model(json.loads(row.record)))
+
+    async def list_models(self, request: Request, owner: str) -> Response:
+        assert self.store is not None
+        run_id = request.query_params.get("run_id")
+        if run_id is not None and not is_id(run_id, "run"):
+            raise invalid_argument(
+                f"run_id {run_id!r} is not a run id: run ids look like run_ followed by 26 characters",
+                "run_id",
+            )
+        limit = _int_query(request, "limit", 100, 1, LIST_LIMIT_MAX)
+        database, schema = self._where(request)
+        rows = await run_in_threadpool(
+            self.store.list_models, database=database, schema=schema, owner=owner, run_id=run_id, limit=limit
+        )
+        return JSONResponse({"models": [_public_model(json.loads(r.record)) for r in rows]})
 
 
 def _queue(name: str) -> Any:
@@ -738,6 +811,17 @@ def _int_query(request: Request, name: str, default: int, low: int, high: int) -
     if not low <= value <= high:
         raise invalid_argument(f"{name} must lie in [{low}, {high}]", name)
     return value
+
+
+def _public_model(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The RegisteredModel JSON of a stored model record."""
+    model = dict(record)
+    model["created_at"] = rfc3339(model.pop("created_ts", None))
+    model.pop("database", None)
+    model.pop("schema", None)
+    # Registered before these were recorded: a succeeded run's model, its template unknown.
+    model.setdefault("run_status", "succeeded")
+    return model
 
 
 def _public_dataset(record: Mapping[str, Any]) -> dict[str, Any]:

@@ -167,6 +167,12 @@ TERMINAL = ("succeeded", "failed", "cancelled")
 IN_FLIGHT = ("queued", "running")
 
 
+def workflow_id_of(run_id: str, state: Mapping[str, Any]) -> str:
+    """The id of a run's current DBOS workflow: the run id, or the one its latest resume started
+    (a workflow id runs once, so each resume names a new one)."""
+    return str(state.get("workflow_id") or run_id)
+
+
 def rfc3339(ts: float | None) -> str | None:
     if ts is None:
         return None
@@ -451,6 +457,35 @@ class Store:
             self._add_logs(c, run_id, log_entries)
             return True
 
+    def reopen_run(
+        self,
+        run_id: str,
+        state: Mapping[str, Any],
+        *,
+        only_if_state: str,
+        log_entries: Iterable[tuple[float, str, str, Mapping[str, Any]]] = (),
+    ) -> bool:
+        """Put a failed or cancelled run back in the queue with ``state``, its cancel flag cleared.
+
+        A compare-and-swap on the state as read (``only_if_state``) and on the status: of two
+        resumes at once, or a resume and anything else writing the run, one wins. Returns whether
+        it happened.
+        """
+        with self.tx() as c:
+            query = (
+                runs.update()
+                .where(
+                    runs.c.run_id == run_id,
+                    runs.c.status.in_(["failed", "cancelled"]),
+                    runs.c.state == only_if_state,
+                )
+                .values(state=_dumps(dict(state)), status="queued", cancel_requested=False)
+            )
+            if c.execute(query).rowcount == 0:
+                return False
+            self._add_logs(c, run_id, log_entries)
+            return True
+
     def add_logs(self, run_id: str, entries: Iterable[tuple[float, str, str, Mapping[str, Any]]]) -> None:
         with self.tx() as c:
             self._add_logs(c, run_id, entries)
@@ -615,6 +650,25 @@ class Store:
         """The model row registered for a run, or None."""
         with self.tx() as c:
             return c.execute(models.select().where(models.c.run_id == run_id)).first()
+
+    def list_models(
+        self, *, database: str, schema: str, owner: str, run_id: str | None, limit: int
+    ) -> list[Any]:
+        """The models registered in a schema for ``owner``, newest first; only ``run_id``'s when given."""
+        query = models.select().where(
+            models.c.owner == owner,
+            sa.func.upper(models.c.database) == database.upper(),
+            sa.func.upper(models.c.schema) == schema.upper(),
+        )
+        if run_id is not None:
+            query = query.where(models.c.run_id == run_id)
+        with self.tx() as c:
+            rows = list(c.execute(query))
+        # The record holds the registration time (the table has no column of its own for it).
+        rows.sort(
+            key=lambda row: (json.loads(row.record).get("created_ts") or 0.0, row.model_id), reverse=True
+        )
+        return rows[:limit]
 
     def model_row(self, model_id: str) -> Any:
         with self.tx() as c:

@@ -12,6 +12,9 @@ from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 
 CheckpointReason: TypeAlias = Literal["cadence", "best", "final"]
 CheckpointType: TypeAlias = Literal["resumable", "weights-only"]
+DatasetFormatType1: TypeAlias = Literal["chat", "prompt_completion", "text", "labels"]
+DatasetFormatType2Type1: TypeAlias = Literal["chat", "prompt_completion", "text", "labels"]
+DatasetFormatType3Type1: TypeAlias = Literal["chat", "prompt_completion", "text", "labels"]
 DatasetStatus: TypeAlias = Literal["building", "succeeded", "failed"]
 Dflash2ConfigAttentionBackend: TypeAlias = Literal["sdpa", "flex_attention", "eager"]
 Hardware: TypeAlias = Literal["H200", "B200", "B300"]
@@ -36,6 +39,7 @@ RunsErrorCode: TypeAlias = Literal[
     "unauthenticated",
     "permission_denied",
     "already_exists",
+    "aborted",
     "internal",
     "unavailable",
 ]
@@ -167,6 +171,14 @@ class ChatMessage(TypedDict):
     content: NotRequired[str | None]
 
 
+class ChatTemplate(TypedDict):
+    """How the model's conversations are laid out: the template's name and the marker that ends a turn
+    (generation stops at it). Null for a model trained on text or label rows."""
+
+    name: NotRequired[str | None]
+    end_of_turn: NotRequired[str | None]
+
+
 class CheckpointExport(TypedDict):
     checkpoint_id: NotRequired[str]
     files: NotRequired[list[CheckpointFile] | None]
@@ -230,6 +242,7 @@ class Dataset(TypedDict):
     dataset_id: NotRequired[str]
     status: NotRequired[DatasetStatus]
     name: NotRequired[str | None]
+    format: NotRequired[None | DatasetFormatType1 | DatasetFormatType2Type1 | DatasetFormatType3Type1]
     created_at: NotRequired[str | None]
     finished_at: NotRequired[str | None]
     source: NotRequired[DatasetSource | None]
@@ -552,7 +565,8 @@ PrimeRlConfig: TypeAlias = "dict[str, Any]"
 
 class RegisteredModel(TypedDict):
     """A model version registered by a succeeded run, from its best checkpoint exported weights-only (the
-    newest checkpoint, flagged `fallback`, when validation never ran)."""
+    newest checkpoint, flagged `fallback`, when validation never ran), or by registerRunModel from the
+    best checkpoint of a cancelled run."""
 
     model_id: NotRequired[str]
     status: NotRequired[str | None]
@@ -566,6 +580,14 @@ class RegisteredModel(TypedDict):
     fallback: NotRequired[bool | None]
     config_fingerprint: NotRequired[str | None]
     created_at: NotRequired[str | None]
+    run_status: NotRequired[str | None]
+    status_detail: NotRequired[str | None]
+    format: NotRequired[str | None]
+    chat_template: NotRequired[ChatTemplate | None]
+
+
+class RegisteredModelList(TypedDict):
+    models: NotRequired[list[RegisteredModel] | None]
 
 
 class RequestAccepted(TypedDict):

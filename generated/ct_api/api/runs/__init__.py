@@ -365,6 +365,127 @@ def cancel_run(
     return cast("models.Run", answer.json())
 
 
+def resume_run(
+    transport: Transport,
+    *,
+    run_id: str,
+    database: str | None = None,
+    schema: str | None = None,
+    endpoint: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    predicate: Predicate | None = None,
+    timeout: TimeoutPair | None = None,
+    max_retries: int | None = None,
+    trace: str | None = None,
+) -> models.Run:
+    """Resume a failed or cancelled run from its last resumable checkpoint (no body).
+
+    ``POST /api/v2/databases/{database}/schemas/{schema}/{endpoint}/runs/{run_id}:resume`` (resumeRun); retry rule ``nothing-ran``.
+    """
+    params: dict[str, Any] = {
+        "run_id": run_id,
+    }
+    if database is not None:
+        params["database"] = database
+    if schema is not None:
+        params["schema"] = schema
+    if endpoint is not None:
+        params["endpoint"] = endpoint
+    answer = transport.request(
+        "resumeRun",
+        params=params,
+        headers=headers,
+        predicate=predicate,
+        retry="nothing-ran",
+        max_retries=max_retries,
+        trace=trace,
+        timeout=timeout,
+    )
+    return cast("models.Run", answer.json())
+
+
+def register_run_model(
+    transport: Transport,
+    *,
+    run_id: str,
+    database: str | None = None,
+    schema: str | None = None,
+    endpoint: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    predicate: Predicate | None = None,
+    timeout: TimeoutPair | None = None,
+    max_retries: int | None = None,
+    trace: str | None = None,
+) -> Answer[models.RegisteredModel]:
+    """Register the model of a cancelled run from its best checkpoint (no body).
+
+    ``POST /api/v2/databases/{database}/schemas/{schema}/{endpoint}/runs/{run_id}:register`` (registerRunModel); retry rule ``read``.
+    Returns the answer itself: its status says which of the operation's answers came.
+    """
+    params: dict[str, Any] = {
+        "run_id": run_id,
+    }
+    if database is not None:
+        params["database"] = database
+    if schema is not None:
+        params["schema"] = schema
+    if endpoint is not None:
+        params["endpoint"] = endpoint
+    answer = transport.request(
+        "registerRunModel",
+        params=params,
+        headers=headers,
+        predicate=predicate,
+        retry="read",
+        max_retries=max_retries,
+        trace=trace,
+        timeout=timeout,
+    )
+    return cast("Answer[models.RegisteredModel]", answer)
+
+
+def list_registered_models(
+    transport: Transport,
+    *,
+    run_id: str | None = None,
+    limit: int | None = None,
+    database: str | None = None,
+    schema: str | None = None,
+    endpoint: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    predicate: Predicate | None = None,
+    timeout: TimeoutPair | None = None,
+    max_retries: int | None = None,
+    trace: str | None = None,
+) -> models.RegisteredModelList:
+    """The models runs of this schema registered, newest first.
+
+    ``GET /api/v2/databases/{database}/schemas/{schema}/{endpoint}/models`` (listRegisteredModels); retry rule ``read``.
+    """
+    params: dict[str, Any] = {}
+    if database is not None:
+        params["database"] = database
+    if schema is not None:
+        params["schema"] = schema
+    if endpoint is not None:
+        params["endpoint"] = endpoint
+    answer = transport.request(
+        "listRegisteredModels",
+        params=params,
+        query={
+            "run_id": run_id,
+            "limit": limit,
+        },
+        headers=headers,
+        predicate=predicate,
+        retry="read",
+        max_retries=max_retries,
+        trace=trace,
+        timeout=timeout,
+    )
+    return cast("models.RegisteredModelList", answer.json())
+
+
 def get_registered_model(
     transport: Transport,
     *,
@@ -378,7 +499,7 @@ def get_registered_model(
     max_retries: int | None = None,
     trace: str | None = None,
 ) -> models.RegisteredModel:
-    """The model version a succeeded run registered.
+    """A registered model version (of a succeeded run, or of a cancelled one registerRunModel exported).
 
     ``GET /api/v2/databases/{database}/schemas/{schema}/{endpoint}/models/{model_id}`` (getRegisteredModel); retry rule ``read``.
     """
@@ -414,5 +535,8 @@ OPERATIONS: dict[str, Callable[..., Any]] = {
     "getRunMetrics": get_run_metrics,
     "getRunLogs": get_run_logs,
     "cancelRun": cancel_run,
+    "resumeRun": resume_run,
+    "registerRunModel": register_run_model,
+    "listRegisteredModels": list_registered_models,
     "getRegisteredModel": get_registered_model,
 }
