@@ -191,27 +191,125 @@ def _read_spec(spec: str) -> Any:
     return parse_run_spec(context.current().stdin.read(), "on stdin")
 
 
+#: The flag that sets each field of a spec, for refusals of a value a flag gave.
+FLAG_OF_FIELD = {
+    "dataset_id": "--dataset",
+    "model": "--model",
+    "validation_dataset_id": "--validation-dataset",
+    "seed": "--seed",
+    "trainer.epochs": "--epochs",
+    "trainer.learning_rate": "--learning-rate",
+    "trainer.batch_tokens": "--batch-tokens",
+}
+
+
+def spec_with_flags(body: Mapping[str, Any], flags: Mapping[str, Any]) -> dict[str, Any]:
+    """The spec with each flag given (a spec field: ``dataset_id``, ``trainer.epochs``, ...) set.
+
+    A flag replaces the field and OpenAI's name of the same setting (``--epochs`` drops the
+    file's ``n_epochs``), so the flag is what the run gets.
+    """
+    from ct_runs.spec import ALIASES
+
+    out = dict(body)
+    trainer = dict(out.get("trainer") or {})
+    for field, value in flags.items():
+        if value is None:
+            continue
+        if field.startswith("trainer."):
+            key = field.removeprefix("trainer.")
+            trainer[key] = value
+            for alias, target in ALIASES.items():
+                if target == key:
+                    out.pop(alias, None)
+        else:
+            out[field] = value
+    if trainer:
+        out["trainer"] = trainer
+    return out
+
+
+def check_spec_locally(body: Mapping[str, Any], flags: Mapping[str, Any]) -> None:
+    """Refuse, before anything is sent, what the service's own spec check would refuse.
+
+    The same check the service runs first (ct_runs.spec.parse_spec: the spec's JSON schema, then
+    the rules a schema cannot say); what needs the dataset, the catalog or the registry is left to
+    the service. A field a flag set is named with its flag.
+    """
+    from ct_core.errors import ValidationError
+    from ct_runs.errors import RunsRefusal
+    from ct_runs.spec import parse_spec
+
+    try:
+        parse_spec(body)
+    except RunsRefusal as refusal:
+        message = refusal.message
+        flag = FLAG_OF_FIELD.get(refusal.field or "")
+        if flag is not None and flags.get(refusal.field or "") is not None and refusal.field:
+            message = message.replace(refusal.field, f"{refusal.field} ({flag})", 1)
+        raise ValidationError(message) from None
+
+
 @runs_app.command
 def start(
     spec: Annotated[
-        str, Parameter(allow_leading_hyphen=True, help="The run spec: a JSON file, or - for stdin.")
-    ],
+        str | None,
+        Parameter(
+            allow_leading_hyphen=True,
+            help="A run spec: a JSON file, or - for stdin (optional; the flags override its fields).",
+        ),
+    ] = None,
     /,
     *,
-    wait: Annotated[bool, Parameter(negative=(), help="Wait until the run has ended.")] = False,
+    dataset: Annotated[str | None, Parameter(help="The dataset build to train on (ds_...).")] = None,
+    model: Annotated[
+        str | None,
+        Parameter(help="A catalog base model (e.g. Qwen/Qwen3-1.7B) or a registered model id (mdl_...)."),
+    ] = None,
+    epochs: Annotated[int | None, Parameter(help="Passes over the train split (default 10).")] = None,
+    learning_rate: Annotated[
+        float | None, Parameter(help="The peak learning rate (default: the model's).")
+    ] = None,
+    batch_tokens: Annotated[
+        int | None, Parameter(help="Tokens per optimizer step (default: the model's).")
+    ] = None,
+    validation_dataset: Annotated[
+        str | None, Parameter(help="A separate dataset build to validate on (ds_...).")
+    ] = None,
+    seed: Annotated[int | None, Parameter(help="The run's seed (default 0).")] = None,
+    wait: Annotated[
+        bool, Parameter(negative=(), help="Wait until the run has ended, showing its progress on a terminal.")
+    ] = False,
     timeout: Annotated[
         float | None, Parameter(help="Seconds --wait may take (default: the global --poll-timeout).")
     ] = None,
 ) -> int:
-    """Start a training run from a spec {dataset_id, model_config_tier, labels, seed, overrides, trainer}.
+    """Start a training run on a dataset build, from flags, a JSON spec, or both.
 
-    Prints the Run (the same run again for an identical spec still in flight).
+    `ct runs start --dataset DS [--model NAME] [--epochs N] ...` needs no file; a SPEC.json
+    ({dataset_id, model, validation_dataset_id, model_config_tier, labels, seed, overrides, trainer})
+    reaches every setting, and the flags override its fields. Prints the Run (the same run again
+    for an identical spec still in flight).
 
-    With --wait, prints the run once it has ended; a failed or cancelled run exits 1.
+    With --wait, a terminal shows a live progress line and a summary at the end; piped, only the
+    ended run is printed. A failed or cancelled run exits 1.
     """
     from ct_core.runs.runs import load_run_spec
 
-    body = load_run_spec(_read_spec(spec))
+    if spec is None and dataset is None:
+        raise _usage("give the dataset to train on: --dataset DS (or a SPEC.json file that names it)")
+    body = load_run_spec(_read_spec(spec)) if spec is not None else {}
+    flags = {
+        "dataset_id": dataset,
+        "model": model,
+        "validation_dataset_id": validation_dataset,
+        "seed": seed,
+        "trainer.epochs": epochs,
+        "trainer.learning_rate": learning_rate,
+        "trainer.batch_tokens": batch_tokens,
+    }
+    body = spec_with_flags(body, flags)
+    check_spec_locally(body, flags)
     runs = _client().runs
     with _not_found(SPEC_NOT_FOUND_HINT):
         run = runs.start(body)
@@ -221,12 +319,24 @@ def start(
     return _wait_for_run(runs, str(run.get("run_id", "")), timeout, status=str(run.get("status")))
 
 
+def _stderr_is_terminal() -> bool:
+    isatty = getattr(output.current().stderr, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except ValueError:  # a closed stream
+        return False
+
+
 def _wait_for_run(runs: Any, run_id: str, timeout: float | None, *, status: str) -> int:
+    """Wait for the run's end: a live progress line and a summary on a terminal, silence otherwise;
+    then the ended run on stdout (exit 1 unless it succeeded)."""
     from ct_core.errors import RunWaitTimeout
 
     try:
-        output.progress(f"run {run_id} is {status}; waiting until it ends")
-        run = runs.wait(run_id, timeout=timeout)
+        if _stderr_is_terminal():
+            run = watch_run(runs, run_id, timeout, status=status)
+        else:
+            run = runs.wait(run_id, timeout=timeout)
     except KeyboardInterrupt:
         return _interrupted(f"run {run_id}", f"cancel it with ct runs cancel {run_id}")
     except RunWaitTimeout as exc:
@@ -237,6 +347,127 @@ def _wait_for_run(runs: Any, run_id: str, timeout: float | None, *, status: str)
         output.error(ended_line("run", run_id, run), hint=f"see its logs with ct runs logs {run_id}")
         return output.EXIT_ERROR
     return output.EXIT_OK
+
+
+class RunProgress:
+    """What the live line shows, from the run and its metric pages as they are read."""
+
+    def __init__(self) -> None:
+        self.run: dict[str, Any] = {}
+        self.last: dict[str, float] = {}
+        self.cursor = -1
+
+    def update(self, run: Mapping[str, Any], page: Mapping[str, Any]) -> None:
+        self.run = dict(run)
+        series = page.get("series") or {}
+        for name, points in series.items():
+            for point in points or ():
+                if isinstance(point, list | tuple) and len(point) == 2 and isinstance(point[1], int | float):
+                    self.last[name] = float(point[1])
+        cursor = page.get("cursor")
+        if isinstance(cursor, int) and not isinstance(cursor, bool):
+            self.cursor = max(self.cursor, cursor)
+
+    def eta_seconds(self) -> float | None:
+        """Seconds left at the measured throughput: the steps left times the tokens of a step."""
+        step, total = int(self.run.get("step") or 0), int(self.run.get("total_steps") or 0)
+        batch = (self.run.get("trainer") or {}).get("batch_tokens")
+        speed = self.last.get("tokens_per_s")
+        if self.run.get("status") in ("succeeded", "failed", "cancelled") or step >= total > 0:
+            return 0.0
+        if not speed or not isinstance(batch, int) or speed <= 0:
+            return None
+        return (total - step) * batch / speed
+
+    def line(self) -> str:
+        step, total = int(self.run.get("step") or 0), int(self.run.get("total_steps") or 0)
+        parts = [f"step {step}/{total}", f"epoch {float(self.run.get('epoch') or 0.0):.2f}"]
+        parts.append(f"train loss {_number(self.last.get('train_loss'))}")
+        parts.append(f"val loss {_number(self.last.get('val_loss'))}")
+        speed = self.last.get("tokens_per_s")
+        parts.append(f"{speed:,.0f} tok/s" if speed is not None else "- tok/s")
+        eta = self.eta_seconds()
+        parts.append(f"ETA {_clock(eta)}" if eta is not None else "ETA -")
+        return " · ".join(parts)
+
+    def render(self) -> Any:
+        from rich.progress_bar import ProgressBar
+        from rich.table import Table
+        from rich.text import Text
+
+        total = int(self.run.get("total_steps") or 0)
+        grid = Table.grid(padding=(0, 1))
+        grid.add_row(
+            Text(str(self.run.get("status") or "starting"), style="bold"),
+            ProgressBar(total=total or None, completed=int(self.run.get("step") or 0), width=24),
+            Text(self.line(), no_wrap=True, overflow="ellipsis"),
+        )
+        return grid
+
+
+def _number(value: float | None) -> str:
+    return f"{value:.4f}" if value is not None else "-"
+
+
+def _clock(seconds: float) -> str:
+    whole = max(0, round(seconds))
+    return f"{whole // 3600}:{whole % 3600 // 60:02d}:{whole % 60:02d}"
+
+
+def run_summary(run: Mapping[str, Any]) -> str:
+    """One sentence on how a run ended: steps, the best validation, an early stop, its model."""
+    run_id, status = run.get("run_id"), run.get("status")
+    text = f"run {run_id} {status} at step {run.get('step', 0)}/{run.get('total_steps', 0)}"
+    text += f" (epoch {float(run.get('epoch') or 0.0):.2f})"
+    if run.get("best_val_loss") is not None:
+        text += f"; best val loss {float(run['best_val_loss']):.4f} at step {run.get('best_step')}"
+    stop = run.get("early_stop") or {}
+    if stop.get("step") is not None:
+        text += f"; stopped early at step {stop['step']} ({stop.get('reason')})"
+    if run.get("model_id"):
+        text += f"; model {run['model_id']} (ct runs deploy {run['model_id']})"
+    elif status in ("failed", "cancelled"):
+        text += f"; ct runs resume {run_id} trains on from its last checkpoint"
+    return text + f"; {float(run.get('gpu_seconds') or 0.0):.1f} GPU seconds"
+
+
+def watch_run(runs: Any, run_id: str, timeout: float | None, *, status: str) -> dict[str, Any]:
+    """Poll the run and its metrics every poll interval, drawing the live line on stderr, until the
+    run ends; then print its summary. Running out of time raises RunWaitTimeout (the run goes on)."""
+    from rich.console import Console
+    from rich.live import Live
+
+    from ct_core.control.polling import PollSchedule
+    from ct_core.errors import RunWaitTimeout, ValidationError
+    from ct_core.runs import TERMINAL_RUN_STATUSES
+
+    client = runs.client
+    limit = client.poll_timeout if timeout is None else timeout
+    if isinstance(limit, bool) or not isinstance(limit, int | float) or limit <= 0:
+        raise ValidationError(f"--timeout must be a positive number of seconds, got {limit!r}")
+    interval = float(client.poll_interval)
+    schedule = PollSchedule(
+        interval=interval, timeout=float(limit), multiplier=1.0, max_interval=interval, sleep=client.sleep
+    )
+    console = Console(file=output.current().stderr, highlight=False)
+    console.print(f"run {run_id} is {status}; waiting until it ends (Ctrl+C stops waiting, not the run)")
+    view = RunProgress()
+    with Live(view.render(), console=console, auto_refresh=False, transient=False) as live:
+        while True:
+            run = runs.get(run_id)
+            view.update(run, runs.metrics(run_id, after_step=view.cursor))
+            live.update(view.render(), refresh=True)
+            if run.get("status") in TERMINAL_RUN_STATUSES:
+                break
+            if schedule.expired():
+                raise RunWaitTimeout(
+                    f"run {run_id} is still {run.get('status')} after {limit:g}s; it goes on, "
+                    f"read it later with ct runs get {run_id}",
+                    last=run,
+                )
+            schedule.wait()
+    console.print(run_summary(run), soft_wrap=True)
+    return run
 
 
 @runs_app.command(name="list")
@@ -299,6 +530,13 @@ def metrics(
     return output.EXIT_OK
 
 
+def log_line(entry: Mapping[str, Any]) -> str:
+    """A log entry as a person reads it: `08:59:19 INFO    step 54: validation loss 2.330412`."""
+    stamp = str(entry.get("timestamp") or "")
+    clock = stamp[11:19] if len(stamp) >= 19 and stamp[10] == "T" else stamp
+    return f"{clock} {entry.get('severity') or ''!s:<7} {entry.get('message', '')}"
+
+
 @runs_app.command
 def logs(
     run_id: Annotated[str, Parameter(help="The run id, run_<ULID>.")],
@@ -311,22 +549,36 @@ def logs(
     limit: Annotated[int | None, Parameter(help="At most this many entries (without --follow).")] = None,
     follow: Annotated[
         bool,
-        Parameter(negative=(), help="Print entries, one JSON line each, as they come, until the run ends."),
+        Parameter(
+            negative=(),
+            help="Print entries as they come, until the run ends: lines on a terminal, JSON lines otherwise.",
+        ),
+    ] = False,
+    json_lines: Annotated[
+        bool, Parameter(name="--json", negative=(), help="With --follow, JSON lines on a terminal too.")
     ] = False,
     poll: Annotated[
         float | None,
         Parameter(help="Seconds between reads with --follow (default: the global --poll-interval)."),
     ] = None,
 ) -> int:
-    """Print the run's log {"logs": [{timestamp, severity, message, ...}], "cursor"}."""
+    """Print the run's log {"logs": [{timestamp, severity, message, ...}], "cursor"}.
+
+    With --follow, each entry as it comes: `time severity message` lines on a terminal, one JSON
+    document per line with --json or when piped.
+    """
     runs = _client().runs
+    readable = follow and not json_lines and output.stdout_is_terminal() and not structured
     try:
         with _not_found(RUN_NOT_FOUND_HINT):
             if not follow:
                 output.emit(runs.logs(run_id, structured=structured, after=after, limit=limit))
                 return output.EXIT_OK
             for entry in runs.follow_logs(run_id, structured=structured, after=after, poll=poll):
-                _jsonl(entry)
+                if readable:
+                    output.emit_text(output.printable(log_line(entry)))
+                else:
+                    _jsonl(entry)
     except KeyboardInterrupt:
         return _interrupted(
             f"run {run_id}", "follow again with --after set to the last entry's seq (--structured)"

@@ -1,0 +1,254 @@
+"""`ct runs` as people type it, against a real local server with the embedded runs service.
+
+One server for the module; a dataset built once through `ct datasets build`. Runs started here are
+cancelled once read, so the next test's run does not wait behind them.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import pty
+import re
+import select
+import struct
+import subprocess
+import termios
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ct_testing.plugin import CT_SCRIPT, CtResult, ct_runner
+
+DATABASE = "RUNS_CLI_DB"
+#: Connection options for a server that is not there: reaching it would fail with a connection error.
+NOWHERE = ["--base-url", "http://127.0.0.1:9", "--database", DATABASE]
+#: Only bounds a hang: a run of a few steps on the tiny model ends well within it on a loaded machine.
+HANG_S = 900
+#: Terminal control sequences (colours, cursor moves) between the words a person reads.
+ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][A-Z0-9]|\r")
+
+
+def in_terminal(*args: str) -> tuple[int, str]:
+    """`ct ARGS...` with its stdin, stdout and stderr on a pseudo-terminal; (exit code, what it drew)."""
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 160, 0, 0))
+    env = {**os.environ, "CT_PLUGINS": "runs", "TERM": "xterm-256color", "COLUMNS": "160"}
+    env.pop("NO_COLOR", None)
+    process = subprocess.Popen([CT_SCRIPT, *args], stdin=follower, stdout=follower, stderr=follower, env=env)
+    os.close(follower)
+    drawn = bytearray()
+    try:
+        while True:
+            ready, _, _ = select.select([leader], [], [], HANG_S)
+            assert ready, f"ct {args} drew nothing for {HANG_S}s: {bytes(drawn[-2000:])!r}"
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the terminal closed: the command has ended
+                break
+            if not chunk:
+                break
+            drawn += chunk
+    finally:
+        os.close(leader)
+    return process.wait(timeout=HANG_S), ANSI.sub("", drawn.decode("utf-8", "replace"))
+
+
+@pytest.fixture(scope="module")
+def server(module_local_server_factory: Any, kit: Any) -> Iterator[Any]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("CT_PLUGINS", raising=False)
+        yield module_local_server_factory(settings=dict(kit.settings))
+
+
+@pytest.fixture
+def ct(ct_home: Path) -> Callable[..., CtResult]:
+    return ct_runner("runs", timeout=600)
+
+
+@pytest.fixture
+def here(server: Any) -> list[str]:
+    return ["--base-url", server.base_url, "--database", DATABASE]
+
+
+@pytest.fixture(scope="module")
+def dataset_id(server: Any, tmp_path_factory: pytest.TempPathFactory, kit: Any) -> str:
+    corpus = kit.write_corpus(tmp_path_factory.mktemp("corpus") / "corpus.jsonl", kit.corpus_lines(rows=60))
+    built = ct_runner("runs", timeout=600)(
+        "--base-url", server.base_url, "--database", DATABASE,
+        "datasets", "build", str(corpus), "--wait", "--timeout", "600",
+    )  # fmt: skip
+    assert built.returncode == 0, built
+    return str(json.loads(built.stdout)["dataset_id"])
+
+
+def _started(result: CtResult, ct: Callable[..., CtResult], here: list[str]) -> dict[str, Any]:
+    assert result.returncode == 0, result
+    run: dict[str, Any] = json.loads(result.stdout)
+    cancelled = ct(*here, "runs", "cancel", run["run_id"])
+    assert cancelled.returncode == 0, cancelled
+    return run
+
+
+# --- start: flags, a spec, both ---------------------------------------------------------------------
+
+
+def test_start_without_a_spec_takes_every_setting_from_flags(
+    ct: Callable[..., CtResult], here: list[str], dataset_id: str
+) -> None:
+    run = _started(
+        ct(
+            *here, "runs", "start", "--dataset", dataset_id, "--model", "qwen3-0.6b", "--epochs", "1",
+            "--learning-rate", "0.002", "--batch-tokens", "512", "--seed", "3",
+        ),
+        ct,
+        here,
+    )  # fmt: skip
+    assert run["dataset_id"] == dataset_id and run["model_name"] == "Qwen/Qwen3-0.6B"
+    assert run["seed"] == 3
+    trainer = run["trainer"]
+    assert (trainer["epochs"], trainer["learning_rate"], trainer["batch_tokens"]) == (1, 0.002, 512)
+
+
+def test_flags_override_the_fields_of_a_spec_file(
+    ct: Callable[..., CtResult], here: list[str], dataset_id: str, tmp_path: Path
+) -> None:
+    spec = tmp_path / "spec.json"
+    spec.write_text(
+        json.dumps(
+            {
+                "dataset_id": "ds_01xxxxxxxxxxxxxxxxxxxxxxxx",
+                "seed": 1,
+                "n_epochs": 4,
+                "overrides": {"max_seq_len": 128},
+                "trainer": {"batch_tokens": 1024, "patience": 2},
+            }
+        ),
+        encoding="utf-8",
+    )
+    run = _started(
+        ct(
+            *here,
+            "runs",
+            "start",
+            str(spec),
+            "--dataset",
+            dataset_id,
+            "--epochs",
+            "2",
+            "--batch-tokens",
+            "256",
+        ),
+        ct,
+        here,
+    )
+    assert run["dataset_id"] == dataset_id and run["seed"] == 1  # the file's seed stays
+    assert run["overrides"]["max_seq_len"] == 128
+    trainer = run["trainer"]
+    # --epochs replaces the file's n_epochs (OpenAI's name of the same setting).
+    assert (trainer["epochs"], trainer["batch_tokens"], trainer["patience"]) == (2, 256, 2)
+
+
+def test_a_spec_file_alone_still_starts_a_run(
+    ct: Callable[..., CtResult], here: list[str], dataset_id: str, tmp_path: Path, kit: Any
+) -> None:
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps(kit.small_spec(dataset_id, epochs=3)), encoding="utf-8")
+    run = _started(ct(*here, "runs", "start", str(spec)), ct, here)
+    assert run["trainer"]["epochs"] == 3 and run["overrides"]["max_seq_len"] == 128
+
+
+# --- start: refused before anything is sent -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (
+            ["--dataset", "ds_1", "--epochs", "0"],
+            ["trainer.epochs (--epochs) must be an integer in [1, 1000]"],
+        ),
+        (["--dataset", "ds_1", "--learning-rate", "2"], ["--learning-rate", "(0, 1]"]),
+        (["--dataset", "ds_1", "--model", ""], ["model (--model) must be a non-empty string"]),
+        (["--dataset", "ds_1", "--seed", "-1"], ["seed (--seed)"]),
+    ],
+)
+def test_a_bad_flag_is_refused_at_its_field_before_sending(
+    ct: Callable[..., CtResult], argv: list[str], words: list[str]
+) -> None:
+    result = ct(*NOWHERE, "runs", "start", *argv)
+    assert result.returncode == 1, result
+    assert result.stdout == "" and result.stderr.startswith("error: "), result.stderr
+    for word in words:
+        assert word in result.stderr, result.stderr
+    assert "connect" not in result.stderr.lower()  # nothing was sent to port 9
+
+
+def test_start_needs_a_dataset_or_a_spec(ct: Callable[..., CtResult]) -> None:
+    result = ct(*NOWHERE, "runs", "start", "--epochs", "2")
+    assert result.returncode == 2, result
+    assert "--dataset" in result.stderr and "SPEC" in result.stderr, result.stderr
+
+
+# --- start --wait and logs --follow: for a person at a terminal, JSON for a pipe ----------------------
+
+
+@pytest.fixture(scope="module")
+def waited(server: Any, dataset_id: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """One run started with --wait on a terminal: its exit code, what the terminal showed, the run."""
+    here = ["--base-url", server.base_url, "--database", DATABASE]
+    code, drawn = in_terminal(
+        *here, "runs", "start", "--dataset", dataset_id, "--epochs", "2", "--batch-tokens", "512", "--wait"
+    )
+    listed = ct_runner("runs")(*here, "runs", "list", "--limit", "1")
+    assert listed.returncode == 0, listed
+    [run] = json.loads(listed.stdout)["runs"]
+    return {"code": code, "drawn": drawn, "run": run, "here": here}
+
+
+def test_wait_on_a_terminal_shows_progress_and_a_summary(waited: dict[str, Any]) -> None:
+    drawn, run = waited["drawn"], waited["run"]
+    assert waited["code"] == 0, drawn[-3000:]
+    assert run["status"] == "succeeded", run
+    total = run["total_steps"]
+    # The live line: step / total, epoch, train loss, validation loss, throughput, time left.
+    line = re.search(rf"step\s+{total}/{total}.*", drawn)
+    assert line, drawn[-3000:]
+    for words in ("epoch", "train loss", "val loss", "tok/s", "ETA"):
+        assert words in line.group(0), line.group(0)
+    # The summary: how it ended, where the best validation was, the model it registered.
+    assert f"run {run['run_id']} succeeded" in drawn, drawn[-3000:]
+    assert f"best val loss {run['best_val_loss']:.4f} at step {run['best_step']}" in drawn, drawn[-3000:]
+    assert str(run["model_id"]) in drawn
+
+
+def test_wait_piped_prints_nothing_but_the_run(
+    ct: Callable[..., CtResult], here: list[str], dataset_id: str
+) -> None:
+    result = ct(
+        *here, "runs", "start", "--dataset", dataset_id, "--epochs", "1", "--batch-tokens", "512", "--wait"
+    )
+    assert result.returncode == 0, result
+    assert result.stderr == ""
+    run = json.loads(result.stdout)
+    assert run["status"] == "succeeded" and run["step"] == run["total_steps"]
+
+
+def test_logs_follow_reads_as_lines_on_a_terminal_and_json_when_piped(
+    ct: Callable[..., CtResult], waited: dict[str, Any]
+) -> None:
+    run_id = waited["run"]["run_id"]
+    code, drawn = in_terminal(*waited["here"], "runs", "logs", run_id, "--follow")
+    assert code == 0, drawn
+    lines = [line for line in drawn.splitlines() if line.strip()]
+    assert lines and not any(line.lstrip().startswith("{") for line in lines), drawn
+    assert any(re.match(r"\d\d:\d\d:\d\d INFO ", line) for line in lines), drawn
+    assert any("validation" in line for line in lines), drawn
+    code, drawn = in_terminal(*waited["here"], "runs", "logs", run_id, "--follow", "--json")
+    assert code == 0 and all(json.loads(line)["message"] for line in drawn.splitlines() if line.strip())
+    piped = ct(*waited["here"], "runs", "logs", run_id, "--follow")
+    assert piped.returncode == 0, piped
+    entries = [json.loads(line) for line in piped.stdout.splitlines()]
+    assert entries and all({"timestamp", "severity", "message"} <= set(entry) for entry in entries)
