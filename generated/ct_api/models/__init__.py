@@ -757,15 +757,24 @@ class RunsError(TypedDict):
 
 
 class RunSpec(TypedDict):
-    """What to train. Unknown keys are refused with invalid_argument naming them. Omitted `labels` means
-    every label of the dataset; an empty list means none (self-supervised only)."""
+    """What to train. Unknown keys are refused with invalid_argument naming them; a key sent as null counts
+    as not given. Omitted `labels` means every label of the dataset; an empty list means none (self-
+    supervised only). `n_epochs`, `batch_size` and `learning_rate_multiplier` are the OpenAI fine-tuning
+    names of `trainer.epochs`, `trainer.batch_tokens` (batch_size packed rows of max_seq_len tokens) and
+    `trainer.learning_rate` (the multiplier times the base model's default rate); a spec gives a setting
+    under one name only, and the run echoes it resolved in its trainer."""
 
     dataset_id: str
-    model_config_tier: NotRequired[ModelConfigTier]
-    labels: NotRequired[list[str]]
-    seed: NotRequired[int]
-    overrides: NotRequired[RunOverrides]
-    trainer: NotRequired[TrainerSpec]
+    model: NotRequired[str | None]
+    validation_dataset_id: NotRequired[str | None]
+    model_config_tier: NotRequired[ModelConfigTier | None]
+    labels: NotRequired[list[str] | None]
+    seed: NotRequired[int | None]
+    n_epochs: NotRequired[int | None]
+    batch_size: NotRequired[int | None]
+    learning_rate_multiplier: NotRequired[float | None]
+    overrides: NotRequired[RunOverrides | None]
+    trainer: NotRequired[TrainerSpec | None]
 
 
 class RunTrainer(TypedDict):
