@@ -2,10 +2,14 @@
 
 A deployment is a job whose only sub-job samples with ``deployment_class`` EVALUATION. This module
 answers ``POST {prefix}/inference/v1/chat/completions``, ``GET {prefix}/inference/v1/models`` and
-``GET {prefix}/inference/v1/models/{model}`` for such jobs with the tiny local model: built from the
-model name, or loaded from the checkpoint a deployment names as its source. Messages go through a
-small chat template over the byte tokenizer; generation is a plain token loop that draws with the
-sampler's rule (:func:`ct_local.model.sampler.pick_token`).
+``GET {prefix}/inference/v1/models/{model}`` for such jobs with the deployment's model: the tiny
+local model (built from the model name, or loaded from the checkpoint a deployment names as its
+source) or a real model's weights. Messages are rendered with the model's own chat template: the
+tiny model's is :mod:`ct_core.chat_template` (the template managed runs train in; a checkpoint names
+the template it was saved with), a real model's is its tokenizer's. Generation is the sampler's one
+decoding loop (:class:`ct_local.model.sampler.Decoder`: batched, over a key/value cache): the ``n``
+choices of a request decode together, and each stops at the template's end-of-turn token or the
+end of sequence (``finish_reason`` ``stop``) or at its length (``length``).
 
 Every request option is honoured or refused, never dropped: ``n`` draws that many choices,
 ``logprobs`` / ``top_logprobs`` return OpenAI's logprobs objects, ``top_p`` narrows the draw, the
@@ -27,10 +31,9 @@ import secrets
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from starlette.concurrency import run_in_threadpool
@@ -80,8 +83,6 @@ NEUTRAL_ONLY_OPTIONS = ("frequency_penalty", "presence_penalty")
 #: OpenAI's bounds for the number of choices and of alternatives per token.
 MAX_CHOICES = 128
 MAX_TOP_LOGPROBS = 20
-#: What a special (non-byte) token is called in a logprobs entry; such tokens have no bytes.
-SPECIAL_TOKEN_NAMES: Mapping[int, str] = MappingProxyType({256: "<|pad|>", 257: "<|bos|>", 258: "<|eos|>"})
 
 
 # --- errors -----------------------------------------------------------------------------------
@@ -135,40 +136,49 @@ def _inference_location(request: Request) -> Location:
 # --- chat template and generation --------------------------------------------------------------
 
 
-def render_chat(messages: list[dict[str, str]]) -> str:
-    """A minimal template: one `<role>: text` line per message, then the assistant's turn."""
-    lines = [f"<{message['role']}>: {message['content']}\n" for message in messages]
-    return "".join(lines) + "<assistant>: "
-
-
 @dataclass
 class LoadedModel:
     model: Any
+    #: The one decoding loop over this model (ct_local.model.sampler.Decoder).
+    decoder: Any
     lock: threading.Lock = field(default_factory=threading.Lock)
     #: A real model's tokenizer (ct_local.model.hf.TextTokenizer); None for the tiny byte model.
     tokenizer: Any = None
 
 
-def _model_for(job: JobRow, state_dir: Path, store: Any) -> torch.nn.Module:
-    from ct_local.model import hf, tinylm
+def _checkpoint_folder(job: JobRow, state_dir: Path, store: Any) -> Path | None:
+    """The folder of the checkpoint the deployment serves, or None for a base model."""
     from ct_local.storage.checkpoint_paths import resolve_checkpoint
 
-    sub_job = job.sub_jobs[0]
-    model_name = str(sub_job.get("model_name", ""))
-    info = sub_job.get("source_checkpoint_info")
-    if isinstance(info, dict) and info.get("checkpoint_id"):
-        row = resolve_checkpoint(store, str(info.get("source_job_id")), str(info["checkpoint_id"]))
-        if row is None or not row.path:
-            raise RuntimeError(f"source checkpoint {info['checkpoint_id']} is gone")
-        folder = Path(row.path)
-        folder = folder if folder.is_absolute() else state_dir / folder
-        if hf.registry.real_entry(model_name) is not None:
-            model = hf.load_model(folder)
-        else:
-            model = tinylm.build_model(model_name)
-            tinylm.load_weights(model, folder)
-    else:
+    info = job.sub_jobs[0].get("source_checkpoint_info")
+    if not (isinstance(info, dict) and info.get("checkpoint_id")):
+        return None
+    row = resolve_checkpoint(store, str(info.get("source_job_id")), str(info["checkpoint_id"]))
+    if row is None or not row.path:
+        raise RuntimeError(f"source checkpoint {info['checkpoint_id']} is gone")
+    folder = Path(row.path)
+    return folder if folder.is_absolute() else state_dir / folder
+
+
+def _model_for(job: JobRow, state_dir: Path, store: Any) -> torch.nn.Module:
+    from ct_local.model import hf, tinylm
+
+    model_name = str(job.sub_jobs[0].get("model_name", ""))
+    folder = _checkpoint_folder(job, state_dir, store)
+    if folder is None:
         model = hf.base_model(model_name)[0]
+    elif hf.registry.real_entry(model_name) is not None:
+        model = hf.load_model(folder)
+    else:
+        try:
+            # A tiny checkpoint saved with a template this server does not serve is refused here.
+            tinylm.checkpoint_template(folder)
+        except ValueError as exc:
+            raise InferenceError(
+                500, str(exc), kind="server_error", code="unsupported_chat_template"
+            ) from None
+        model = tinylm.build_model(model_name)
+        tinylm.load_weights(model, folder)
     model.eval()
     return model
 
@@ -180,60 +190,29 @@ def new_generator(seed: int | None) -> torch.Generator:
     return torch.Generator().manual_seed(seed if seed is not None else secrets.randbits(62))
 
 
-def draw_tokens(
-    model: Any,
-    prompt_ids: list[int],
-    *,
-    max_new: int,
-    temperature: float,
-    generator: torch.Generator,
-    top_p: float = 1.0,
-    stop_ids: frozenset[int] | None = None,
-) -> Iterator[tuple[int, torch.Tensor]]:
-    """Yield (token id, log-probabilities of that position) one token at a time.
+def tiny_prompt_ids(messages: list[dict[str, str]]) -> list[int]:
+    """The tiny model's prompt for ``messages``: its chat template with an opened assistant turn.
 
-    Stops after EOS (which is yielded) or ``max_new`` tokens. The log-probabilities are those of
-    the model's own distribution (before temperature and top_p), as the sampler reports them.
+    OpenAI's ``developer`` role is the system role of this template; other roles are refused.
     """
-    import torch
+    from ct_core import chat_template
 
-    from ct_local.model.sampler import pick_token
-    from ct_local.model.tinylm import EOS_ID
-
-    ends = stop_ids if stop_ids is not None else frozenset({EOS_ID})
-    device = next(model.parameters()).device
-    ids = list(prompt_ids)
-    # The whole sequence is run again for every token: at this model's size that is cheaper than
-    # keeping up with the changing cache API of transformers, and it keeps the loop obvious.
-    with torch.no_grad():
-        for _ in range(max_new):
-            inputs = torch.tensor([ids], dtype=torch.long, device=device)
-            logits = model(input_ids=inputs).logits[0, -1].float().cpu()
-            token = pick_token(logits, temperature=temperature, top_p=top_p, generator=generator)
-            yield token, torch.log_softmax(logits, dim=-1)
-            if token in ends:
-                return
-            ids.append(token)
-
-
-def generate_tokens(
-    model: Any, prompt_ids: list[int], *, max_new: int, temperature: float, seed: int | None
-) -> Iterator[int]:
-    """Yield new token ids one at a time; stops after EOS (which is yielded) or `max_new` tokens."""
-    generator = new_generator(seed)
-    for token, _ in draw_tokens(
-        model, prompt_ids, max_new=max_new, temperature=temperature, generator=generator
-    ):
-        yield token
+    renamed = [{**m, "role": "system"} if m["role"] == "developer" else m for m in messages]
+    for index, message in enumerate(renamed):
+        if message["role"] not in chat_template.ROLES:
+            raise _bad_request(
+                f"messages[{index}] has the role {message['role']!r}; this model's chat template has the "
+                f"roles {', '.join(chat_template.ROLES)} (and developer, as system).",
+                param=f"messages[{index}].role",
+            )
+    return chat_template.prompt_ids(renamed)
 
 
 def token_text(token: int) -> str:
     """A token as a logprobs entry names it: its byte as text (escaped when not UTF-8 on its own)."""
-    from ct_local.model.tinylm import BYTE_TOKENS
+    from ct_core import chat_template
 
-    if token < BYTE_TOKENS:
-        return bytes([token]).decode("utf-8", errors="backslashreplace")
-    return SPECIAL_TOKEN_NAMES.get(token, f"<|special_{token}|>")
+    return chat_template.token_text(token)
 
 
 def token_bytes(token: int) -> list[int] | None:
@@ -503,8 +482,18 @@ def _loaded(request: Request, job: JobRow) -> LoadedModel:
         registry = {}
         request.app.state.ct_inference_models = registry
     if job.job_id not in registry:
+        from ct_core import chat_template
+        from ct_local.model.sampler import Decoder
+        from ct_local.model.tinylm import ByteTokenizer
+
         model = _model_for(job, Path(state.settings.state_dir), state.store)
-        registry[job.job_id] = LoadedModel(model, tokenizer=_tokenizer_for(job))
+        tokenizer = _tokenizer_for(job)
+        if tokenizer is not None:
+            decoder = Decoder(model, tokenizer, tokenizer.stop_ids)
+        else:
+            # The tiny model ends an answer at its template's end of turn, or at the end of sequence.
+            decoder = Decoder(model, ByteTokenizer(), frozenset(chat_template.STOP_IDS))
+        registry[job.job_id] = LoadedModel(model, decoder, tokenizer=tokenizer)
     return registry[job.job_id]
 
 
@@ -525,14 +514,13 @@ async def chat_completions(request: Request) -> Response:
         job = _find_deployment(request, model_field)
         chat = parse_chat(body)
         from ct_local.model import registry as model_registry
-        from ct_local.model.tinylm import ByteTokenizer
 
         if model_registry.real_entry(str(job.sub_jobs[0].get("model_name", ""))) is not None:
             # A real model's prompt goes through its own chat template.
             tokenizer = await run_in_threadpool(_tokenizer_for, job)
             prompt_ids = tokenizer.render_chat(chat.messages)
         else:
-            prompt_ids = ByteTokenizer().encode(render_chat(chat.messages), add_bos=True)
+            prompt_ids = tiny_prompt_ids(chat.messages)
         config = job.sub_jobs[0].get("inference_config") or {}
         window = int(config.get("max_seq_len") or DEFAULT_MAX_SEQ_LEN)
         room = window - len(prompt_ids)
@@ -547,7 +535,7 @@ async def chat_completions(request: Request) -> Response:
     except InferenceError as exc:
         return exc.response()
     max_new = min(wanted, room)
-    completion = Completion(chat, loaded, prompt_ids, max_new)
+    completion = Completion(chat, loaded, prompt_ids, max_new, window)
     if chat.stream:
         return StreamingResponse(completion.sse(), media_type="text/event-stream")
     return JSONResponse(await run_in_threadpool(completion.whole))
@@ -608,78 +596,88 @@ class Piece:
     finish: str | None
 
 
-class Completion:
-    """One chat completion: ``n`` choices drawn in turn from one random source, whole or as SSE chunks."""
+class _Choice:
+    """One choice's text so far: each drawn token becomes a :class:`Piece` of whole characters."""
 
-    def __init__(self, chat: ChatRequest, loaded: LoadedModel, prompt_ids: list[int], max_new: int) -> None:
-        self.chat, self.loaded, self.prompt_ids, self.max_new = chat, loaded, prompt_ids, max_new
+    def __init__(self, loaded: LoadedModel, top: int | None) -> None:
+        self.tokenizer = loaded.tokenizer
+        self.top = top
+        self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self.out: list[int] = []
+        self.given = ""
+
+    def piece(self, prompt: Any) -> Piece:
+        """The piece of the token ``prompt`` (a sampler prompt) has just drawn."""
+        token = prompt.out[-1]
+        finish = prompt.finish if prompt.done else None
+        if finish == "stop":
+            # The end token is counted but is not part of the content, nor of its logprobs.
+            return Piece(self._rest(), None, "stop")
+        entry = None
+        if self.top is not None:
+            logprobs = prompt.step_logprobs
+            if self.tokenizer is not None:
+                entry = real_logprob_entry(self.tokenizer, logprobs, token, self.top)
+            else:
+                entry = logprob_entry(logprobs, token, self.top)
+        text = self._text(token)
+        if finish is not None:
+            text += self._rest()
+        return Piece(text, entry, finish)
+
+    def _text(self, token: int) -> str:
+        if self.tokenizer is None:
+            from ct_core.chat_template import BYTE_TOKENS
+
+            return self.decoder.decode(bytes([token]), final=False) if token < BYTE_TOKENS else ""
+        # A real model's text is what its tokenizer decodes so far, less what earlier pieces gave (a
+        # piece waits while its last character is incomplete).
+        self.out.append(token)
+        text = self.tokenizer.decode(self.out)
+        piece = "" if text.endswith("\ufffd") else text[len(self.given) :]
+        self.given += piece
+        return piece
+
+    def _rest(self) -> str:
+        if self.tokenizer is None:
+            return self.decoder.decode(b"", final=True)
+        return self.tokenizer.decode(self.out)[len(self.given) :]
+
+
+class Completion:
+    """One chat completion: ``n`` choices decoded together by the sampler, whole or as SSE chunks."""
+
+    def __init__(
+        self, chat: ChatRequest, loaded: LoadedModel, prompt_ids: list[int], max_new: int, window: int
+    ) -> None:
+        self.chat, self.loaded, self.prompt_ids = chat, loaded, prompt_ids
+        self.max_new, self.window = max_new, window
         self.id = "chatcmpl-" + uuid.uuid4().hex
         self.created = int(time.time())
         self.completion_tokens = 0
 
-    def _choices(self) -> Iterator[tuple[int, Iterator[Piece]]]:
-        # One generator for all choices: a seeded request draws the same n choices every time.
+    def _pieces(self) -> Iterator[tuple[int, Piece]]:
+        """``(choice index, piece)`` for every token drawn, in the order the choices draw them."""
+        from ct_local.dataplane.sampling_plane import SamplingParams
+        from ct_local.model.sampler import Prompt
+
+        params = SamplingParams(
+            max_tokens=self.max_new, temperature=self.chat.temperature, top_p=self.chat.top_p
+        )
+        # One random source for all choices: a seeded request draws the same n choices every time.
         generator = new_generator(self.chat.seed)
+        prompts = []
         for index in range(self.chat.n):
-            yield index, self._pieces(generator)
-
-    def _pieces(self, generator: torch.Generator) -> Iterator[Piece]:
-        """The pieces of one choice; the last one carries its finish_reason."""
-        from ct_local.model.tinylm import BYTE_TOKENS, EOS_ID
-
-        if self.loaded.tokenizer is not None:
-            yield from self._real_pieces(generator)
-            return
-        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        top = self.chat.top_logprobs
+            prompt = Prompt(index, list(self.prompt_ids), params, self.window)
+            prompt.generator = generator
+            prompt.keep_logprobs = self.chat.top_logprobs is not None
+            prompts.append(prompt)
+        choices = [_Choice(self.loaded, self.chat.top_logprobs) for _ in prompts]
         with self.loaded.lock:
-            for token, logprobs in draw_tokens(
-                self.loaded.model,
-                self.prompt_ids,
-                max_new=self.max_new,
-                temperature=self.chat.temperature,
-                top_p=self.chat.top_p,
-                generator=generator,
-            ):
-                self.completion_tokens += 1
-                if token == EOS_ID:
-                    # The end token is counted but is not part of the content, nor of its logprobs.
-                    yield Piece(decoder.decode(b"", final=True), None, "stop")
-                    return
-                text = decoder.decode(bytes([token]), final=False) if token < BYTE_TOKENS else ""
-                yield Piece(text, logprob_entry(logprobs, token, top) if top is not None else None, None)
-        yield Piece(decoder.decode(b"", final=True), None, "length")
-
-    def _real_pieces(self, generator: torch.Generator) -> Iterator[Piece]:
-        """The pieces of one choice of a real model: text is what the tokenizer decodes so far, less
-        what earlier pieces gave (a piece waits while its last character is incomplete)."""
-        tokenizer = self.loaded.tokenizer
-        top = self.chat.top_logprobs
-        out: list[int] = []
-        given = ""
-        with self.loaded.lock:
-            for token, logprobs in draw_tokens(
-                self.loaded.model,
-                self.prompt_ids,
-                max_new=self.max_new,
-                temperature=self.chat.temperature,
-                top_p=self.chat.top_p,
-                generator=generator,
-                stop_ids=tokenizer.stop_ids,
-            ):
-                self.completion_tokens += 1
-                if token in tokenizer.stop_ids:
-                    yield Piece("", None, "stop")
-                    return
-                out.append(token)
-                text = tokenizer.decode(out)
-                piece = "" if text.endswith("\ufffd") else text[len(given) :]
-                given += piece
-                entry = None
-                if top is not None:
-                    entry = real_logprob_entry(tokenizer, logprobs, token, top)
-                yield Piece(piece, entry, None)
-        yield Piece(tokenizer.decode(out)[len(given) :], None, "length")
+            for drawn in self.loaded.decoder.steps(prompts, lambda: False):
+                for prompt in drawn:
+                    self.completion_tokens += 1
+                    yield prompt.index, choices[prompt.index].piece(prompt)
 
     def _usage(self) -> dict[str, int]:
         prompt = len(self.prompt_ids)
@@ -693,24 +691,23 @@ class Completion:
         return {"content": entries, "refusal": None} if self.chat.top_logprobs is not None else None
 
     def whole(self) -> dict[str, Any]:
-        choices = []
-        for index, pieces in self._choices():
-            parts: list[str] = []
-            entries: list[dict[str, Any]] = []
-            finish = "length"
-            for piece in pieces:
-                parts.append(piece.text)
-                if piece.logprob is not None:
-                    entries.append(piece.logprob)
-                finish = piece.finish or finish
-            choices.append(
-                {
-                    "index": index,
-                    "message": {"role": "assistant", "content": "".join(parts)},
-                    "finish_reason": finish,
-                    "logprobs": self._logprobs(entries),
-                }
-            )
+        parts: list[list[str]] = [[] for _ in range(self.chat.n)]
+        entries: list[list[dict[str, Any]]] = [[] for _ in range(self.chat.n)]
+        finishes = ["length"] * self.chat.n
+        for index, piece in self._pieces():
+            parts[index].append(piece.text)
+            if piece.logprob is not None:
+                entries[index].append(piece.logprob)
+            finishes[index] = piece.finish or finishes[index]
+        choices = [
+            {
+                "index": index,
+                "message": {"role": "assistant", "content": "".join(parts[index])},
+                "finish_reason": finishes[index],
+                "logprobs": self._logprobs(entries[index]),
+            }
+            for index in range(self.chat.n)
+        ]
         return {
             "id": self.id,
             "object": "chat.completion",
@@ -746,22 +743,24 @@ class Completion:
 
     def sse(self) -> Iterator[str]:
         # A sync generator: Starlette runs it in a worker thread, so the loop never blocks the server.
-        # Choices stream one after the other, each from its role chunk to its finish chunk.
-        for index, pieces in self._choices():
+        # Every choice opens with its role chunk; then each chunk carries the text one choice's
+        # token completed, and a choice's last chunk its finish_reason. Choices decode together,
+        # so their chunks interleave (each names its index, as OpenAI's do).
+        for index in range(self.chat.n):
             yield self._chunk(index, {"role": "assistant", "content": ""}, None)
-            finish = "length"
-            # Logprobs of tokens that end mid-character wait for the chunk that completes the text.
-            pending: list[dict[str, Any]] = []
-            for piece in pieces:
-                if piece.logprob is not None:
-                    pending.append(piece.logprob)
-                if piece.text:
-                    yield self._chunk(index, {"content": piece.text}, None, pending)
-                    pending = []
-                finish = piece.finish or finish
-            if pending:
-                yield self._chunk(index, {"content": ""}, None, pending)
-            yield self._chunk(index, {}, finish)
+        # Logprobs of tokens that end mid-character wait for the chunk that completes the text.
+        pending: list[list[dict[str, Any]]] = [[] for _ in range(self.chat.n)]
+        for index, piece in self._pieces():
+            if piece.logprob is not None:
+                pending[index].append(piece.logprob)
+            if piece.text:
+                yield self._chunk(index, {"content": piece.text}, None, pending[index])
+                pending[index] = []
+            if piece.finish is not None:
+                if pending[index]:
+                    yield self._chunk(index, {"content": ""}, None, pending[index])
+                    pending[index] = []
+                yield self._chunk(index, {}, piece.finish)
         if self.chat.include_usage:
             usage = {
                 "id": self.id,

@@ -1,4 +1,4 @@
-"""Sampling sub-jobs on the tiny model: token-by-token generation, log-probabilities, weight sync.
+"""Sampling sub-jobs and deployments: batched generation over a key/value cache, logprobs, weight sync.
 
 :class:`SamplingBackend` runs ``generate`` and ``generate-stream`` requests for one sampling
 sub-job: greedy at temperature 0, otherwise temperature / top-k / top-p sampling from a generator
@@ -6,7 +6,10 @@ seeded per prompt when ``seed`` is given (so a seeded request repeats exactly). 
 an EOS or ``stop_token_ids`` token, on a ``stop`` string (cut from the text, as vLLM does), or at
 ``max_tokens`` / the sub-job's ``max_seq_len`` (finish_reason ``length``).
 
-The prompts of one request are decoded together: up to :data:`MAX_BATCH_PROMPTS` consecutive
+:class:`Decoder` is the one decoding loop of ct_local: sampling sub-jobs and the OpenAI-compatible
+endpoint of deployments (``ct_local.http.inference``, whose ``n`` choices are the prompts of one
+batch) both generate through it, for the tiny model and real ones alike. The prompts of one request
+are decoded together: up to :data:`MAX_BATCH_PROMPTS` consecutive
 prompts are left-padded into one batch, the batch's prompts go through the model once, then each
 step feeds every unfinished prompt's last token over the shared key/value cache, one forward pass
 for the whole batch. A prompt that finishes leaves the batch (its cache rows are dropped). Each
@@ -21,10 +24,9 @@ its next request. Formats vllm and hf send the full weights (merged when the tra
 one; a LoRA sampler takes them as its base and zeroes its adapter); format lora sends only the
 LoRA A/B tensors, into a sampler wrapped with the same adapter.
 
-:func:`pick_token` is the one draw rule (greedy, temperature, top-k, top-p); the OpenAI-compatible
-chat endpoint of model deployments (ct_local.http.inference) draws with it too.
+:func:`pick_token` is the one draw rule (greedy, temperature, top-k, top-p).
 
-Imported only by worker threads and the chat endpoint's token loop: it imports torch.
+Imported only by worker threads and the chat endpoint: it imports torch.
 """
 
 from __future__ import annotations
@@ -73,8 +75,13 @@ class Cancelled(Exception):
     """The caller cancelled the running generation (a cancel-request operation)."""
 
 
-class _Prompt:
-    """One prompt of a batch: its parameters, draw generator and what it has produced so far."""
+class Prompt:
+    """One prompt of a batch: its parameters, draw generator and what it has produced so far.
+
+    ``limit`` bounds the whole sequence (prompt and output). A caller that reads each drawn token
+    as it comes (a streamed chat answer) sets ``keep_logprobs``: after each pass ``step_logprobs``
+    holds the log-probabilities the last token was drawn from (the model's, before temperature).
+    """
 
     def __init__(self, index: int, prompt_ids: list[int], params: SamplingParams, limit: int) -> None:
         self.index = index
@@ -92,6 +99,8 @@ class _Prompt:
         self.text: str | None = None
         self.done = False
         self.error: RequestError | None = None
+        self.keep_logprobs = False
+        self.step_logprobs: torch.Tensor | None = None
 
     def out_of_room(self) -> bool:
         return len(self.out) >= self.params.max_tokens or len(self.ids) >= self.limit
@@ -141,13 +150,7 @@ class SamplingBackend:
         self.weights_version = 0
         self._has_synced_weights = False
         self._restore_synced_weights()
-        # transformers 5 renamed the key/value cache argument (and output field) to "cache".
-        inner = self.model.get_base_model() if is_lora(self.model) else self.model  # type: ignore[operator]
-        parameters = inspect.signature(inner.forward).parameters
-        self._cache_arg = "cache" if "cache" in parameters else "past_key_values"
-        # Models that can return only the last position's logits save the rest of the vocabulary
-        # projection over a batch's padded prompts.
-        self._keeps_logits = "logits_to_keep" in parameters
+        self.decoder = Decoder(self.model, self.tokenizer, self.stop_ids)
 
     def _initial_model(self, store: Store, sub_job: dict[str, Any]) -> torch.nn.Module:
         model_name = str(sub_job.get("model_name") or "ct-local-tiny")
@@ -271,16 +274,16 @@ class SamplingBackend:
             raise entry.error
         return self._result(entry)
 
-    def _prompts(self, request: GenerateRequest) -> list[_Prompt]:
+    def _prompts(self, request: GenerateRequest) -> list[Prompt]:
         return [
             self._prompt(index, prompt, params)
             for index, (prompt, params) in enumerate(zip(request.prompts, request.params, strict=True))
         ]
 
-    def _prompt(self, index: int, prompt: str | list[int], params: SamplingParams) -> _Prompt:
+    def _prompt(self, index: int, prompt: str | list[int], params: SamplingParams) -> Prompt:
         prompt_ids = self.tokenizer.encode(prompt) if isinstance(prompt, str) else list(prompt)
         limit = self.max_seq_len or self.positions
-        entry = _Prompt(index, prompt_ids, params, limit)
+        entry = Prompt(index, prompt_ids, params, limit)
         if len(prompt_ids) >= limit:
             entry.error = RequestError(
                 f"the prompt has {len(prompt_ids)} tokens; max_seq_len {limit} leaves no room to generate"
@@ -288,27 +291,78 @@ class SamplingBackend:
             entry.done = True
         return entry
 
-    def _run(self, request_id: str, prompts: list[_Prompt]) -> Iterator[_Prompt]:
+    def _run(self, request_id: str, prompts: list[Prompt]) -> Iterator[Prompt]:
         """Generate for every prompt, batch after batch; yields the prompts in order as they finish."""
-        for batch in _batches(prompts):
-            yield from self._run_batch(request_id, batch)
 
-    def _run_batch(self, request_id: str, batch: list[_Prompt]) -> Iterator[_Prompt]:
-        released = 0
+        def cancelled() -> bool:
+            return self.boards.cancels.is_cancelled(request_id)
+
+        return self.decoder.run(prompts, cancelled)
+
+    def _result(self, prompt: Prompt) -> dict[str, Any]:
+        text = self.tokenizer.decode(prompt.out) if prompt.text is None else prompt.text
+        result: dict[str, Any] = {"text": text, "token_ids": prompt.out, "finish_reason": prompt.finish}
+        if prompt.params.logprobs is not None:
+            result["logprobs"] = prompt.logprobs
+        if prompt.params.prompt_logprobs is not None:
+            result["prompt_logprobs"] = prompt.prompt_logprobs
+        return result
+
+
+class Decoder:
+    """Batched decoding over a key/value cache for one model: the one decoding loop of ct_local.
+
+    Sampling sub-jobs (:class:`SamplingBackend`) and the OpenAI-compatible endpoint of deployments
+    (``ct_local.http.inference``) both generate through it. ``stop_ids`` are the model's end ids
+    (a prompt's ``stop_token_ids`` add to them); ``tokenizer`` decodes text for ``stop`` strings,
+    results and logprobs entries.
+    """
+
+    def __init__(self, model: Any, tokenizer: Any, stop_ids: frozenset[int]) -> None:
+        self.model, self.tokenizer, self.stop_ids = model, tokenizer, stop_ids
+        self.device = next(model.parameters()).device
+        # transformers 5 renamed the key/value cache argument (and output field) to "cache".
+        inner = model.get_base_model() if is_lora(model) else model
+        parameters = inspect.signature(inner.forward).parameters
+        self._cache_arg = "cache" if "cache" in parameters else "past_key_values"
+        # Models that can return only the last position's logits save the rest of the vocabulary
+        # projection over a batch's padded prompts.
+        self._keeps_logits = "logits_to_keep" in parameters
+
+    def run(self, prompts: list[Prompt], cancelled: Callable[[], bool]) -> Iterator[Prompt]:
+        """Generate for every prompt, batch after batch; yields the prompts in order as they finish.
+
+        Raises :class:`Cancelled` as soon as ``cancelled()`` is true between two passes.
+        """
+        for batch in _batches(prompts):
+            released = 0
+            for _ in self.passes(batch, cancelled):
+                while released < len(batch) and batch[released].done:
+                    yield batch[released]
+                    released += 1
+            yield from batch[released:]
+
+    def steps(self, prompts: list[Prompt], cancelled: Callable[[], bool]) -> Iterator[list[Prompt]]:
+        """Generate for every prompt, batch after batch; yields after every forward pass the prompts
+        that drew a token in it (the token is their ``out[-1]``; ``done`` once it was their last)."""
+        for batch in _batches(prompts):
+            yield from self.passes(batch, cancelled)
+
+    def passes(self, batch: list[Prompt], cancelled: Callable[[], bool]) -> Iterator[list[Prompt]]:
+        """Decode one batch to its end; yields before the first pass (nothing drawn yet), then after
+        every forward pass the prompts that drew a token in it (the token is their ``out[-1]``)."""
+        yield []
         # The model's batch rows, in prompt order: the prompts still generating (a cache that
         # cannot drop rows keeps finished ones, whose output is then ignored).
         rows = [p for p in batch if not p.done]
         cache: Any = None
         mask = torch.zeros((0, 0), dtype=torch.long)
         while True:
-            if self.boards.cancels.is_cancelled(request_id):
+            if cancelled():
                 raise Cancelled()
             for prompt in rows:
                 if not prompt.done and prompt.out_of_room():
                     prompt.done = True
-            while released < len(batch) and batch[released].done:
-                yield batch[released]
-                released += 1
             live = [i for i, prompt in enumerate(rows) if not prompt.done]
             if not live:
                 return
@@ -341,6 +395,7 @@ class SamplingBackend:
             logits = output.logits.float().cpu()
             last = logits[:, -1]
             greedy = torch.argmax(last, dim=-1).tolist()
+            drawn = []
             for row, prompt in enumerate(rows):
                 if prompt.done:
                     continue
@@ -352,13 +407,19 @@ class SamplingBackend:
                         own, prompt.prompt_ids, prompt.params.prompt_logprobs
                     )
                 self._advance(prompt, last[row], greedy[row])
+                drawn.append(prompt)
+            yield drawn
 
-    def _advance(self, prompt: _Prompt, last: torch.Tensor, greedy: int) -> None:
+    def _advance(self, prompt: Prompt, last: torch.Tensor, greedy: int) -> None:
         """Draw one prompt's next token from its last logits and apply its stop rules."""
         params = prompt.params
         token = greedy if params.temperature == 0 else self._pick(last, params, prompt.generator)
-        if params.logprobs is not None:
-            prompt.logprobs.append(self._entry(torch.log_softmax(last, dim=-1), token, params.logprobs))
+        if params.logprobs is not None or prompt.keep_logprobs:
+            table = torch.log_softmax(last, dim=-1)
+            if prompt.keep_logprobs:
+                prompt.step_logprobs = table
+            if params.logprobs is not None:
+                prompt.logprobs.append(self._entry(table, token, params.logprobs))
         prompt.ids.append(token)
         prompt.out.append(token)
         if token in params.stop_token_ids or (token in self.stop_ids and not params.ignore_eos):
@@ -370,15 +431,9 @@ class SamplingBackend:
             cut = _stop_cut(decoded, params.stop)
             if cut is not None:
                 prompt.finish, prompt.text, prompt.done = "stop", decoded[:cut], True
-
-    def _result(self, prompt: _Prompt) -> dict[str, Any]:
-        text = self.tokenizer.decode(prompt.out) if prompt.text is None else prompt.text
-        result: dict[str, Any] = {"text": text, "token_ids": prompt.out, "finish_reason": prompt.finish}
-        if prompt.params.logprobs is not None:
-            result["logprobs"] = prompt.logprobs
-        if prompt.params.prompt_logprobs is not None:
-            result["prompt_logprobs"] = prompt.prompt_logprobs
-        return result
+                return
+        if prompt.out_of_room():
+            prompt.done = True
 
     @staticmethod
     def _pick(logits: torch.Tensor, params: SamplingParams, generator: torch.Generator | None) -> int:
@@ -448,9 +503,9 @@ def pick_token(
     return int(torch.multinomial(torch.softmax(scaled, dim=-1), 1, generator=generator))
 
 
-def _batches(prompts: list[_Prompt]) -> Iterator[list[_Prompt]]:
+def _batches(prompts: list[Prompt]) -> Iterator[list[Prompt]]:
     """Consecutive runs of prompts, bounded in count and in padded prompt tokens."""
-    batch: list[_Prompt] = []
+    batch: list[Prompt] = []
     longest = 0
     for prompt in prompts:
         grown = max(longest, len(prompt.prompt_ids))

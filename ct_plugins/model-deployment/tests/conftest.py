@@ -78,3 +78,30 @@ def lingering_cancel_server(module_local_server_factory: Any) -> Iterator[Any]:
     finish the cancel first, however loaded the machine is.
     """
     yield module_local_server_factory(settings={"cancelling_delay_s": 3600})
+
+
+def _greedy_answer(model: Any, messages: list[dict[str, str]], max_new: int) -> str:
+    """What the tiny ``model`` answers ``messages`` greedily, computed plainly: the chat template's
+    prompt, then the whole sequence through the model for every token, until the template's end of
+    turn or end of sequence. An independent reference for what a deployment serves."""
+    import torch
+
+    from ct_core import chat_template
+
+    ids = chat_template.prompt_ids(messages)
+    out: list[int] = []
+    model.eval()
+    with torch.no_grad():
+        for _ in range(max_new):
+            token = int(model(input_ids=torch.tensor([ids])).logits[0, -1].argmax())
+            if token in chat_template.STOP_IDS:
+                break
+            ids.append(token)
+            out.append(token)
+    return bytes(t for t in out if t < chat_template.BYTE_TOKENS).decode("utf-8", errors="replace")
+
+
+@pytest.fixture
+def greedy_answer() -> Callable[[Any, list[dict[str, str]], int], str]:
+    """``greedy_answer(model, messages, max_new)``: the reference greedy answer of a tiny model."""
+    return _greedy_answer

@@ -143,9 +143,8 @@ def _frame() -> bytes:
 
 @pytest.mark.slow
 def test_a_lora_checkpoint_is_served_with_its_adapter(
-    dep_server: Any, client: CortexTrainingClient, spec: dict[str, Any], tmp_path: Path
+    dep_server: Any, client: CortexTrainingClient, spec: dict[str, Any], tmp_path: Path, greedy_answer: Any
 ) -> None:
-    from ct_local.http.inference import generate_tokens, render_chat
     from ct_local.model import tinylm
 
     job_id = training_job(client, extra_training={"peft_config": dict(LORA_CONFIG)})
@@ -172,11 +171,6 @@ def test_a_lora_checkpoint_is_served_with_its_adapter(
     client.download_checkpoint(job_id, checkpoint, tmp_path)
     model = tinylm.build_model(BASE)
     tinylm.load_weights(model, tmp_path)
-    model.eval()
-    prompt = tinylm.ByteTokenizer().encode(render_chat([{"role": "user", "content": "xyz"}]), add_bos=True)
-    tokens = [
-        t for t in generate_tokens(model, prompt, max_new=CHAT_TOKENS, temperature=0, seed=0) if t < 256
-    ]
-    assert served == bytes(tokens).decode("utf-8", errors="replace")
+    assert served == greedy_answer(model, [{"role": "user", "content": "xyz"}], CHAT_TOKENS)
     # The adapter changed what the model says: the base model's deployment answers differently.
     assert served != plain

@@ -223,11 +223,9 @@ def test_not_ready_then_dropped_or_failed(slow_server: Any, dep_server: Any) -> 
 
 
 @pytest.mark.slow
-def test_checkpoint_deployment_serves_the_trained_weights(dep_server: Any) -> None:
-    import torch
+def test_checkpoint_deployment_serves_the_trained_weights(dep_server: Any, greedy_answer: Any) -> None:
     from safetensors.torch import save_file
 
-    from ct_local.http.inference import generate_tokens, render_chat
     from ct_local.model import tinylm
 
     base, trained_name = "Qwen/Qwen3-0.6B", "weights/that-differ"
@@ -273,15 +271,9 @@ def test_checkpoint_deployment_serves_the_trained_weights(dep_server: Any) -> No
         )
         got = answer.json()["choices"][0]["message"]["content"]
         deployments.drop(record["deployment"])
-    prompt = tinylm.ByteTokenizer().encode(render_chat([{"role": "user", "content": "hello"}]), add_bos=True)
-
-    def greedy(model: torch.nn.Module) -> str:
-        model.eval()
-        tokens = [t for t in generate_tokens(model, prompt, max_new=8, temperature=0, seed=0) if t < 256]
-        return bytes(tokens).decode("utf-8", errors="replace")
-
-    assert got == greedy(trained)
-    assert got != greedy(tinylm.build_model(base))
+    hello = [{"role": "user", "content": "hello"}]
+    assert got == greedy_answer(trained, hello, 8)
+    assert got != greedy_answer(tinylm.build_model(base), hello, 8)
 
 
 def test_other_deployment_classes_are_not_served(auth_server: Any, ready: dict[str, Any]) -> None:
