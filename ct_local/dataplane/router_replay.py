@@ -10,15 +10,19 @@ Forward and forward-backward frames name their pair in the ``router_replay`` ope
 :func:`check_replay_descriptor` refuses an unknown pair, a pair of another receiver, and a
 descriptor without ``identity_version: 1`` when the batch's ``rr_sample_ids`` hold ``rr1:`` ids.
 
-The local models are dense (no experts), so a sampling worker captures no routing: discard checks
-its request like the service does and answers how many ids it was asked to drop and how many
-captures it freed, which is always 0 here.
+Router replay is for mixture-of-experts models: every router replay operation (bootstrap, discard,
+a frame naming a pair) on a sub-job of a dense model, the built-in tiny one or real weights whose
+``config.json`` declares no experts, is refused with a 400 that names the model and why
+(:func:`require_experts`). A sampling worker captures no routing even for an MoE model, so discard
+checks its request like the service does and answers how many ids it was asked to drop and how
+many captures it freed, which is always 0 here.
 """
 
 from __future__ import annotations
 
 import hashlib
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +30,7 @@ from starlette.responses import JSONResponse, Response
 
 from ct_core import wire
 from ct_local.http.errors import RequestValidationError, invalid_request
+from ct_local.model import registry as model_registry
 from ct_local.storage.store import JobRow
 
 if TYPE_CHECKING:
@@ -36,6 +41,9 @@ SUPPORTED_MODE = "strict"
 #: The prefix of a sampling zone id; what follows is derived from the job and the pair.
 ZONE_PREFIX = "rrz-"
 _ZONE_DIGEST_CHARS = 16
+#: The ``config.json`` keys that count a mixture-of-experts model's routed experts, by architecture
+#: family (Qwen-MoE, Mixtral and most others, DeepSeek, a few more); more than one makes it MoE.
+EXPERT_COUNT_KEYS = ("num_experts", "num_local_experts", "n_routed_experts", "moe_num_experts")
 
 
 @dataclass(frozen=True)
@@ -63,6 +71,33 @@ class Pairings:
     def get(self, job_id: str, sampling_job_id: str) -> Pairing | None:
         with self._lock:
             return self._by_job.get(job_id, {}).get(sampling_job_id)
+
+
+def dense_reason(model_name: str) -> str | None:
+    """Why ``model_name`` has no experts whose routing could be replayed; None for an MoE model."""
+    entry = model_registry.real_entry(model_name)
+    if entry is None:
+        return "the built-in tiny model has no experts"
+    for section in (entry.config, entry.config.get("text_config")):
+        if not isinstance(section, Mapping):
+            continue
+        for key in EXPERT_COUNT_KEYS:
+            count = section.get(key)
+            if isinstance(count, int) and not isinstance(count, bool) and count > 1:
+                return None
+    kind = entry.architecture or entry.config.get("model_type") or "its architecture"
+    return f"its config ({kind}) declares no experts"
+
+
+def require_experts(sub_job: dict[str, Any]) -> None:
+    """Refuse router replay on a sub-job whose model is dense (400 naming the model and why)."""
+    model = str(sub_job.get("model_name"))
+    why = dense_reason(model)
+    if why is not None:
+        raise invalid_request(
+            f"router replay needs a mixture-of-experts model, and {model} is dense: {why} "
+            f"(sub-job {sub_job.get('sub_job_id')})"
+        )
 
 
 def zone_id(job_id: str, source_sub_job_id: str, target_sub_job_id: str) -> str:
@@ -152,6 +187,7 @@ def check_replay_descriptor(pairings: Pairings, job: JobRow, receiver: dict[str,
     descriptor = wire.read_metadata(frame).get("router_replay")
     if descriptor is None:
         return
+    require_experts(receiver)
     if not isinstance(descriptor, dict):
         raise invalid_request("router_replay operation metadata must be an object")
     zone = descriptor.get("sampling_job_id")
@@ -193,6 +229,8 @@ def bootstrap(
     source = _sub_job_of_type(job, payload.get("source_sub_job_id"), "sampling", "source_sub_job_id")
     target = _sub_job_of_type(job, payload.get("target_sub_job_id"), "training", "target_sub_job_id")
     receiver = plane.route_sub_job(job, sub_job_id, sub_job_type, default_type="training")
+    require_experts(source)
+    require_experts(target)
     if receiver.get("sub_job_id") != target["sub_job_id"]:
         raise invalid_request(
             f"bootstrap-router-replay is received by its target training sub-job {target['sub_job_id']}, "
@@ -244,6 +282,7 @@ def discard(
         raise invalid_request(
             f"router-replay-discard runs on a sampling sub-job, not on {receiver.get('sub_job_id')}"
         )
+    require_experts(receiver)
     sample_ids = payload.get("sample_ids", [])
     if not isinstance(sample_ids, list) or not all(isinstance(s, str) and s for s in sample_ids):
         raise RequestValidationError(
@@ -254,7 +293,7 @@ def discard(
             "job_id": job.job_id,
             "sub_job_id": receiver.get("sub_job_id"),
             "requested": len(dict.fromkeys(sample_ids)),
-            # A dense local model captures no routing, so nothing is held to free.
+            # The local sampler captures no routing, so nothing is held to free.
             "discarded": 0,
         }
     )

@@ -1,15 +1,86 @@
-"""Fixtures of the router-replay plugin's tests: a `ct` subprocess runner (shared fixtures: ct_testing)."""
+"""Fixtures of the router-replay plugin's tests: a `ct` subprocess runner and a local server that
+serves a mixture-of-experts model (shared fixtures: ct_testing).
+
+Router replay replays an MoE model's routing, so the local server refuses it on a dense model (its
+built-in tiny one included). `moe_server` serves `MOE_MODEL`, a tiny random-init Qwen3-MoE built
+here (four experts, two per token, hidden size 64), `DENSE_MODEL`, the same shape without experts
+(Qwen3), both with a byte-level tokenizer and nothing downloaded, and `TINY_MODEL` by the built-in
+tiny model.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from ct_testing.plugin import CtResult, ct_runner
+
+#: The names `moe_server` serves: a mixture-of-experts model, a dense one, the built-in tiny model.
+MOE_MODEL = "tiny-moe"
+DENSE_MODEL = "tiny-dense"
+TINY_MODEL = "Qwen/Qwen3-0.6B"
 
 
 @pytest.fixture
 def run_ct(ct_home: Path) -> Callable[..., CtResult]:
     """Run the installed `ct` console script with an isolated home; only this plugin loads."""
     return ct_runner("router-replay")
+
+
+def byte_tokenizer() -> Any:
+    """A byte-level tokenizer (every byte one token, no merges) with a pad and an end token."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    symbols = ["<|pad|>", "<|end|>", *sorted(pre_tokenizers.ByteLevel.alphabet())]
+    raw = Tokenizer(models.BPE(vocab={symbol: index for index, symbol in enumerate(symbols)}, merges=[]))
+    raw.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    raw.decoder = decoders.ByteLevel()
+    return PreTrainedTokenizerFast(tokenizer_object=raw, pad_token="<|pad|>", eos_token="<|end|>")
+
+
+def save_model(folder: Path, experts: int) -> Path:
+    """A tiny random-init Qwen3 causal LM (Qwen3-MoE with ``experts`` experts, two per token, when
+    there are any) and its tokenizer, saved as a model folder."""
+    import torch
+    from transformers import AutoModelForCausalLM, Qwen3Config, Qwen3MoeConfig
+
+    tokenizer = byte_tokenizer()
+    shape = {
+        "vocab_size": len(tokenizer),
+        "hidden_size": 64,
+        "intermediate_size": 128,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "head_dim": 16,
+        "max_position_embeddings": 512,
+        "pad_token_id": tokenizer.pad_token_id,
+        "eos_token_id": tokenizer.eos_token_id,
+    }
+    if experts:
+        config = Qwen3MoeConfig(moe_intermediate_size=32, num_experts=experts, num_experts_per_tok=2, **shape)
+    else:
+        config = Qwen3Config(**shape)
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_config(config)
+    folder.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(str(folder))
+    tokenizer.save_pretrained(str(folder))
+    return folder
+
+
+@pytest.fixture(scope="session")
+def moe_server(session_local_server_factory: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """A local server that serves `MOE_MODEL`, `DENSE_MODEL` and `TINY_MODEL` (see the module)."""
+    root = tmp_path_factory.mktemp("rr-models")
+    models = {
+        MOE_MODEL: save_model(root / "moe", experts=4),
+        DENSE_MODEL: save_model(root / "dense", experts=0),
+    }
+    args = ["--hardware", "H200=100000", "--model", TINY_MODEL]
+    for name, folder in models.items():
+        args += ["--model", f"{name}={folder}"]
+    return session_local_server_factory(extra_args=args)

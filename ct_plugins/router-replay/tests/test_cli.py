@@ -224,30 +224,32 @@ def test_discard_needs_sample_ids(make_client: Any) -> None:
     assert "give at least one SAMPLE_ID" in err
 
 
-def test_bootstrap_and_discard_against_the_local_server(run_ct: Any, local_server: Any) -> None:
+def _running_pair(server: Any, model: str) -> tuple[str, dict[str, str]]:
+    """A running training + sampling job on ``model``: its id and sub-job ids by type."""
     body = {
         "sub_job_configs": [
             {
                 "job_type": "training",
-                "model_name": "Qwen/Qwen3-0.6B",
+                "model_name": model,
                 "training_config": {
                     "optimizer": {"name": "AdamW", "lr": 1e-4},
                     "max_seq_len": 128,
                     "train_batch_size": 2,
                 },
             },
-            {
-                "job_type": "sampling",
-                "model_name": "Qwen/Qwen3-0.6B",
-                "inference_config": {"max_seq_len": 128},
-            },
+            {"job_type": "sampling", "model_name": model, "inference_config": {"max_seq_len": 128}},
         ]
     }
-    with CortexTrainingClient(base_url=local_server.base_url, database="RR", schema="PUBLIC") as client:
+    with CortexTrainingClient(base_url=server.base_url, database="RR", schema="PUBLIC") as client:
         job_id = client.create_job_from_body(body)["job_id"]
         record = client.wait_for_job(job_id)
-    ids = {sub["job_type"]: sub["sub_job_id"] for sub in record["sub_jobs"]}
-    base = ("--base-url", local_server.base_url, "--database", "RR", "--job", job_id, "router-replay")
+    return job_id, {sub["job_type"]: sub["sub_job_id"] for sub in record["sub_jobs"]}
+
+
+def test_bootstrap_and_discard_against_the_moe_server(run_ct: Any, moe_server: Any) -> None:
+    """On the mixture-of-experts model of `moe_server` (conftest), each command does what it says."""
+    job_id, ids = _running_pair(moe_server, "tiny-moe")
+    base = ("--base-url", moe_server.base_url, "--database", "RR", "--job", job_id, "router-replay")
     pair = ("--source-sub-job-id", ids["sampling"], "--target-sub-job-id", ids["training"])
     boot = run_ct(*base, "bootstrap", *pair, "--max-cache-bytes", "4096")
     assert boot.returncode == 0, boot
@@ -272,3 +274,30 @@ def test_bootstrap_and_discard_against_the_local_server(run_ct: Any, local_serve
     wrong = run_ct(*base, "discard", "s-1", "--sub-job-id", ids["training"])
     assert wrong.returncode == 1
     assert "runs on a sampling sub-job" in wrong.stderr
+
+
+def test_bootstrap_and_discard_against_the_local_servers_dense_model(run_ct: Any, local_server: Any) -> None:
+    """The local server's built-in model has no experts: each command fails with the server's reason."""
+    job_id, ids = _running_pair(local_server, "Qwen/Qwen3-0.6B")
+    base = ("--base-url", local_server.base_url, "--database", "RR", "--job", job_id, "router-replay")
+    pair = ("--source-sub-job-id", ids["sampling"], "--target-sub-job-id", ids["training"])
+    dense = "router replay needs a mixture-of-experts model, and Qwen/Qwen3-0.6B is dense"
+    boot = run_ct(*base, "bootstrap", *pair, "--max-cache-bytes", "4096")
+    assert boot.returncode == 1, boot
+    assert dense in boot.stderr and "the built-in tiny model has no experts" in boot.stderr
+    assert "Traceback" not in boot.stderr
+    # The pair is checked first: a pair the wrong way round fails with that message.
+    swapped = run_ct(
+        *base, "bootstrap", "--source-sub-job-id", ids["training"], "--target-sub-job-id", ids["sampling"]
+    )
+    assert swapped.returncode == 1
+    assert "is a training sub-job, not sampling" in swapped.stderr
+
+    discard = run_ct(*base, "discard", "s-1", "s-2")
+    assert discard.returncode == 1, discard
+    assert dense in discard.stderr
+    wrong = run_ct(*base, "discard", "s-1", "--sub-job-id", ids["training"])
+    assert wrong.returncode == 1
+    assert "runs on a sampling sub-job" in wrong.stderr
+    missing = run_ct("router-replay", "plan", "--experts", "8")
+    assert missing.returncode == 2

@@ -1,8 +1,8 @@
 """`ReplayPairs`: bootstrap each source/target pair once, remember its zone id, build replay frames.
 
-The helper runs against the real local server (which implements bootstrap and checks replay
-frames); the client records what it was asked, so the tests can see the receiver it was given and
-that a remembered pair is not bootstrapped again.
+The helper runs against the real local server serving a mixture-of-experts model (which
+implements bootstrap and checks replay frames); the client records what it was asked, so the tests
+can see the receiver it was given and that a remembered pair is not bootstrapped again.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from ct_core import wire
 from ct_core.client import CortexTrainingClient
 
 DATABASE = "RR_PAIRS"
+#: The mixture-of-experts model `moe_server` serves (conftest): router replay needs experts.
+MOE_MODEL = "tiny-moe"
 
 
 def _body() -> dict[str, Any]:
@@ -25,12 +27,12 @@ def _body() -> dict[str, Any]:
         "sub_job_configs": [
             {
                 "job_type": "training",
-                "model_name": "Qwen/Qwen3-0.6B",
+                "model_name": MOE_MODEL,
                 "training_config": {"optimizer": {"name": "AdamW", "lr": 1e-4}, "max_seq_len": 128},
             },
             {
                 "job_type": "sampling",
-                "model_name": "Qwen/Qwen3-0.6B",
+                "model_name": MOE_MODEL,
                 "inference_config": {"max_seq_len": 128},
             },
         ]
@@ -50,8 +52,8 @@ class CountingClient(CortexTrainingClient):
 
 
 @pytest.fixture
-def client(local_server: Any) -> Iterator[CountingClient]:
-    with CountingClient(base_url=local_server.base_url, database=DATABASE, schema="PUBLIC") as sdk:
+def client(moe_server: Any) -> Iterator[CountingClient]:
+    with CountingClient(base_url=moe_server.base_url, database=DATABASE, schema="PUBLIC") as sdk:
         yield sdk
 
 

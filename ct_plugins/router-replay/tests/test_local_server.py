@@ -1,4 +1,9 @@
-"""Router replay operations of the local server (bootstrap and discard) over real HTTP."""
+"""Router replay operations of the local server (bootstrap, discard, replay frames) over real HTTP.
+
+Router replay replays a mixture-of-experts model's routing, so these run on the tiny random-init
+Qwen3-MoE model of `moe_server` (conftest); a dense model, real or the built-in tiny one, is
+refused with a 400 that names the model and why.
+"""
 
 from __future__ import annotations
 
@@ -12,14 +17,16 @@ from ct_core.client import CortexTrainingClient
 from ct_local.dataplane import router_replay
 
 DATABASE = "RR_DB"
+#: What `moe_server` serves (conftest): a mixture-of-experts model, a dense one, the tiny model.
+MOE_MODEL, DENSE_MODEL, TINY_MODEL = "tiny-moe", "tiny-dense", "Qwen/Qwen3-0.6B"
 
 
-def _body(training_extra: dict[str, Any] | None = None) -> dict[str, Any]:
+def _body(training_extra: dict[str, Any] | None = None, model: str = MOE_MODEL) -> dict[str, Any]:
     return {
         "sub_job_configs": [
             {
                 "job_type": "training",
-                "model_name": "Qwen/Qwen3-0.6B",
+                "model_name": model,
                 "training_config": {
                     "optimizer": {"name": "AdamW", "lr": 1e-4},
                     "max_seq_len": 128,
@@ -29,7 +36,7 @@ def _body(training_extra: dict[str, Any] | None = None) -> dict[str, Any]:
             },
             {
                 "job_type": "sampling",
-                "model_name": "Qwen/Qwen3-0.6B",
+                "model_name": model,
                 "inference_config": {"max_seq_len": 128},
             },
         ]
@@ -37,8 +44,8 @@ def _body(training_extra: dict[str, Any] | None = None) -> dict[str, Any]:
 
 
 @pytest.fixture
-def client(local_server: Any) -> Iterator[CortexTrainingClient]:
-    with CortexTrainingClient(base_url=local_server.base_url, database=DATABASE, schema="PUBLIC") as sdk:
+def client(moe_server: Any) -> Iterator[CortexTrainingClient]:
+    with CortexTrainingClient(base_url=moe_server.base_url, database=DATABASE, schema="PUBLIC") as sdk:
         yield sdk
 
 
@@ -50,9 +57,9 @@ def _running_job(client: CortexTrainingClient, body: dict[str, Any] | None = Non
     return job_id, ids["training"], ids["sampling"]
 
 
-def _operation(local_server: Any, job_id: str, body: dict[str, Any]) -> httpx.Response:
-    url = f"{local_server.prefix(database=DATABASE)}/{job_id}/operation"
-    with local_server.http() as http:
+def _operation(moe_server: Any, job_id: str, body: dict[str, Any]) -> httpx.Response:
+    url = f"{moe_server.prefix(database=DATABASE)}/{job_id}/operation"
+    with moe_server.http() as http:
         return http.post(url, json=body)
 
 
@@ -91,12 +98,12 @@ def test_bootstrap_takes_the_cap_from_the_router_replay_block(client: CortexTrai
     )
 
 
-def test_bootstrap_refuses_wrong_pairs_and_receivers(local_server: Any, client: CortexTrainingClient) -> None:
+def test_bootstrap_refuses_wrong_pairs_and_receivers(moe_server: Any, client: CortexTrainingClient) -> None:
     job_id, training, sampling = _running_job(client)
 
     def bootstrap(payload: dict[str, Any], **hints: Any) -> httpx.Response:
         return _operation(
-            local_server, job_id, {"operation_type": "bootstrap-router-replay", "payload": payload, **hints}
+            moe_server, job_id, {"operation_type": "bootstrap-router-replay", "payload": payload, **hints}
         )
 
     pair = {"source_sub_job_id": sampling, "target_sub_job_id": training}
@@ -116,11 +123,11 @@ def test_bootstrap_refuses_wrong_pairs_and_receivers(local_server: Any, client: 
         assert "max_cache_bytes must be a positive integer" in bad_cap.text
 
 
-def test_best_effort_bootstrap_is_rejected(local_server: Any, client: CortexTrainingClient) -> None:
+def test_best_effort_bootstrap_is_rejected(moe_server: Any, client: CortexTrainingClient) -> None:
     body = _body({"router_replay": {"enabled": True, "mode": "best_effort"}})
     job_id, training, sampling = _running_job(client, body)
     response = _operation(
-        local_server,
+        moe_server,
         job_id,
         {
             "operation_type": "bootstrap-router-replay",
@@ -132,32 +139,32 @@ def test_best_effort_bootstrap_is_rejected(local_server: Any, client: CortexTrai
     assert response.json()["message"].startswith("router replay bootstrap rejected: mode 'best_effort'")
 
 
-def test_discard_runs_on_the_sampling_sub_job(local_server: Any, client: CortexTrainingClient) -> None:
+def test_discard_runs_on_the_sampling_sub_job(moe_server: Any, client: CortexTrainingClient) -> None:
     job_id, training, sampling = _running_job(client)
     answer = client.router_replay_discard(job_id, ["s-1", "s-2", "s-1"], sub_job_type="sampling")
     assert answer == {"job_id": job_id, "sub_job_id": sampling, "requested": 2, "discarded": 0}
     # Without any hint the sampling sub-job receives it; an empty list is a valid no-op.
-    plain = _operation(local_server, job_id, {"operation_type": "router-replay-discard", "payload": {}})
+    plain = _operation(moe_server, job_id, {"operation_type": "router-replay-discard", "payload": {}})
     assert plain.status_code == 200 and plain.json()["sub_job_id"] == sampling
     assert plain.json()["requested"] == 0
     on_training = _operation(
-        local_server,
+        moe_server,
         job_id,
         {"operation_type": "router-replay-discard", "sub_job_id": training, "payload": {"sample_ids": ["a"]}},
     )
     assert on_training.status_code == 400
     assert f"runs on a sampling sub-job, not on {training}" in on_training.json()["message"]
     bad = _operation(
-        local_server, job_id, {"operation_type": "router-replay-discard", "payload": {"sample_ids": "a"}}
+        moe_server, job_id, {"operation_type": "router-replay-discard", "payload": {"sample_ids": "a"}}
     )
     assert bad.status_code == 422
 
 
-def test_router_replay_needs_a_running_job(local_server: Any, client: CortexTrainingClient) -> None:
+def test_router_replay_needs_a_running_job(moe_server: Any, client: CortexTrainingClient) -> None:
     job_id, _, _ = _running_job(client)
     client.cancel_job(job_id)
     response = _operation(
-        local_server,
+        moe_server,
         job_id,
         {"operation_type": "router-replay-discard", "payload": {"sample_ids": ["a"]}},
     )
@@ -232,3 +239,53 @@ def test_rr1_sample_ids_need_identity_version_1(client: CortexTrainingClient) ->
     # Legacy ids still replay without a version.
     legacy = client.forward_backward(job_id, _rr1_frame(zone, ["sample-a", "sample-b"]))
     assert client.poll_request(job_id, legacy)["avg_loss"] > 0
+
+
+def _plain_frame() -> bytes:
+    import numpy as np
+
+    from ct_core import wire
+
+    ids = np.array([[1, 2, 3, 4, 5, 6]], dtype=np.int64)
+    labels = np.array([[2, 3, 4, 5, 6, -100]], dtype=np.int64)
+    return wire.dumps({"args": (), "kwargs": {"input_ids": ids, "labels": labels}})
+
+
+@pytest.mark.parametrize(
+    ("model", "why"),
+    [
+        (TINY_MODEL, "the built-in tiny model has no experts"),
+        (DENSE_MODEL, "its config (Qwen3ForCausalLM) declares no experts"),
+    ],
+)
+def test_router_replay_is_refused_for_a_dense_model(
+    moe_server: Any, client: CortexTrainingClient, model: str, why: str
+) -> None:
+    from ct_core.errors import APIError
+
+    job_id, training, sampling = _running_job(client, _body(model=model))
+    refusal = f"router replay needs a mixture-of-experts model, and {model} is dense: {why}"
+    boot = _operation(
+        moe_server,
+        job_id,
+        {
+            "operation_type": "bootstrap-router-replay",
+            "sub_job_id": training,
+            "payload": {"source_sub_job_id": sampling, "target_sub_job_id": training},
+        },
+    )
+    assert boot.status_code == 400, boot.text
+    assert refusal in boot.json()["message"]
+    discard = _operation(
+        moe_server, job_id, {"operation_type": "router-replay-discard", "payload": {"sample_ids": ["a"]}}
+    )
+    assert discard.status_code == 400, discard.text
+    assert refusal in discard.json()["message"]
+    zone = router_replay.zone_id(job_id, sampling, training)
+    with pytest.raises(APIError) as refused:
+        client.forward_backward(job_id, _replay_frame(zone, identity_version=1))
+    assert refused.value.status_code == 400
+    assert refusal in str(refused.value)
+    # A frame that asks for no replay trains as usual.
+    plain = client.forward_backward(job_id, _plain_frame())
+    assert client.poll_request(job_id, plain)["avg_loss"] > 0
