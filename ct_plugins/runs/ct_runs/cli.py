@@ -496,6 +496,143 @@ def cancel(run_id: Annotated[str, Parameter(help="The run id, run_<ULID>.")], /)
         output.emit(_client().runs.cancel(run_id))
 
 
+# --- ct runs: the registered model, resume, deploy, chat ------------------------------------------
+
+MODEL_NOT_FOUND_HINT = (
+    "check the model id (ct runs models lists this schema's models), --database and --schema"
+)
+
+#: What a registered model's status means, for `ct runs model`.
+MODEL_STATUS_MEANING = {
+    "training": (
+        "registered from its run's best checkpoint (exported weights-only); it can be deployed now "
+        "(ct runs deploy), and evaluation and promotion gates take it from here"
+    ),
+}
+
+
+@runs_app.command
+def models(
+    run_id: Annotated[str | None, Parameter(help="Only the model this run registered (run_...).")] = None,
+    /,
+    *,
+    limit: Annotated[
+        int | None, Parameter(help="At most this many models (the service's default: 100).")
+    ] = None,
+) -> None:
+    """List the models runs of this schema registered, newest first: {"models": [...]}."""
+    with _not_found(RUN_NOT_FOUND_HINT):
+        output.emit({"models": _client().runs.models(run_id=run_id, limit=limit)})
+
+
+def explained_model(model: Mapping[str, Any]) -> dict[str, Any]:
+    """The registered model with `status_explained`: what its status means, in words."""
+    status = str(model.get("status") or "")
+    meaning = MODEL_STATUS_MEANING.get(status, f"the registry's status {status!r}")
+    how = model.get("status_detail")
+    return {**model, "status_explained": f"{status}: {meaning}" + (f"; {how}" if how else "")}
+
+
+@runs_app.command
+def model(model_id: Annotated[str, Parameter(help="The registered model id, mdl_<ULID>.")], /) -> None:
+    """Print a registered model: source run, checkpoint, chat template, and its status explained."""
+    with _not_found(MODEL_NOT_FOUND_HINT):
+        output.emit(explained_model(_client().runs.get_model(model_id)))
+
+
+@runs_app.command
+def register(run_id: Annotated[str, Parameter(help="The run id, run_<ULID>.")], /) -> None:
+    """Register the model of a cancelled run from its best checkpoint; prints the model.
+
+    A run that has a model (a succeeded one, or one registered before) prints that model.
+    """
+    with _not_found(RUN_NOT_FOUND_HINT):
+        output.emit(explained_model(_client().runs.register(run_id)))
+
+
+@runs_app.command
+def resume(
+    run_id: Annotated[str, Parameter(help="The run id, run_<ULID>.")],
+    /,
+    *,
+    wait: Annotated[
+        bool, Parameter(negative=(), help="Wait until the run has ended, showing its progress on a terminal.")
+    ] = False,
+    timeout: Annotated[
+        float | None, Parameter(help="Seconds --wait may take (default: the global --poll-timeout).")
+    ] = None,
+) -> int:
+    """Resume a failed or cancelled run from its last resumable checkpoint; prints the run.
+
+    It trains on exactly as it would have without the interruption. With --wait, as ct runs start
+    --wait: a failed or cancelled end exits 1.
+    """
+    runs = _client().runs
+    with _not_found(RUN_NOT_FOUND_HINT):
+        run = runs.resume(run_id)
+    if not wait:
+        output.emit(run)
+        return output.EXIT_OK
+    return _wait_for_run(runs, run_id, timeout, status=str(run.get("status")))
+
+
+@runs_app.command
+def deploy(
+    run_or_model: Annotated[str, Parameter(help="A run id (its registered model) or a model id (mdl_...).")],
+    /,
+    *,
+    wait: Annotated[bool, Parameter(negative=(), help="Wait until the deployment is READY.")] = False,
+    timeout: Annotated[
+        float | None, Parameter(help="Seconds --wait may take (default: the global --poll-timeout).")
+    ] = None,
+) -> None:
+    """Deploy the model a run registered: one replica on one GPU, answering OpenAI's API.
+
+    Prints {"deployment", "status", "base_url", "model_id", "run_id", ...}: point an OpenAI client
+    at base_url with the deployment id as the model. Drop it with ct model-deployment drop.
+    """
+    from ct_runs.deploy import deploy as deploy_model
+
+    with _not_found(RUN_NOT_FOUND_HINT):
+        record = deploy_model(_client(), run_or_model, wait=wait, timeout=timeout)
+    output.progress(
+        f"deployment {record['deployment']} of model {record['model_id']} is {record.get('status')}; "
+        f"OpenAI base URL {record['base_url']} (model {record['deployment']})"
+    )
+    output.emit(record)
+
+
+@runs_app.command
+def chat(
+    run_or_model: Annotated[str, Parameter(help="A run id (its registered model) or a model id (mdl_...).")],
+    prompt: Annotated[str, Parameter(help="The user message to send.")],
+    /,
+    *,
+    max_completion_tokens: Annotated[int, Parameter(help="Most tokens to generate.")] = 64,
+    timeout: Annotated[
+        float | None,
+        Parameter(help="Seconds a new deployment may take to be READY (default: the global --poll-timeout)."),
+    ] = None,
+) -> None:
+    """Ask a run's model one question through its deployment (created first when it has none).
+
+    Prints {"content", "finish_reason", "deployment", "base_url", "created", ...}; a deployment made
+    here keeps running until dropped (ct model-deployment drop).
+    """
+    from ct_runs.deploy import chat as chat_with
+
+    with _not_found(RUN_NOT_FOUND_HINT):
+        answer = chat_with(
+            _client(), run_or_model, prompt, max_completion_tokens=max_completion_tokens, timeout=timeout
+        )
+    if answer["created"]:
+        output.progress(
+            f"created deployment {answer['deployment']} of model {answer['model_id']} for this chat; "
+            f"it keeps running: drop it with ct model-deployment drop {answer['deployment']}"
+        )
+    output.emit(answer)
+
+
 # --- ct runs: metrics and logs --------------------------------------------------------------------
 
 

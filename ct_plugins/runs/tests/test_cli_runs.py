@@ -252,3 +252,135 @@ def test_logs_follow_reads_as_lines_on_a_terminal_and_json_when_piped(
     assert piped.returncode == 0, piped
     entries = [json.loads(line) for line in piped.stdout.splitlines()]
     assert entries and all({"timestamp", "severity", "message"} <= set(entry) for entry in entries)
+
+
+# --- the registered model, register, resume, deploy, chat ---------------------------------------------
+
+
+@pytest.fixture
+def both(ct_home: Path) -> Callable[..., CtResult]:
+    """`ct` with the runs and the model-deployment plugins: deploying needs the second's methods."""
+    return ct_runner("runs,model-deployment", timeout=600)
+
+
+def test_models_and_model_show_the_registered_model(
+    ct: Callable[..., CtResult], waited: dict[str, Any]
+) -> None:
+    run = waited["run"]
+    listed = ct(*waited["here"], "runs", "models", run["run_id"])
+    assert listed.returncode == 0, listed
+    [model] = json.loads(listed.stdout)["models"]
+    assert model["model_id"] == run["model_id"] and model["run_id"] == run["run_id"]
+    shown = ct(*waited["here"], "runs", "model", run["model_id"])
+    assert shown.returncode == 0, shown
+    record = json.loads(shown.stdout)
+    assert record["run_id"] == run["run_id"] and record["checkpoint_id"]
+    assert record["status_explained"].startswith(f"{record['status']}: ")
+    assert "ct runs deploy" in record["status_explained"]
+    unknown = ct(*waited["here"], "runs", "model", "mdl_01zzzzzzzzzzzzzzzzzzzzzzzz")
+    assert unknown.returncode == 1 and "ct runs models" in unknown.stderr, unknown
+
+
+def _cancelled_after_validating(ct: Callable[..., CtResult], here: list[str], spec: Path) -> dict[str, Any]:
+    """A run started from ``spec`` and cancelled once it has validated (so it has a best checkpoint)."""
+    from ct_testing import wait_until
+
+    started = ct(*here, "runs", "start", str(spec))
+    assert started.returncode == 0, started
+    run_id = json.loads(started.stdout)["run_id"]
+
+    def validated() -> bool:
+        got = ct(*here, "runs", "get", run_id)
+        assert got.returncode == 0, got
+        return json.loads(got.stdout)["best_val_loss"] is not None
+
+    wait_until(validated, timeout=HANG_S, interval=0.5, message=f"run {run_id} never validated")
+    assert ct(*here, "runs", "cancel", run_id).returncode == 0
+
+    def ended() -> dict[str, Any] | None:
+        run: dict[str, Any] = json.loads(ct(*here, "runs", "get", run_id).stdout)
+        return run if run["status"] in ("cancelled", "succeeded", "failed") else None
+
+    run = wait_until(ended, timeout=HANG_S, interval=0.5, message=f"run {run_id} never ended")
+    assert run["status"] == "cancelled", run
+    return run
+
+
+def _long_spec(tmp_path: Path, dataset_id: str, seed: int) -> Path:
+    spec = tmp_path / "long.json"
+    spec.write_text(
+        json.dumps(
+            {
+                "dataset_id": dataset_id,
+                "seed": seed,
+                "overrides": {"max_seq_len": 128},
+                "trainer": {"epochs": 8, "batch_tokens": 512, "early_stopping": False, "val_every_steps": 2},
+            }
+        ),
+        encoding="utf-8",
+    )
+    return spec
+
+
+def test_register_a_cancelled_run(
+    ct: Callable[..., CtResult], here: list[str], dataset_id: str, tmp_path: Path
+) -> None:
+    run = _cancelled_after_validating(ct, here, _long_spec(tmp_path, dataset_id, seed=11))
+    assert run["model_id"] is None
+    registered = ct(*here, "runs", "register", run["run_id"])
+    assert registered.returncode == 0, registered
+    model = json.loads(registered.stdout)
+    assert model["run_id"] == run["run_id"] and model["model_id"].startswith("mdl_")
+    assert model["run_status"] == "cancelled" and "status_explained" in model
+    again = ct(*here, "runs", "register", run["run_id"])
+    assert again.returncode == 0 and json.loads(again.stdout)["model_id"] == model["model_id"]
+    # A registered run is not resumed (the model would fall behind it): the service says what to do.
+    refused = ct(*here, "runs", "resume", run["run_id"])
+    assert refused.returncode == 1 and model["model_id"] in refused.stderr, refused
+
+
+def test_resume_a_cancelled_run_to_its_end(
+    ct: Callable[..., CtResult], here: list[str], dataset_id: str, tmp_path: Path
+) -> None:
+    run = _cancelled_after_validating(ct, here, _long_spec(tmp_path, dataset_id, seed=12))
+    resumed = ct(*here, "runs", "resume", run["run_id"], "--wait")
+    assert resumed.returncode == 0, resumed
+    assert resumed.stderr == ""  # piped: nothing but the run
+    ended = json.loads(resumed.stdout)
+    assert ended["status"] == "succeeded" and ended["step"] == ended["total_steps"] == run["total_steps"]
+    assert ended["model_id"]
+
+
+def test_deploy_in_one_command_then_chat(both: Callable[..., CtResult], waited: dict[str, Any]) -> None:
+    here, run = waited["here"], waited["run"]
+    deployed = both(*here, "runs", "deploy", run["run_id"], "--wait")
+    assert deployed.returncode == 0, deployed
+    record = json.loads(deployed.stdout)
+    deployment = record["deployment"]
+    try:
+        assert deployment.startswith("sf-ct-") and record["status"] == "READY"
+        assert record["model_id"] == run["model_id"] and record["run_id"] == run["run_id"]
+        assert record["base_url"].startswith("http") and record["base_url"] in deployed.stderr
+        # chat finds the model's deployment and asks through it.
+        asked = both(*here, "runs", "chat", run["model_id"], "hello", "--max-completion-tokens", "8")
+        assert asked.returncode == 0, asked
+        answer = json.loads(asked.stdout)
+        assert answer["deployment"] == deployment and answer["created"] is False
+        assert isinstance(answer["content"], str) and answer["finish_reason"] in ("stop", "length")
+    finally:
+        assert both(*here, "model-deployment", "drop", deployment).returncode == 0
+    # With none left that serves, chat makes one and says so.
+    asked = both(*here, "runs", "chat", run["run_id"], "hello", "--max-completion-tokens", "4")
+    assert asked.returncode == 0, asked
+    answer = json.loads(asked.stdout)
+    assert answer["created"] is True and answer["deployment"] != deployment
+    assert f"created deployment {answer['deployment']}" in asked.stderr
+    assert both(*here, "model-deployment", "drop", answer["deployment"]).returncode == 0
+
+
+@pytest.mark.parametrize("command", ["deploy", "chat"])
+def test_deploy_and_chat_need_a_run_or_a_model(both: Callable[..., CtResult], command: str) -> None:
+    argv = ["runs", command, "ds_01xxxxxxxxxxxxxxxxxxxxxxxx"] + (["hi"] if command == "chat" else [])
+    result = both(*NOWHERE, *argv)
+    assert result.returncode == 1, result
+    assert "give a run id (run_...) or a registered model id (mdl_...)" in result.stderr
