@@ -20,6 +20,8 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from ct_local.http.faults import GenerationHolds
+
 # Streams whose events the board keeps at most (see EventBoard); only finished or empty ones go.
 MAX_STREAM_QUEUES = 1024
 
@@ -120,8 +122,10 @@ class WeightBoard:
 
 @dataclass
 class SamplingBoards:
-    """The three boards of one server's data plane."""
+    """The three boards of one server's data plane, and its fault holds (ct_local.http.faults),
+    where a generation parks at a decoding step while a test's ``hold`` rule keeps it."""
 
     events: EventBoard = field(default_factory=EventBoard)
     cancels: CancelBoard = field(default_factory=CancelBoard)
     weights: WeightBoard = field(default_factory=WeightBoard)
+    holds: GenerationHolds = field(default_factory=GenerationHolds)

@@ -129,7 +129,7 @@ class TrainingDataPlane(DataPlane):
         self.pages = results.ResultPages(self.settings.result_chunk_max_bytes)
         self.workers: dict[str, SubJobWorker] = {}
         #: Stream events, cancel flags and synced weights shared with this plane's workers.
-        self.boards = SamplingBoards()
+        self.boards = SamplingBoards(holds=state.faults.holds)
         #: Router-replay pairs bootstrapped on this server.
         self.pairings = router_replay.Pairings()
         #: The vocabulary size of each training sub-job's model, read once (batch_checks).

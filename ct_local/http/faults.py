@@ -3,10 +3,18 @@
 A rule matches requests by path regex (searched in the decoded path) and optional method, and
 then, for its next ``count`` matches (every match when ``count`` is null), either answers with a
 chosen status and body (``respond``), closes the connection without answering (``drop``), or
-waits ``delay_s`` seconds before handling the request normally (``delay``). ``skip`` lets that
-many matches through first, so a test can fail "the second poll". Rules come from the settings at
-start-up and from the loopback-only admin route ``/_ct/faults`` at runtime; admin paths are never
-faulted, so a test can always clear what it scripted.
+waits ``delay_s`` seconds before handling the request normally (``delay``), or lets it through
+and parks the generation it submits (``hold``). ``skip`` lets that many matches through first, so a
+test can fail "the second poll". Rules come from the settings at start-up and from the
+loopback-only admin route ``/_ct/faults`` at runtime; admin paths are never faulted, so a test can
+always clear what it scripted.
+
+A hold is for acting on a generation that is certainly running (cancelling it, polling it) with
+no race against its end: a ``hold`` rule that matches a request submitting a generation (``POST
+.../{job_id}/generate`` or ``generate-stream``) arms one hold for that job, and the next generation
+of the job that reaches a decoding step parks there (:meth:`GenerationHolds.park`, called by the
+sampler) until the rules are cleared (``DELETE /_ct/faults``), or at most ``HOLD_LIMIT_S``. The
+rule lists the request ids it parks under ``held``, so a test waits for that rather than for time.
 
 Rule JSON: ``{"path": "/step$", "method": "POST", "action": "respond", "status": 503,
 "body": {"message": "busy"}, "headers": {"retry-after": "0"}, "count": 2, "skip": 0,
@@ -28,9 +36,12 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ct_core import constants
 
-ACTIONS = ("respond", "drop", "delay")
+ACTIONS = ("respond", "drop", "delay", "hold")
 ADMIN_PREFIX = "/_ct/"
 REQUEST_ID_HEADER = constants.REQUEST_ID_HEADER
+#: The longest a held generation stays parked when nobody releases it: a test that forgets to clear
+#: its faults (or dies) must not leave a worker parked for good, nor keep the server from stopping.
+HOLD_LIMIT_S = 600.0
 
 
 @dataclass
@@ -45,6 +56,8 @@ class FaultRule:
     skip: int = 0
     delay_s: float = 0.0
     hits: int = 0
+    #: The request ids of the generations a ``hold`` rule parked (while they stay parked).
+    held: list[str] = field(default_factory=list)
 
     @classmethod
     def from_json(cls, spec: Mapping[str, Any]) -> FaultRule:
@@ -72,7 +85,7 @@ class FaultRule:
         )
 
     def describe(self) -> dict[str, Any]:
-        return {
+        described: dict[str, Any] = {
             "path": self.path.pattern,
             "method": self.method,
             "action": self.action,
@@ -82,6 +95,65 @@ class FaultRule:
             "delay_s": self.delay_s,
             "hits": self.hits,
         }
+        if self.action == "hold":
+            described["held"] = list(self.held)
+        return described
+
+
+@dataclass
+class _Hold:
+    rule: FaultRule
+    #: The path of the request that armed it, which names the job whose generation it parks.
+    path: str
+    request_id: str | None = None
+
+
+class GenerationHolds:
+    """Generations parked on purpose (the ``hold`` fault): armed by a matching request, taken by
+    the next generation of its job at a decoding step, released all at once by :meth:`release`.
+
+    The sampler calls :meth:`park` at every decoding step, so its cost when nothing is armed is
+    one attribute read.
+    """
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._armed: list[_Hold] = []
+        #: Bumped by every release; a parked generation waits for it to move.
+        self._releases = 0
+        self.armed = False
+
+    def arm(self, rule: FaultRule, path: str) -> None:
+        with self._changed:
+            self._armed.append(_Hold(rule, path))
+            self.armed = True
+
+    def park(self, job_id: str, request_id: str) -> None:
+        """Park this decoding step when a hold armed for ``job_id`` is waiting; return once released."""
+        if not self.armed:
+            return
+        marker = f"/{job_id}/"
+        with self._changed:
+            hold = next((h for h in self._armed if h.request_id is None and marker in h.path), None)
+            if hold is None:
+                return
+            hold.request_id = request_id
+            hold.rule.held.append(request_id)
+            releases = self._releases
+            self._changed.wait_for(lambda: self._releases != releases, timeout=HOLD_LIMIT_S)
+            if hold in self._armed:
+                self._armed.remove(hold)
+            if request_id in hold.rule.held:
+                hold.rule.held.remove(request_id)
+            self.armed = bool(self._armed)
+
+    def release(self) -> None:
+        """Let every parked generation go on, and forget the holds not taken yet."""
+        with self._changed:
+            self._armed.clear()
+            self.armed = False
+            self._releases += 1
+            self._changed.notify_all()
 
 
 class FaultSet:
@@ -90,6 +162,8 @@ class FaultSet:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._rules: list[FaultRule] = []
+        #: The generations ``hold`` rules park; the sampling workers reach it through their boards.
+        self.holds = GenerationHolds()
 
     def add(self, specs: list[Mapping[str, Any]]) -> list[FaultRule]:
         rules = [FaultRule.from_json(s) for s in specs]
@@ -98,8 +172,10 @@ class FaultSet:
         return rules
 
     def clear(self) -> None:
+        """Remove every rule and release every held generation."""
         with self._lock:
             self._rules.clear()
+        self.holds.release()
 
     def describe(self) -> list[dict[str, Any]]:
         with self._lock:
@@ -144,7 +220,11 @@ class FaultMiddleware:
             return
         if rule.delay_s > 0:
             await asyncio.sleep(rule.delay_s)
-        if rule.action == "delay":
+        if rule.action == "hold":
+            # Armed before the request reaches its handler, so its generation cannot start first.
+            self.faults.holds.arm(rule, scope["path"])
+            await self.app(scope, receive, send)
+        elif rule.action == "delay":
             await self.app(scope, receive, send)
         elif rule.action == "drop":
             await _drop(send)

@@ -295,6 +295,8 @@ class SamplingBackend:
         """Generate for every prompt, batch after batch; yields the prompts in order as they finish."""
 
         def cancelled() -> bool:
+            # Asked at every decoding step; a test's hold fault parks the generation here first.
+            self.boards.holds.park(self.job.job_id, request_id)
             return self.boards.cancels.is_cancelled(request_id)
 
         return self.decoder.run(prompts, cancelled)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx
 from ct_testing import wait_until
 
 from ct_core import wire
@@ -110,36 +111,53 @@ def test_generate_accepts_request_chunks(sp) -> None:
     assert len(sp.result(response.json()["request_id"])["results"]) == 1
 
 
-def test_cancel_stops_a_running_generation(sp) -> None:
+def held_generations(server: Any) -> list[str]:
+    """The request ids the server's hold rules park right now (GET /_ct/faults)."""
+    rules = httpx.get(f"{server.base_url}/_ct/faults", headers=server.admin_headers, timeout=30.0).json()
+    return [request_id for rule in rules["rules"] for request_id in rule.get("held", [])]
+
+
+def test_cancel_stops_a_running_generation(sp, sampling_server) -> None:
     sp.start()
     long = {"prompts": [[1, 2]] * 50, "sampling_params": {"max_tokens": 60, "ignore_eos": True}}
-
-    def cancelled_while_running() -> tuple[str, dict[str, Any]] | None:
-        """Start a long generation and cancel it once it runs; None when it finished first."""
+    # The generation submitted next parks at a decoding step until the faults are cleared, so the
+    # cancel below certainly lands while it runs, however fast the machine is.
+    sampling_server.set_faults({"path": f"/{sp.job_id}/generate-stream$", "method": "POST", "action": "hold"})
+    try:
         request_id = sp.submit(long, "generate-stream")
         wait_until(
-            lambda: sp.status(request_id, max_events=1)["status"] != "pending",
+            lambda: request_id in held_generations(sampling_server),
             timeout=POLL_LIMIT_S,
-            interval=0.01,
-            message="the generation never started",
+            message="the generation never reached its hold",
         )
+        assert sp.status(request_id, max_events=1)["status"] == "running"
         answer = sp.operation("cancel-request", {"request_id": request_id}).json()
-        if answer["status"] == "done":
-            # The machine finished 3,000 tokens before the cancel arrived: nothing was cancelled,
-            # and the test tries again rather than passing without checking a cancel.
-            assert answer == {"request_id": request_id, "cancelled": False, "status": "done"}
-            return None
-        return request_id, answer
-
-    request_id, answer = wait_until(
-        cancelled_while_running, message="every generation finished before its cancel arrived"
-    )
+    finally:
+        sampling_server.clear_faults()
     assert answer == {"request_id": request_id, "cancelled": True, "status": "cancelled"}
     status = sp.wait(request_id)
     assert status["status"] == "cancelled"
     # The worker is free again and the request's state stays cancelled.
     assert len(sp.generate(["a"], max_tokens=1)) == 1
     assert sp.status(request_id)["status"] == "cancelled"
+
+
+def test_a_released_hold_lets_the_generation_finish(sp, sampling_server) -> None:
+    sp.start()
+    sampling_server.set_faults({"path": f"/{sp.job_id}/generate$", "method": "POST", "action": "hold"})
+    try:
+        request_id = sp.submit({"prompts": ["ab"], "sampling_params": {"max_tokens": 3, "temperature": 0}})
+        wait_until(
+            lambda: request_id in held_generations(sampling_server),
+            timeout=POLL_LIMIT_S,
+            message="the generation never reached its hold",
+        )
+        assert sp.status(request_id)["status"] == "running"
+    finally:
+        sampling_server.clear_faults()
+    assert held_generations(sampling_server) == []
+    (result,) = sp.result(request_id)["results"]
+    assert result == sp.generate(["ab"], max_tokens=3, temperature=0)[0]
 
 
 def _train_on(sp: Any, text: bytes, steps: int) -> None:
