@@ -13,7 +13,8 @@ What a build does, in order:
    field, a non-empty string), **labels** (the text field and every label field, a string or a
    number kept as a string), **chat** (``messages``: system, user and assistant turns, an
    assistant turn optionally weighted 0 or 1) or **prompt/completion**. A chat row's text is its
-   conversation rendered by ``ct_runs.templates``; a prompt/completion row's text is the prompt
+   conversation rendered in the tiny model's chat template (``ct_core.chat_template``, with the
+   end of turn spelled ``<|end|>``); a prompt/completion row's text is the prompt
    followed by the completion. That text is what the gates compare and the token counts measure.
 2. Split it by seed: each row's index is hashed with the seed and the rows with the smallest
    hashes go to validation, exactly ``round(val_fraction * rows)`` of them (at least one when there
