@@ -3,9 +3,12 @@
 The list on the left holds the schema's runs, newest first (`client.runs.list`). The panel on
 the right shows the highlighted run: its facts (status, progress, best checkpoint, early stop),
 the training and validation loss over steps as one chart, and its structured log entries.
-Metrics and logs are read incrementally (`after_step`, `after`), so a poll only carries what is
-new; the selected run is polled every `DETAIL_S` seconds while it is queued or running and the
-screen is on top. Read-only: nothing here starts or cancels a run.
+Where the runs service says more, the facts say it too: the registered model (its status, chat
+template and the checkpoint it came from), the format of the dataset's rows, and what a failed or
+cancelled run can still do (resume, or register its best checkpoint). Metrics and logs are read
+incrementally (`after_step`, `after`), so a poll only carries what is new; the selected run is
+polled every `DETAIL_S` seconds while it is queued or running and the screen is on top.
+Read-only: nothing here starts or cancels a run.
 
 When this ct has no runs SDK, or the service answers that it has no runs routes, the screen says
 `runs service not available` with the reason instead of failing.
@@ -54,6 +57,59 @@ def unavailable_reason(exc: BaseException) -> str | None:
     if status in (404, 405):
         return f"{UNAVAILABLE}: the service has no runs routes ({status})"
     return None
+
+
+def _optional(read: Any, *args: Any) -> Any:
+    """What `read(*args)` answers, or None when this client or service cannot say (an older SDK
+    without the method, a route the service lacks, a record it no longer has)."""
+    try:
+        return read(*args)
+    except Exception:
+        return None
+
+
+def read_state(client: Any, api: Any, run: Any) -> dict[str, Any]:
+    """The state around a run that the run record does not hold: `model` (the registered model it
+    names) and `format` (of its dataset's rows); each None when it cannot be read."""
+    if not isinstance(run, dict):
+        return {"model": None, "format": None}
+    model_id = run.get("model_id")
+    model = _optional(getattr(api, "get_model", None), model_id) if model_id else None
+    dataset_id = run.get("dataset_id")
+    datasets = _optional(getattr, client, "datasets")
+    dataset = _optional(getattr(datasets, "get", None), dataset_id) if dataset_id else None
+    found = dataset.get("format") if isinstance(dataset, dict) else None
+    return {"model": model if isinstance(model, dict) else None, "format": found}
+
+
+def state_lines(run: dict[str, Any], state: dict[str, Any]) -> list[str]:
+    """The facts of the run's state beyond its progress: format, registered model, what it can do."""
+    lines: list[str] = []
+    run_id, status = run.get("run_id"), str(run.get("status") or "")
+    if state.get("format"):
+        lines.append(f"data format: {state['format']}")
+    if run.get("model") and run.get("model") != run.get("model_name"):
+        lines.append(f"continues from: {run.get('model')}")
+    model = state.get("model")
+    if isinstance(model, dict):
+        template = model.get("chat_template") if isinstance(model.get("chat_template"), dict) else None
+        said = f"template {template.get('name')}" if template else "no chat template (plain text)"
+        lines.append(
+            f"model {model.get('model_id')}  ·  {model.get('status')}  ·  {said}  ·  from checkpoint "
+            f"{model.get('source_checkpoint_id') or model.get('checkpoint_id')} (step {model.get('step')}) "
+            f"of the {model.get('run_status') or 'succeeded'} run"
+        )
+    checkpoints = [c for c in run.get("checkpoints") or [] if isinstance(c, dict)]
+    if status in ("failed", "cancelled") and not run.get("model_id"):
+        if checkpoints:
+            lines.append(
+                f"resumable: ct runs resume {run_id} (last checkpoint at step {checkpoints[-1].get('step')})"
+            )
+        if status == "cancelled" and run.get("best_checkpoint_id"):
+            lines.append(
+                f"registrable: ct runs register {run_id} (best checkpoint {run.get('best_checkpoint_id')})"
+            )
+    return lines
 
 
 def _read_new(api: Any, run_id: str, after_step: int, after: int) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -106,6 +162,7 @@ class RunsScreen(ListingScreen):
         self.logs: list[str] = []
         self.logs_cursor = 0
         self.detail_error: str | None = None
+        self.state: dict[str, Any] = {}
         self._detail_busy = False
         self._draw_pending = False
 
@@ -186,6 +243,7 @@ class RunsScreen(ListingScreen):
         self.logs = []
         self.logs_cursor = 0
         self.detail_error = None
+        self.state = {}
         self.query_one("#run-logs", Log).clear()
         self.redraw()
         self._load_detail(run_id, -1, 0)
@@ -206,12 +264,13 @@ class RunsScreen(ListingScreen):
         try:
             run = api.get(run_id)
             series, logs = _read_new(api, run_id, after_step, after)
+            state = read_state(self.client, api, run)
         except Exception as exc:
             self.post(self._detail_failed, run_id, f"{type(exc).__name__}: {exc}")
             return
         finally:
             self.post(self._busy, False)
-        self.post(self._detail_loaded, run_id, run, series, logs)
+        self.post(self._detail_loaded, run_id, run, series, logs, state)
 
     def _busy(self, busy: bool) -> None:
         self._detail_busy = busy
@@ -221,12 +280,14 @@ class RunsScreen(ListingScreen):
             self.detail_error = f"[error] reading run {run_id} failed: {error}"
             self.redraw()
 
-    def _detail_loaded(self, run_id: str, run: Any, series: Any, logs: Any) -> None:
+    def _detail_loaded(self, run_id: str, run: Any, series: Any, logs: Any, state: Any = None) -> None:
         if run_id != self.selected:
             return
         self.detail_error = None
         if isinstance(run, dict):
             self.run = run
+        if isinstance(state, dict):
+            self.state = state
         self.series = records.merge_series(self.series, series if isinstance(series, dict) else {})
         if isinstance(series, dict) and isinstance(series.get("cursor"), int):
             self.metrics_cursor = series["cursor"]
@@ -258,7 +319,8 @@ class RunsScreen(ListingScreen):
         chart = self.query_one("#run-chart", Static)
         lines: list[Text] = []
         if self.run is not None:
-            lines = [draw.plain(line) for line in records.run_facts(self.run)]
+            known = [*records.run_facts(self.run), *state_lines(self.run, self.state)]
+            lines = [draw.plain(line) for line in known]
         if self.detail_error:
             lines.append(draw.plain(self.detail_error, "bold"))
         facts.update(draw.join(lines))

@@ -327,6 +327,10 @@ def test_register_a_cancelled_run(
 ) -> None:
     run = _cancelled_after_validating(ct, here, _long_spec(tmp_path, dataset_id, seed=11))
     assert run["model_id"] is None
+    # The TUI's runs screen says what the cancelled run can still do.
+    said = "\n".join(_tui_state(here, run))
+    assert f"resumable: ct runs resume {run['run_id']}" in said, said
+    assert f"registrable: ct runs register {run['run_id']}" in said, said
     registered = ct(*here, "runs", "register", run["run_id"])
     assert registered.returncode == 0, registered
     model = json.loads(registered.stdout)
@@ -384,3 +388,25 @@ def test_deploy_and_chat_need_a_run_or_a_model(both: Callable[..., CtResult], co
     result = both(*NOWHERE, *argv)
     assert result.returncode == 1, result
     assert "give a run id (run_...) or a registered model id (mdl_...)" in result.stderr
+
+
+# --- the TUI's runs screen ---------------------------------------------------------------------------
+
+
+def _tui_state(here: list[str], run: dict[str, Any]) -> list[str]:
+    """The state lines the TUI's runs screen draws for ``run``, read through a real client."""
+    from ct_cli.tui.screens.runs import read_state, state_lines
+    from ct_core import CortexTrainingClient
+
+    with CortexTrainingClient(base_url=here[1], database=DATABASE, schema="PUBLIC") as client:
+        fresh = client.runs.get(run["run_id"])
+        return state_lines(fresh, read_state(client, client.runs, fresh))
+
+
+def test_the_tui_runs_screen_shows_the_registered_model_and_the_data_format(waited: dict[str, Any]) -> None:
+    run = waited["run"]
+    lines = _tui_state(waited["here"], run)
+    assert "data format: text" in lines, lines
+    [model] = [line for line in lines if line.startswith("model ")]
+    assert model.startswith(f"model {run['model_id']}  ·  training  ·  ") and "of the succeeded run" in model
+    assert not any(line.startswith(("resumable", "registrable")) for line in lines)

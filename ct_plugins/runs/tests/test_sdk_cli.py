@@ -25,7 +25,10 @@ NOWHERE = ["--base-url", "http://127.0.0.1:9", "--database", "RUNS_DB"]
 RUN_ID = "run_01JD3QA2F5XK9V3B8C1D6E0G7H"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 DATASETS_COMMANDS = ("build", "get")
-RUNS_COMMANDS = ("start", "list", "get", "metrics", "logs", "cancel", "plot", "serve")
+RUNS_COMMANDS = (
+    "start", "list", "get", "metrics", "logs", "cancel", "plot", "serve",
+    "models", "model", "register", "resume", "deploy", "chat",
+)  # fmt: skip
 #: What `ct --help` (and a group's --help) must not import: each costs start-up time.
 HEAVY = ("dbos", "matplotlib", "ct_runs.service", "ct_runs.engine", "sqlalchemy", "torch")
 
