@@ -11,6 +11,10 @@ The breakdown follows the account switches of :class:`ServerSettings`: disabled 
 (every dimension DISABLED), unavailable per dimension (UNAVAILABLE), and an attribution limit past
 which jobs are no longer attributed one by one (``truncated``; they count as UNATTRIBUTED and
 their sub-jobs as UNKNOWN).
+
+When the server runs real models on a CUDA device (``--device cuda``), the answer also names that
+device (:func:`device_description`: its name and memory as torch reports them); on the CPU it is
+the accounting alone.
 """
 
 from __future__ import annotations
@@ -47,6 +51,28 @@ STATUS_DISABLED = "DISABLED"
 STATUS_UNAVAILABLE = "UNAVAILABLE"
 # Stand-in for "no limit" when neither a ceiling nor a schedulable size bounds availability.
 _UNBOUNDED_POOL = 1024
+
+
+def device_description(device: str) -> dict[str, Any] | None:
+    """The capacity answer's ``device`` entry for the device real models run on, or None.
+
+    A CUDA device (``cuda`` or ``cuda:N``) is described from torch: which one, its name, its total
+    memory in bytes, and how many CUDA devices this process sees. The CPU and MPS are not GPUs the
+    accounting counts, so they add nothing. torch is imported only for a CUDA device.
+    """
+    if not device.startswith("cuda"):
+        return None
+    import torch
+
+    index = torch.device(device).index
+    index = torch.cuda.current_device() if index is None else index
+    properties = torch.cuda.get_device_properties(index)
+    return {
+        "device": f"cuda:{index}",
+        "name": properties.name,
+        "memory_bytes": int(properties.total_memory),
+        "count": torch.cuda.device_count(),
+    }
 
 
 def sub_job_gpus(sub_job: dict[str, Any]) -> int:
