@@ -26,6 +26,7 @@ Pure: no torch, no I/O.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 #: The template's name: what a checkpoint of the tiny model carries and a run records.
@@ -47,7 +48,9 @@ END_OF_TURN = "<|end|>"
 #: The tokens a deployment of the tiny model stops at: the end of the turn, or of the sequence.
 STOP_IDS = (END_OF_TURN_ID, EOS_ID)
 #: The special tokens by id, as a logprobs entry or a text rendering names them.
-SPECIAL_TOKENS = {PAD_ID: "<|pad|>", BOS_ID: "<|bos|>", EOS_ID: "<|eos|>", END_OF_TURN_ID: END_OF_TURN}
+SPECIAL_TOKENS: Mapping[int, str] = MappingProxyType(
+    {PAD_ID: "<|pad|>", BOS_ID: "<|bos|>", EOS_ID: "<|eos|>", END_OF_TURN_ID: END_OF_TURN}
+)
 
 #: One piece of a rendered conversation: its token ids and whether the model is trained to say them.
 Piece = tuple[list[int], bool]
