@@ -340,3 +340,16 @@ def test_a_short_run_trains_on_each_new_format_to_its_end(
     series = client.runs.metrics(done["run_id"])["series"]
     assert [step for step, _ in series["train_loss"]] == list(range(1, done["total_steps"] + 1))
     assert all(0 < loss < 100 for _, loss in series["train_loss"] + series["val_loss"])
+
+
+def test_the_template_a_run_records_names_the_template_and_its_end_of_turn() -> None:
+    for kind in ("chat", "prompt_completion", "labels"):
+        record = templates.template_record(kind)
+        assert record is not None
+        assert record["name"] == templates.TEMPLATE == "ct-byte-chat-2"
+        assert (record["end_of_turn"], record["end_of_turn_id"]) == ("<|end|>", 259)
+        assert record["layout"] == templates.LAYOUTS[kind]
+    # Plain text rows are language modelling: no template.
+    assert templates.template_record("text") is None
+    with pytest.raises(ValueError, match="unknown dataset format"):
+        templates.template_record("csv")
