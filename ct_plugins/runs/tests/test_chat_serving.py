@@ -113,7 +113,7 @@ def test_a_fine_tuned_model_answers_through_openai_as_taught(client: CortexTrain
             "inference": {"max_seq_len": 128},
         }
     )
-    record = deployments.wait(created["deployment"], timeout=120)
+    record = deployments.wait(created["deployment"], timeout=600)
     try:
         openai = OpenAI(base_url=record["base_url"], api_key="unused")
         for question, answer in taught(kind):
