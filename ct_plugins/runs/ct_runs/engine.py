@@ -193,17 +193,29 @@ class Engine:
             raise RunFailed(f"run {run_id} does not exist")
         return row, json.loads(row.record), json.loads(row.state)
 
-    @functools.lru_cache(maxsize=8)  # noqa: B019 - one engine per process; keyed by run and dataset
-    def _examples(
-        self, run_id: str, dataset_id: str, split: str, fields: tuple[str, ...]
-    ) -> list[packing.Example]:
-        rows = self.store.dataset_rows(dataset_id, split)
-        return [packing.encode_example(row, fields) for row in rows]
+    def _rows(self, record: Mapping[str, Any], purpose: str) -> list[dict[str, Any]]:
+        """The rows a run trains on (``purpose`` "train") or validates on ("validation").
+
+        With a validation dataset of its own, the run validates on every row of that build and
+        trains on every row of its dataset; otherwise on the dataset's two splits.
+        """
+        separate = record.get("validation_dataset_id")
+        if purpose == "train":
+            return self.store.train_rows(record["dataset_id"], separate_validation=bool(separate))
+        if separate:
+            return self.store.all_rows(str(separate))
+        return self.store.dataset_rows(record["dataset_id"], "validation")
+
+    @functools.lru_cache(maxsize=8)  # noqa: B019 - one engine per process; keyed by run and purpose
+    def _examples(self, run_id: str, purpose: str) -> list[packing.Example]:
+        _, record, _ = self._load(run_id)
+        fields = tuple(record["label_fields"])
+        return [packing.encode_example(row, fields) for row in self._rows(record, purpose)]
 
     @functools.lru_cache(maxsize=4)  # noqa: B019
     def _epoch(self, run_id: str, epoch: int) -> list[packing.Batch]:
         _, record, _ = self._load(run_id)
-        examples = self._examples(run_id, record["dataset_id"], "train", tuple(record["label_fields"]))
+        examples = self._examples(run_id, "train")
         return packing.plan_epoch(
             examples,
             seed=record["seed"],
@@ -215,7 +227,7 @@ class Engine:
     @functools.lru_cache(maxsize=4)  # noqa: B019
     def _validation(self, run_id: str) -> list[packing.Batch]:
         _, record, _ = self._load(run_id)
-        examples = self._examples(run_id, record["dataset_id"], "validation", tuple(record["label_fields"]))
+        examples = self._examples(run_id, "validation")
         return packing.validation_batches(
             examples, seq_len=record["seq_len"], batch_tokens=record["trainer"]["batch_tokens"]
         )
@@ -251,6 +263,15 @@ class Engine:
         body.setdefault("experiment_name", run_id)
         body["idle_timeout_seconds"] = JOB_IDLE_TIMEOUT_S
         sub_job = body["sub_job_configs"][0]
+        if resume is None and record.get("init_checkpoint"):
+            # A run that continues a registered model starts from its weights-only export, with
+            # a fresh optimizer (the export holds no optimizer states).
+            init = record["init_checkpoint"]
+            sub_job["source_checkpoint_info"] = {
+                "checkpoint_id": init["checkpoint_id"],
+                "source_job_id": init["job_id"],
+            }
+            sub_job.setdefault("training_config", {})["load_optimizer_states"] = False
         if resume is not None:
             sub_job["source_checkpoint_info"] = {
                 "checkpoint_id": resume["checkpoint_id"],
@@ -524,7 +545,14 @@ class Engine:
                     step=step,
                     epoch=step / steps_per_epoch,
                     val_loss=val_loss,
-                    validation={"loss": val_loss, "accuracy": accuracy, "new_best": new_best},
+                    validation={
+                        "loss": val_loss,
+                        "accuracy": accuracy,
+                        "new_best": new_best,
+                        # What was validated on: the run's own split, or a build of its own.
+                        "dataset_id": record.get("validation_dataset_id") or record["dataset_id"],
+                        "rows": len(self._examples(run_id, "validation")),
+                    },
                 )
                 if new_best:
                     reasons.append("best")
@@ -604,7 +632,7 @@ class Engine:
         accuracy: dict[str, float] = {}
         fields = list(record["label_fields"])
         if fields:
-            rows = self.store.dataset_rows(record["dataset_id"], "validation")[:LABEL_ACCURACY_ROWS]
+            rows = self._rows(record, "validation")[:LABEL_ACCURACY_ROWS]
             values = {label["field"]: list(label["values"]) for label in record["labels_detail"]}
             for label_field in fields:
                 candidates = values.get(label_field) or []
@@ -1036,6 +1064,8 @@ def public_run(row: Any) -> dict[str, Any]:
         "dataset_fingerprint": record["dataset_fingerprint"],
         "model_config_tier": record["model_config_tier"],
         "model_name": record["model_name"],
+        "model": record.get("model", record["model_name"]),
+        "validation_dataset_id": record.get("validation_dataset_id"),
         "labels": record["labels"],
         "seed": record["seed"],
         "overrides": record["overrides"],

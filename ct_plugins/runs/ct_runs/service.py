@@ -498,6 +498,18 @@ class RunsService:
         row = self._dataset_for(request, owner, dataset_id)
         return JSONResponse(_public_dataset(json.loads(row.summary)))
 
+    def _named(self, request: Request, owner: str, ident: Any, kind: str) -> Any:
+        """The dataset (``kind`` "ds") or registered model ("mdl") a spec names by id, when it is
+        one of the caller's in this schema; None otherwise (the spec check then refuses the field)."""
+        assert self.store is not None
+        if not isinstance(ident, str) or not is_id(ident, kind):
+            return None
+        row = self.store.dataset_row(ident) if kind == "ds" else self.store.model_row(ident)
+        try:
+            return self._owned(row, request, owner, kind, ident)
+        except RunsRefusal:
+            return None
+
     def _dataset_for(self, request: Request, owner: str, dataset_id: str) -> Any:
         assert self.store is not None
         if not is_id(dataset_id, "ds"):
@@ -542,8 +554,22 @@ class RunsService:
                 return self._started(seen, key)
         row = self._dataset_for(request, owner, dataset_id)
         dataset = _public_dataset(json.loads(row.summary))
-        train_rows = self.store.dataset_rows(dataset_id, "train") if dataset["status"] == "succeeded" else []
-        resolved = run_spec.resolve_run(spec, dataset, train_rows)
+        validation = self._named(request, owner, spec.get("validation_dataset_id"), "ds")
+        registered = self._named(request, owner, spec.get("model"), "mdl")
+        validation_dataset = _public_dataset(json.loads(validation.summary)) if validation else None
+        registered_model = _public_model(json.loads(registered.record)) if registered else None
+        train_rows = (
+            self.store.train_rows(dataset_id, separate_validation=validation is not None)
+            if dataset["status"] == "succeeded"
+            else []
+        )
+        resolved = run_spec.resolve_run(
+            spec,
+            dataset,
+            train_rows,
+            validation_dataset=validation_dataset,
+            registered_model=registered_model,
+        )
         now = time.time()
         labels_detail = [
             label for label in dataset.get("labels") or [] if label["label_id"] in set(resolved.label_ids)
@@ -571,6 +597,18 @@ class RunsService:
             "seq_len": resolved.seq_len,
             "plan": resolved.plan.to_dict(),
             "create_body": resolved.create_body,
+            "model": resolved.model,
+            "validation_dataset_id": resolved.validation_dataset_id,
+            # A run that continues a registered model starts from that model's weights.
+            "init_checkpoint": (
+                {
+                    "model_id": registered_model["model_id"],
+                    "checkpoint_id": registered_model["checkpoint_id"],
+                    "job_id": registered_model["job_id"],
+                }
+                if registered_model is not None and resolved.model == registered_model["model_id"]
+                else None
+            ),
         }
         with self._insert_lock:
             started = self.store.insert_run_unless_in_flight(record, new_state(), owner, key)

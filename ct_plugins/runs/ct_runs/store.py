@@ -302,6 +302,18 @@ class Store:
             )
             return [json.loads(r.row) for r in result]
 
+    def train_rows(self, dataset_id: str, *, separate_validation: bool) -> list[dict[str, Any]]:
+        """The rows a run trains on: the train split, and the validation split too when the run
+        validates on a dataset of its own (the split then has nothing else to do)."""
+        rows = self.dataset_rows(dataset_id, "train")
+        if separate_validation:
+            rows += self.dataset_rows(dataset_id, "validation")
+        return rows
+
+    def all_rows(self, dataset_id: str) -> list[dict[str, Any]]:
+        """Every row of a dataset build, its train split then its validation split."""
+        return self.dataset_rows(dataset_id, "train") + self.dataset_rows(dataset_id, "validation")
+
     # --- runs -----------------------------------------------------------------------------------
 
     def insert_run_unless_in_flight(

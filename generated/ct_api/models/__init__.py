@@ -660,6 +660,8 @@ class Run(TypedDict):
     dataset_fingerprint: NotRequired[str | None]
     model_config_tier: NotRequired[str | None]
     model_name: NotRequired[str | None]
+    model: NotRequired[str | None]
+    validation_dataset_id: NotRequired[str | None]
     labels: NotRequired[list[str] | None]
     seed: NotRequired[int | None]
     overrides: NotRequired[RunOverrides | None]
