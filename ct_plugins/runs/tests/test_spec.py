@@ -98,12 +98,17 @@ def test_defaults_resolve_tier_s_with_every_trainer_key() -> None:
 
 
 def test_total_steps_follow_the_packed_tokens_of_the_selected_labels() -> None:
-    examples = packing.encode_rows(ROWS, ["topic", "mood"])
-    expected = packing.steps_per_epoch(examples, seq_len=256, batch_tokens=2048)
-    run = _resolve({"trainer": {"epochs": 3}})
-    assert run.label_fields == ["topic", "mood"] and run.label_ids == [LABEL_A, LABEL_B]
-    assert run.steps_per_epoch == expected > 5
-    assert run.total_steps == 3 * expected
+    # 64-token rows: a text example takes 4 rows; a label example is the text asked (context
+    # only, so its rows are left out) and its answer, which takes far fewer rows.
+    body = {"overrides": {"max_seq_len": 64}, "trainer": {"epochs": 3}}
+    counted = {}
+    for fields in (["topic", "mood"], []):
+        expected = packing.steps_per_epoch(packing.encode_rows(ROWS, fields), seq_len=64, batch_tokens=2048)
+        run = _resolve({**body, "labels": None if fields else []})
+        assert run.label_fields == fields
+        assert run.steps_per_epoch == expected and run.total_steps == 3 * expected
+        counted[bool(fields)] = expected
+    assert counted[True] != counted[False], counted
 
 
 def test_the_create_body_is_the_catalog_training_job_set_up_for_the_run() -> None:
