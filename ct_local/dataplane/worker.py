@@ -207,6 +207,22 @@ class SubJobWorker:
             return False
 
     def _run(self) -> None:
+        try:
+            self._serve()
+        finally:
+            self._let_go()
+
+    def _let_go(self) -> None:
+        """Drop the backend (its model, optimizer and caches) once the thread is done with it, so
+        an ended sub-job's memory goes back to the device now, not whenever a collection runs."""
+        if self.backend is None:
+            return
+        self.backend = None
+        from ct_local.model import hf  # torch is loaded already: a backend was built
+
+        hf.free_memory()
+
+    def _serve(self) -> None:
         if self.eager and not self._build():
             return
         while True:

@@ -351,6 +351,8 @@ async def healthz(request: Request) -> Response:
     body: dict[str, Any] = {"status": "ok", "device": served.device, "dtype": served.dtype}
     if served.memory_bytes is not None:
         body["memory_bytes"] = served.memory_bytes
+    if served.has_real_models:
+        body["loaded_models"] = model_registry.loaded_models().describe()
     services = {
         str(getattr(service, "name", type(service).__name__)): str(service.status())
         for service in server_state(request).services

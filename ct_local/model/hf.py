@@ -13,10 +13,12 @@ threads (it imports torch).
 from __future__ import annotations
 
 import functools
+import gc
 import json
 import shutil
 import threading
 import uuid
+import weakref
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -48,27 +50,50 @@ def placement() -> tuple[str, torch.dtype]:
     return served.device, _DTYPES[served.dtype]
 
 
-def place(model: torch.nn.Module) -> torch.nn.Module:
-    """``model`` moved to the registry's device and dtype."""
+def weight_bytes(model: torch.nn.Module) -> int:
+    """The bytes of ``model``'s parameters (a tied weight counted once; small buffers aside)."""
+    return sum(t.numel() * t.element_size() for t in model.parameters())
+
+
+def account(model: torch.nn.Module, model_name: str, source: str) -> torch.nn.Module:
+    """Count ``model`` among the loaded models until the object is collected (a worker that
+    ends drops its backend, and with it the model), then drop it from the account."""
+    loaded = registry.loaded_models()
+    key = loaded.add(registry.LoadedModel(model_name, source, weight_bytes(model)))
+    weakref.finalize(model, loaded.drop, key)
+    return model
+
+
+def free_memory() -> None:
+    """Give back what ended sub-jobs held: collect the objects only a reference cycle kept (a
+    backend and the worker that logs for it), then return the device's cached blocks."""
+    gc.collect()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+def place(model: torch.nn.Module, model_name: str = "") -> torch.nn.Module:
+    """``model`` moved to the registry's device and dtype (counted as loaded: a real model's)."""
     device, dtype = placement()
-    return model.to(device=device, dtype=dtype)
+    return account(model.to(device=device, dtype=dtype), model_name, "restored state")
 
 
-def load_model(folder: Path) -> torch.nn.Module:
-    """The causal LM in ``folder``, on the registry's device and dtype (offline, safetensors only)."""
+def load_model(folder: Path, model_name: str = "") -> torch.nn.Module:
+    """The causal LM in ``folder``, on the registry's device and dtype (offline, safetensors only),
+    counted among the loaded models."""
     device, dtype = placement()
     auto = tinylm._hf("AutoModelForCausalLM")
     model: torch.nn.Module = auto.from_pretrained(
         str(folder), local_files_only=True, use_safetensors=True, dtype=dtype
     )
-    return model.to(device)
+    return account(model.to(device), model_name or folder.name, str(folder))
 
 
 def load_for(model_name: str, folder: Path) -> torch.nn.Module:
     """The weights in ``folder`` as a model of ``model_name``: placed like a real model when the
     name is served with real weights, else as the tiny model (float32, CPU)."""
     if registry.real_entry(model_name) is not None:
-        return load_model(folder)
+        return load_model(folder, model_name)
     return tinylm.load_pretrained(folder)
 
 
@@ -77,7 +102,8 @@ def base_model(model_name: str) -> tuple[torch.nn.Module, str]:
     entry = registry.real_entry(model_name)
     if entry is None or entry.path is None:
         return tinylm.build_model(model_name), f"{model_name} (tiny local model, seeded from its name)"
-    return load_model(entry.path), f"{model_name} ({entry.architecture} weights from {entry.path})"
+    origin = f"{model_name} ({entry.architecture} weights from {entry.path})"
+    return load_model(entry.path, model_name), origin
 
 
 def load_tokenizer(folder: Path) -> Any:

@@ -144,6 +144,64 @@ def real_entry(model_name: str) -> ModelEntry | None:
     return registry.real(model_name) if registry is not None else None
 
 
+# --- what is loaded ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    """One real model held in memory: its name, where its weights came from, their bytes."""
+
+    model_name: str
+    source: str
+    bytes: int
+
+    def describe(self) -> dict[str, Any]:
+        return {"model_name": self.model_name, "source": self.source, "bytes": self.bytes}
+
+
+class LoadedModels:
+    """The real models this process holds, one entry per model object, from its load until the
+    object itself is gone (see ``ct_local.model.hf``, which adds each and drops it when the model is
+    collected). Process-wide like the registry: the device's memory is one for every app."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._entries: dict[int, LoadedModel] = {}
+        self._next = 0
+
+    def add(self, entry: LoadedModel) -> int:
+        """Count ``entry``; the key :meth:`drop` takes."""
+        with self._lock:
+            self._next += 1
+            self._entries[self._next] = entry
+            return self._next
+
+    def drop(self, key: int) -> None:
+        with self._lock:
+            self._entries.pop(key, None)
+
+    def entries(self) -> list[LoadedModel]:
+        with self._lock:
+            return list(self._entries.values())
+
+    def describe(self) -> dict[str, Any]:
+        """``/healthz``'s ``loaded_models``: how many, their bytes in all, and each one."""
+        held = self.entries()
+        return {
+            "count": len(held),
+            "bytes": sum(e.bytes for e in held),
+            "models": [e.describe() for e in held],
+        }
+
+
+_LOADED = LoadedModels()
+
+
+def loaded_models() -> LoadedModels:
+    """The account of real models this process holds (see :class:`LoadedModels`)."""
+    return _LOADED
+
+
 # --- building a registry --------------------------------------------------------------------------
 
 
