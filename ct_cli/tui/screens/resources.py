@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
@@ -56,31 +55,22 @@ class ResourcesPane(DownloadingTab, VerticalScroll):
     def compose(self) -> ComposeResult:
         yield Static(id="resources-body")
 
-    def on_mount(self) -> None:
-        self.set_interval(self.refresh_s, self.tick)
-        self.redraw()
-
     # --- loading ------------------------------------------------------------------------------
 
     def start_download(self) -> None:
-        self._download(self.owner.first_source(), self.owner.scoped_sub_jobs())
-
-    @work(thread=True, exclusive=True, group="resources")
-    def _download(self, first: str | None, sub_job_ids: list[str] | None) -> None:
-        tui = self.owner.tui
-        try:
-            entries = metrics.download_resources(
-                self.owner.job_client,
-                self.owner.job_id,
-                self.owner.download_dir("resources"),
+        owner, tui = self.owner, self.owner.tui
+        first, sub_job_ids = owner.first_source(), owner.scoped_sub_jobs()
+        self.run_download(
+            "download_metrics",
+            lambda: metrics.download_resources(
+                owner.job_client,
+                owner.job_id,
+                owner.download_dir("resources"),
                 first=first,
                 sub_job_ids=sub_job_ids,
                 on_data=lambda sub, data, complete: tui.post(self._received, sub, data, complete),
-            )
-        except Exception as exc:
-            self.post_failure(tui, "download_metrics", exc)
-            return
-        tui.post(self.finished, entries, None)
+            ),
+        )
 
     def _received(self, sub_job_id: str, data: metrics.Resources, complete: bool) -> None:
         if not complete and self.complete.get(sub_job_id):
@@ -96,19 +86,6 @@ class ResourcesPane(DownloadingTab, VerticalScroll):
         self.redraw()
 
     # --- drawing ------------------------------------------------------------------------------
-
-    def on_resize(self) -> None:
-        self.redraw()
-
-    def on_show(self) -> None:
-        self.redraw()
-
-    def redraw(self) -> None:
-        """Draw again once the layout is settled (the width is only known then); repeated calls
-        before that draw once."""
-        if self.is_mounted and not self._draw_pending:
-            self._draw_pending = True
-            self.call_after_refresh(self._draw)
 
     def _draw(self) -> None:
         self._draw_pending = False

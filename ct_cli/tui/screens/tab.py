@@ -1,14 +1,18 @@
-"""What the Resources and Training tabs share: download while shown, refresh on a period, notes.
+"""What the Resources and Training tabs share: download while shown, refresh on a period, notes,
+and drawing once the layout has settled.
 
 A tab downloads when it is first shown, then every `refresh_s` seconds while it is on screen and
-no download is running; the download runs on a worker thread (`start_download`, the tab's own
-`@work` method) and hands its result back through `finished`.
+no download is running. Its `start_download` hands `run_download` the download to make; that runs
+on a worker thread (one at a time per tab) and hands its entries, or its failure as a note, back
+through `finished`. A redraw waits for the layout (the width is only known then) and draws with
+the tab's own `_draw`.
 """
 
 from __future__ import annotations
 
 import time
 import traceback
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ct_cli.tui import metrics
@@ -33,11 +37,46 @@ class DownloadingTab:
         self.updated: str | None = None
         self._draw_pending = False
 
+    def on_mount(self) -> None:
+        self.set_interval(self.refresh_s, self.tick)  # type: ignore[attr-defined]
+        self.redraw()
+
+    def on_resize(self) -> None:
+        self.redraw()
+
+    def on_show(self) -> None:
+        self.redraw()
+
     def redraw(self) -> None:
+        """Draw again once the layout is settled (the width is only known then); repeated calls
+        before that draw once."""
+        if self.is_mounted and not self._draw_pending:  # type: ignore[attr-defined]
+            self._draw_pending = True
+            self.call_after_refresh(self._draw)  # type: ignore[attr-defined]
+
+    def _draw(self) -> None:
         raise NotImplementedError
 
     def start_download(self) -> None:
+        """Start this tab's download (through `run_download`)."""
         raise NotImplementedError
+
+    def run_download(self, operation: str, download: Callable[[], list[dict[str, Any]]]) -> None:
+        """Run `download` on a worker thread; a new one replaces a running one of this tab.
+
+        `operation` names it in the note a failure leaves (its traceback goes to the error log).
+        """
+        tui = self.owner.tui
+
+        def run() -> None:
+            try:
+                entries = download()
+            except Exception as exc:
+                self.post_failure(tui, operation, exc)
+                return
+            tui.post(self.finished, entries, None)
+
+        self.run_worker(run, thread=True, exclusive=True, group=f"download-{self.id}")  # type: ignore[attr-defined]
 
     def activate(self) -> None:
         """The tab was shown: download now unless a download is running or one ran recently."""

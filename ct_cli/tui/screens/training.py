@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
@@ -63,31 +62,22 @@ class TrainingPane(DownloadingTab, Vertical):
         yield Static(id="training-charts")
         yield DataTable(id="training-table", zebra_stripes=True, cursor_type="row")
 
-    def on_mount(self) -> None:
-        self.set_interval(self.refresh_s, self.tick)
-        self.redraw()
-
     # --- loading ------------------------------------------------------------------------------
 
     def start_download(self) -> None:
-        self._download(self.owner.training_source(), self.owner.scoped_sub_jobs())
-
-    @work(thread=True, exclusive=True, group="training")
-    def _download(self, first: str | None, sub_job_ids: list[str] | None) -> None:
-        tui = self.owner.tui
-        try:
-            entries = metrics.download_training(
-                self.owner.job_client,
-                self.owner.job_id,
-                self.owner.download_dir("training"),
+        owner, tui = self.owner, self.owner.tui
+        first, sub_job_ids = owner.training_source(), owner.scoped_sub_jobs()
+        self.run_download(
+            "download_training_metrics",
+            lambda: metrics.download_training(
+                owner.job_client,
+                owner.job_id,
+                owner.download_dir("training"),
                 first=first,
                 sub_job_ids=sub_job_ids,
                 on_data=lambda sub, data: tui.post(self._received, sub, data),
-            )
-        except Exception as exc:
-            self.post_failure(tui, "download_training_metrics", exc)
-            return
-        tui.post(self.finished, entries, None)
+            ),
+        )
 
     def _received(self, sub_job_id: str, data: metrics.Training) -> None:
         self.data[sub_job_id] = data
@@ -203,19 +193,6 @@ class TrainingPane(DownloadingTab, Vertical):
                 )
             )
         return CALL_COLUMNS, calls[::-1][:TABLE_ROWS]
-
-    def on_resize(self) -> None:
-        self.redraw()
-
-    def on_show(self) -> None:
-        self.redraw()
-
-    def redraw(self) -> None:
-        """Draw again once the layout is settled (the width is only known then); repeated calls
-        before that draw once."""
-        if self.is_mounted and not self._draw_pending:
-            self._draw_pending = True
-            self.call_after_refresh(self._draw)
 
     def _draw(self) -> None:
         self._draw_pending = False
