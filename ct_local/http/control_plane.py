@@ -274,6 +274,11 @@ async def get_capacity(request: Request) -> Response:
         caller_user=identity.user,
         settings=state.settings,
     )
+    # Real models on a GPU: the answer names it (nothing on the CPU, where the answer is as always).
+    served = model_registry.current() or model_registry.Registry()
+    device = cap.device_description(served.device)
+    if device is not None:
+        answer["device"] = device
     return JSONResponse(answer)
 
 
