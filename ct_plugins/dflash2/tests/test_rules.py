@@ -370,3 +370,19 @@ def test_client_refuses_before_sending(local_server: Any) -> None:
         with pytest.raises(ValidationError, match="fp32_parity cannot be set"):
             client.create_job_from_body({"sub_job_configs": [training(fp32_parity=True)]})
         assert client.list_jobs() == []
+
+
+def test_the_local_server_refuses_a_raw_body_with_the_plugins_messages(local_server: Any) -> None:
+    """Posted as plain HTTP (no client check), the body gets the server's 400 in the same words."""
+    body = {"sub_job_configs": [training(activation_checkpointing=True, fp32_parity=True)]}
+    with pytest.raises(ValidationError) as caught:
+        validate_create_body(body)
+    expected = list(caught.value.problems)
+    assert any(problem.startswith(f"{W}.activation_checkpointing") for problem in expected)
+    assert any(problem.startswith(f"{W}.fp32_parity") for problem in expected)
+    with local_server.http() as http:
+        answer = http.post(local_server.prefix(), json=body)
+    assert answer.status_code == 400, answer.text
+    message = answer.json()["message"]
+    for problem in expected:
+        assert problem in message
