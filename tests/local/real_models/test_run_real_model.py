@@ -59,7 +59,12 @@ def test_a_run_on_a_real_model_trains_to_its_end_with_falling_loss(runs_server):
             "dataset_id": built["dataset_id"],
             "model": MODEL,
             "overrides": {"max_seq_len": 64},
-            "trainer": {"epochs": 4, "batch_tokens": 256, "learning_rate": 1e-2, "checkpoint_every_steps": 100},
+            "trainer": {
+                "epochs": 4,
+                "batch_tokens": 256,
+                "learning_rate": 1e-2,
+                "checkpoint_every_steps": 100,
+            },
         }
         run = client.runs.start(spec)
         done = client.runs.wait(run["run_id"], timeout=RUN_LIMIT_S)
