@@ -89,6 +89,9 @@ docs: venv
 	site=$$(mktemp -d) && NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet --site-dir $$site; \
 	status=$$?; rm -rf $$site; exit $$status
 
+# The demo (examples/demo.py): a local server, a fine-tune of the tiny model on the bundled chat task
+# (examples/data/shout.jsonl) and its held-out questions asked of the base and the fine-tuned model
+# through the openai package, then the low-level job path. A few minutes on two CPU cores.
 demo: venv
 	$(PY) examples/demo.py
 

@@ -1,20 +1,29 @@
-"""`make demo`: a job's whole life against the embedded local server, training included.
+"""`make demo`: fine-tune the tiny model on a small chat task and chat with it, then a job's whole life.
 
 Starts `python -m ct_local serve` on a free loopback port with a temporary state dir, then runs
-the real `ct` command line against it, one subprocess per step, exactly as a user would type it:
-submit a job with a training and a sampling sub-job, wait for it, get it, list jobs, list its
-checkpoints; then train the tiny model for a few steps (`ct fwd-bwd` + `ct step`) and show the
+the real `ct` command line against it, one subprocess per step, exactly as a user would type it.
+
+First, **fine-tune and chat** (about a minute on two CPU cores): build a dataset from the bundled
+chat rows of `examples/data/shout.jsonl` (the user sends `shout kqz`, the assistant answers `KQZ`),
+start a managed run on it and wait for the end, show its last metrics and plot them, deploy the
+base model and the model the run registered, ask both the held-out questions of
+`examples/data/shout-heldout.jsonl` (words the run never saw) through the `openai` package, and
+print their answers side by side with each model's accuracy. The demo fails unless the fine-tuned
+model answers at least 90 % of them exactly and the base model at most 20 %.
+
+Then the low-level path, by hand: submit a job with a training and a sampling sub-job, wait for it,
+get it, list jobs, list its checkpoints; train a few steps (`ct fwd-bwd` + `ct step`) and show the
 loss falling, save a checkpoint, take one more step, load the checkpoint back and check that the
-loss is the one seen at save time; sync the trained weights into the sampler and generate from one
-prompt before training and after the sync; download the job's metrics and plot them as a PNG (both
-kept in --output-dir, by default a new folder under the temp dir); deploy a weights-only checkpoint
-as a model deployment, chat with it and drop it; then a managed run (the runs service inside the
-same server): build a dataset from the bundled corpus, start a run that stops early, show its
-metrics and plot, and deploy and chat with the model it registered; show `ct capacity` (the
-capacity plugin); and cancel the job.
+loss is the one seen at save time; sync the weights into the sampler and generate from one prompt
+before training and after the sync (both the output of a barely trained model, labelled so);
+download the job's metrics and plot them as a PNG (both kept in --output-dir, by default a new
+folder under the temp dir); deploy a weights-only checkpoint as a model deployment, chat with it
+and drop it; show `ct capacity` (the capacity plugin); and cancel the job.
+
 Each step's command line is shown as a heading on stderr and what it printed follows on stdout.
 The server is stopped at the end, also on failure or Ctrl+C; the exit code is non-zero when any
-step fails (including a loss that does not fall, or a reload that does not restore the weights).
+step fails (including an accuracy below its target, a loss that does not fall, or a reload that
+does not restore the weights).
 """
 
 from __future__ import annotations
@@ -29,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -108,16 +118,31 @@ DEPLOYMENT_SHAPE: dict[str, Any] = {
 }
 DEPLOYMENT_WAIT_TIMEOUT_S = 120
 CHAT_MESSAGE = "Hello"
-#: The managed run: the plugin its commands come from, the corpus shipped with the repository, and
-#: a spec whose early stopping triggers on this corpus (validation every 6 steps and at each epoch
-#: boundary; two results in a row without a 0.25 gain start the cooldown), so the run ends
-#: succeeded well below its 8-epoch budget.
+#: The fine-tune: the plugin the runs commands come from, the bundled task (written by
+#: examples/data/make_shout.py: chat rows `shout kqz` -> `KQZ`, and held-out rows whose words the
+#: training file never has) and the run's spec. Ten epochs of 360 training rows at 16 rows a step
+#: are 230 steps; the tiny model answers every held-out question from about step 140 on, whatever
+#: the seed, so the last 90 steps are the margin. No early stopping: a fixed budget, a fixed time.
 RUNS_PLUGIN = "runs"
-RUNS_CORPUS = Path(__file__).resolve().parent / "data" / "runs-corpus.jsonl"
-RUN_SPEC: dict[str, Any] = {
-    "overrides": {"max_seq_len": 128},
-    "trainer": {"epochs": 8, "batch_tokens": 512, "patience": 2, "min_delta": 0.25, "val_every_steps": 6},
+DATA_DIR = Path(__file__).resolve().parent / "data"
+TASK_FILE = DATA_DIR / "shout.jsonl"
+HELDOUT_FILE = DATA_DIR / "shout-heldout.jsonl"
+FINE_TUNE_SPEC: dict[str, Any] = {
+    "model_config_tier": "S",
+    "seed": 0,
+    "overrides": {"max_seq_len": 64},
+    "trainer": {"epochs": 10, "batch_tokens": 1024, "learning_rate": 0.003, "early_stopping": False},
 }
+#: The model tier S fine-tunes, deployed as it is for the comparison (the tiny model's random weights).
+BASE_MODEL = "Qwen/Qwen3-0.6B"
+#: What the demo promises, and fails without: the fine-tuned model answers at least this share of
+#: the held-out questions exactly, the base model at most that share.
+FINE_TUNED_MIN_ACCURACY = 0.9
+BASE_MAX_ACCURACY = 0.2
+#: Enough for a three-letter answer and the end of the turn; a model that rambles is cut here.
+ANSWER_TOKENS = 8
+#: The widest answer the side-by-side table shows before cutting it short.
+ANSWER_COLUMN = 22
 CHAT_TOKENS = 16
 
 
@@ -219,6 +244,7 @@ def run_demo(workdir: Path, output_dir: Path) -> None:
     process, base_url = start_server(state_dir)
     try:
         connection = ["--base-url", base_url, "--database", DATABASE, "--schema", SCHEMA]
+        outcome = fine_tune_and_chat(workdir, output_dir, connection)
         run_step("check the job body offline", [], ["submit", str(job_file), "--dry-run"])
         job_id = run_step("submit a training + sampling job", connection, ["submit", str(job_file)])["job_id"]
         record = run_step("wait until it is running", connection, ["wait", job_id])
@@ -232,11 +258,14 @@ def run_demo(workdir: Path, output_dir: Path) -> None:
         train(workdir, connection, job_id)
         png = plot_metrics(output_dir, connection, job_id)
         deploy_checkpoint(workdir, connection, job_id)
-        run_png = managed_run(workdir, output_dir, connection)
         run_step("show GPU capacity (the capacity plugin)", connection, ["capacity"], plugins=CAPACITY_PLUGIN)
         run_step("cancel it", connection, ["cancel", job_id])
         final = run_step("its record after the cancel", connection, ["--compact", "get", "--raw", job_id])
-        _heading(f"done: job {job_id} is {final.get('status')}; its plot is at {png}, the run's at {run_png}")
+        _heading(
+            f"done: the fine-tuned model answered {outcome.tuned_correct}/{len(outcome.rows)} held-out "
+            f"questions (the base model {outcome.base_correct}); run plot {outcome.plot}; job {job_id} is "
+            f"{final.get('status')}, its plot is at {png}"
+        )
     finally:
         _heading("stopping the local server")
         stop_server(process)
@@ -291,8 +320,10 @@ def train(workdir: Path, connection: list[str], job_id: str) -> None:
             "generate the same prompt after the sync", on_job, ["generate", "-"], stdin=prompt.read_text()
         )
     )
-    _heading(f"generated before training: {before!r}")
-    _heading(f"generated after the sync:  {after!r}")
+    # Five steps on two sentences move the weights but teach no language: both texts are an
+    # untrained model's bytes rather than words, shown escaped, and labelled so.
+    _heading(f"generated before training: {before!r} (random weights: random bytes)")
+    _heading(f"generated after the sync:  {after!r} ({TRAIN_STEPS} steps teach no words: still bytes)")
     # The request is greedy and seeded, so the same text twice means the sync did not reach the sampler.
     if after == before:
         raise DemoError("the sampler generated the same text after the weight sync as before training")
@@ -354,62 +385,182 @@ def deploy_checkpoint(workdir: Path, connection: list[str], job_id: str) -> None
     deploy_and_chat(workdir, connection, source, checkpoint_id)
 
 
-def deploy_and_chat(workdir: Path, connection: list[str], source: dict[str, Any], what: str) -> None:
-    """Serve `source` as a model deployment, chat with it, drop it."""
+def deploy(workdir: Path, connection: list[str], source: dict[str, Any], what: str) -> dict[str, Any]:
+    """Serve `source` as a model deployment, READY; returns its summary (`deployment`, `base_url`)."""
     spec = {**DEPLOYMENT_SHAPE, "source": source}
     spec_file = workdir / "deployment.json"
     spec_file.write_text(json.dumps(spec, indent=2), encoding="utf-8")
-    compact = [*connection, "--compact"]
     created = run_step(
         f"deploy {what}",
-        compact,
+        [*connection, "--compact"],
         ["model-deployment", "create", str(spec_file), "--wait", "--timeout", str(DEPLOYMENT_WAIT_TIMEOUT_S)],
         plugins=DEPLOYMENT_PLUGIN,
     )
-    deployment = created.get("deployment")
-    if not isinstance(deployment, str) or created.get("status") != "READY":
+    if not isinstance(created.get("deployment"), str) or created.get("status") != "READY":
         raise DemoError(f"the deployment is not READY: {created!r}")
-    try:
-        chat = ["chat", deployment, CHAT_MESSAGE, "--max-completion-tokens", str(CHAT_TOKENS)]
-        answer = run_step("chat with it", compact, ["model-deployment", *chat], plugins=DEPLOYMENT_PLUGIN)
-        if not isinstance(answer.get("content"), str):
-            raise DemoError(f"the chat answer has no content: {answer!r}")
-    finally:
-        # Dropped also when the chat fails: a deployment is never reclaimed for idleness.
-        dropped = run_step(
-            "drop it", compact, ["model-deployment", "drop", deployment], plugins=DEPLOYMENT_PLUGIN
-        )
+    if not isinstance(created.get("base_url"), str):
+        raise DemoError(f"the READY deployment has no base_url: {created!r}")
+    return dict(created)
+
+
+def drop(connection: list[str], deployment: str) -> None:
+    """Drop a deployment (a deployment is never reclaimed for idleness, so the demo always drops its own)."""
+    compact = [*connection, "--compact"]
+    args = ["model-deployment", "drop", deployment]
+    dropped = run_step("drop it", compact, args, plugins=DEPLOYMENT_PLUGIN)
     if dropped.get("dropped") is not True:
         raise DemoError(f"the deployment was not dropped: {dropped!r}")
 
 
-def managed_run(workdir: Path, output_dir: Path, connection: list[str]) -> str:
-    """A managed run: build a dataset, train until early stopping, plot, deploy the registered model."""
+def deploy_and_chat(workdir: Path, connection: list[str], source: dict[str, Any], what: str) -> None:
+    """Serve `source` as a model deployment, chat with it, drop it."""
+    deployment = deploy(workdir, connection, source, what)["deployment"]
+    try:
+        chat = ["chat", deployment, CHAT_MESSAGE, "--max-completion-tokens", str(CHAT_TOKENS)]
+        answer = run_step(
+            "chat with it (an untrained model: its answer is bytes, not words)",
+            [*connection, "--compact"],
+            ["model-deployment", *chat],
+            plugins=DEPLOYMENT_PLUGIN,
+        )
+        if not isinstance(answer.get("content"), str):
+            raise DemoError(f"the chat answer has no content: {answer!r}")
+    finally:
+        drop(connection, deployment)
+
+
+# --- fine-tune and chat ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Asked:
+    """One held-out question, the answer taught for it, and what each model answered."""
+
+    question: str
+    expected: str
+    base: str
+    tuned: str
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the fine-tune-and-chat part found: each question's answers and the run's plot."""
+
+    rows: list[Asked]
+    plot: Path
+
+    @property
+    def base_correct(self) -> int:
+        return sum(row.base == row.expected for row in self.rows)
+
+    @property
+    def tuned_correct(self) -> int:
+        return sum(row.tuned == row.expected for row in self.rows)
+
+    @property
+    def base_accuracy(self) -> float:
+        return self.base_correct / len(self.rows)
+
+    @property
+    def tuned_accuracy(self) -> float:
+        return self.tuned_correct / len(self.rows)
+
+
+def held_out_questions(path: Path = HELDOUT_FILE) -> list[tuple[str, str]]:
+    """`(question, expected answer)` of each chat row of `path`: its user turn and its assistant turn."""
+    pairs = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        turns = {message["role"]: message["content"] for message in json.loads(line)["messages"]}
+        if "user" not in turns or "assistant" not in turns:
+            raise DemoError(f"{path.name} line {number}: a held-out row needs a user and an assistant turn")
+        pairs.append((turns["user"], turns["assistant"]))
+    if not pairs:
+        raise DemoError(f"{path.name} holds no questions")
+    return pairs
+
+
+def ask(deployment: dict[str, Any], questions: list[str]) -> list[str]:
+    """Each question as one user message to the deployment's OpenAI endpoint, answered greedily."""
+    from openai import OpenAI
+
+    # The local server takes no key unless it was started with tokens; the package wants one.
+    client = OpenAI(base_url=deployment["base_url"], api_key=os.environ.get("OPENAI_API_KEY", "local"))
+    answers = []
+    with client:
+        for question in questions:
+            reply = client.chat.completions.create(
+                model=deployment["deployment"],
+                messages=[{"role": "user", "content": question}],
+                max_completion_tokens=ANSWER_TOKENS,
+                temperature=0,
+            )
+            answers.append(reply.choices[0].message.content or "")
+    return answers
+
+
+def _cell(text: str) -> str:
+    """An answer as the table shows it: each character as it is when it is printable ASCII, else
+    escaped (an untrained model's bytes are rarely text, and escapes keep the columns straight);
+    cut to the column between two characters, never inside an escape, with `~` where it was cut."""
+    shown = ""
+    for character in text:
+        piece = character if character.isascii() and character.isprintable() else ascii(character)[1:-1]
+        if len(shown) + len(piece) > ANSWER_COLUMN - 1:
+            return shown + "~"
+        shown += piece
+    return shown
+
+
+def side_by_side(rows: list[Asked]) -> str:
+    """The questions, the taught answers and both models' answers in columns, with each one's accuracy."""
+    width = max(len("question"), *(len(row.question) for row in rows))
+    header = (
+        f"{'question':<{width}}  {'taught':<8}  {'base model (untrained)':<{ANSWER_COLUMN + 2}}  fine-tuned"
+    )
+    lines = [header, "-" * len(header)]
+    for row in rows:
+        base = f"{_cell(row.base):<{ANSWER_COLUMN}} {'ok' if row.base == row.expected else '--'}"
+        tuned = f"{_cell(row.tuned)} {'ok' if row.tuned == row.expected else '--'}"
+        lines.append(f"{row.question:<{width}}  {row.expected:<8}  {base:<{ANSWER_COLUMN + 2}}  {tuned}")
+    total = len(rows)
+    base_right = sum(row.base == row.expected for row in rows)
+    tuned_right = sum(row.tuned == row.expected for row in rows)
+    base_score = f"{base_right}/{total} = {base_right / total:.0%}"
+    lines.append("-" * len(header))
+    lines.append(
+        f"{'accuracy':<{width}}  {'':<8}  {base_score:<{ANSWER_COLUMN + 2}}  "
+        f"{tuned_right}/{total} = {tuned_right / total:.0%}"
+    )
+    return "\n".join(lines)
+
+
+def fine_tune_and_chat(workdir: Path, output_dir: Path, connection: list[str]) -> Outcome:
+    """Build the bundled chat task, fine-tune on it, deploy the base and the fine-tuned model, and
+    compare their answers to the held-out questions; DemoError when an accuracy misses its target."""
     compact = [*connection, "--compact"]
     dataset = run_step(
-        "build a dataset from the bundled corpus (split, fingerprints, leakage gates, a label)",
+        "build a dataset from the bundled chat rows (format, split, fingerprints, leakage gates)",
         compact,
-        ["datasets", "build", str(RUNS_CORPUS), "--label-field", "topic", "--wait"],
+        ["datasets", "build", str(TASK_FILE), "--wait"],
         plugins=RUNS_PLUGIN,
     )
-    if dataset.get("status") != "succeeded" or dataset.get("violations"):
-        raise DemoError(f"the dataset build did not succeed cleanly: {dataset!r}")
+    if dataset.get("status") != "succeeded" or dataset.get("violations") or dataset.get("format") != "chat":
+        raise DemoError(f"the dataset build did not succeed cleanly as chat rows: {dataset!r}")
     spec_file = workdir / "run.json"
     spec_file.write_text(
-        json.dumps({"dataset_id": dataset["dataset_id"], **RUN_SPEC}, indent=2), encoding="utf-8"
+        json.dumps({"dataset_id": dataset["dataset_id"], **FINE_TUNE_SPEC}, indent=2), encoding="utf-8"
     )
     run = run_step(
-        "start a managed run and wait for it (it stops early)",
+        "fine-tune: start a managed run and wait for it (about a minute on two CPU cores)",
         compact,
         ["runs", "start", str(spec_file), "--wait"],
         plugins=RUNS_PLUGIN,
     )
-    if run.get("status") != "succeeded" or not run.get("early_stop") or run["step"] >= run["total_steps"]:
-        raise DemoError(f"the run did not end succeeded below its budget after an early stop: {run!r}")
-    _heading(
-        f"run {run['run_id']} stopped early at step {run['early_stop']['step']} and cooled down to step "
-        f"{run['step']} of at most {run['total_steps']}; best validation loss {run['best_val_loss']:.4f}"
-    )
+    model_id = run.get("model_id")
+    if run.get("status") != "succeeded" or not isinstance(model_id, str):
+        raise DemoError(f"the run did not succeed with a registered model: {run!r}")
     tail = max(0, int(run["step"]) - 3)
     run_step(
         "its last metric points",
@@ -424,11 +575,39 @@ def managed_run(workdir: Path, output_dir: Path, connection: list[str]) -> str:
         ["runs", "plot", run["run_id"], "--output", str(png)],
         plugins=RUNS_PLUGIN,
     )
-    model_id = run.get("model_id")
-    if not isinstance(model_id, str):
-        raise DemoError(f"the run registered no model: {run!r}")
-    deploy_and_chat(workdir, connection, {"type": "registered_model", "model_id": model_id}, model_id)
-    return str(png)
+    pairs = held_out_questions()
+    questions = [question for question, _ in pairs]
+    answers: dict[str, list[str]] = {}
+    for key, source, what in (
+        ("base", {"type": "base_model", "model": BASE_MODEL}, f"the base model {BASE_MODEL}"),
+        ("tuned", {"type": "registered_model", "model_id": model_id}, f"the fine-tuned model {model_id}"),
+    ):
+        deployment = deploy(workdir, connection, source, what)
+        try:
+            _heading(f"ask it the {len(questions)} held-out questions through the openai package")
+            answers[key] = ask(deployment, questions)
+        finally:
+            drop(connection, deployment["deployment"])
+    rows = [
+        Asked(question, expected, base, tuned)
+        for (question, expected), base, tuned in zip(pairs, answers["base"], answers["tuned"], strict=True)
+    ]
+    _heading("held-out questions (words the run never saw), the base model and the fine-tuned one")
+    sys.stdout.write(side_by_side(rows) + "\n")
+    sys.stdout.flush()
+    outcome = Outcome(rows=rows, plot=png)
+    check_targets(outcome)
+    return outcome
+
+
+def check_targets(outcome: Outcome) -> None:
+    """DemoError unless the fine-tuned model reached its accuracy and the base model stayed under its own."""
+    if outcome.tuned_accuracy < FINE_TUNED_MIN_ACCURACY or outcome.base_accuracy > BASE_MAX_ACCURACY:
+        raise DemoError(
+            f"expected the fine-tuned model to answer at least {FINE_TUNED_MIN_ACCURACY:.0%} of the "
+            f"held-out questions and the base model at most {BASE_MAX_ACCURACY:.0%}; they answered "
+            f"{outcome.tuned_accuracy:.0%} and {outcome.base_accuracy:.0%}"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
