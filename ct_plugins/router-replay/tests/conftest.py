@@ -84,3 +84,31 @@ def moe_server(session_local_server_factory: Any, tmp_path_factory: pytest.TempP
     for name, folder in models.items():
         args += ["--model", f"{name}={folder}"]
     return session_local_server_factory(extra_args=args)
+
+
+def start_pair(client: Any, model: str = MOE_MODEL, **training_extra: Any) -> tuple[str, str, str]:
+    """Create a training + sampling job on ``model`` with ``client`` and wait until it runs.
+
+    ``training_extra`` goes into the training config (a `router_replay` block, say). Answers the
+    job id, then the training and the sampling sub-job ids.
+    """
+    training_config = {"optimizer": {"name": "AdamW", "lr": 1e-4}, "max_seq_len": 128, "train_batch_size": 2}
+    body = {
+        "sub_job_configs": [
+            {
+                "job_type": "training",
+                "model_name": model,
+                "training_config": {**training_config, **training_extra},
+            },
+            {"job_type": "sampling", "model_name": model, "inference_config": {"max_seq_len": 128}},
+        ]
+    }
+    job_id = client.create_job_from_body(body)["job_id"]
+    ids = {sub["job_type"]: sub["sub_job_id"] for sub in client.wait_for_job(job_id)["sub_jobs"]}
+    return str(job_id), str(ids["training"]), str(ids["sampling"])
+
+
+@pytest.fixture
+def running_pair() -> Callable[..., tuple[str, str, str]]:
+    """`start_pair`: a running training + sampling job of a client (see there)."""
+    return start_pair

@@ -224,31 +224,13 @@ def test_discard_needs_sample_ids(make_client: Any) -> None:
     assert "give at least one SAMPLE_ID" in err
 
 
-def _running_pair(server: Any, model: str) -> tuple[str, dict[str, str]]:
-    """A running training + sampling job on ``model``: its id and sub-job ids by type."""
-    body = {
-        "sub_job_configs": [
-            {
-                "job_type": "training",
-                "model_name": model,
-                "training_config": {
-                    "optimizer": {"name": "AdamW", "lr": 1e-4},
-                    "max_seq_len": 128,
-                    "train_batch_size": 2,
-                },
-            },
-            {"job_type": "sampling", "model_name": model, "inference_config": {"max_seq_len": 128}},
-        ]
-    }
-    with CortexTrainingClient(base_url=server.base_url, database="RR", schema="PUBLIC") as client:
-        job_id = client.create_job_from_body(body)["job_id"]
-        record = client.wait_for_job(job_id)
-    return job_id, {sub["job_type"]: sub["sub_job_id"] for sub in record["sub_jobs"]}
-
-
-def test_bootstrap_and_discard_against_the_moe_server(run_ct: Any, moe_server: Any) -> None:
+def test_bootstrap_and_discard_against_the_moe_server(
+    run_ct: Any, moe_server: Any, running_pair: Any
+) -> None:
     """On the mixture-of-experts model of `moe_server` (conftest), each command does what it says."""
-    job_id, ids = _running_pair(moe_server, "tiny-moe")
+    with CortexTrainingClient(base_url=moe_server.base_url, database="RR", schema="PUBLIC") as client:
+        job_id, training, sampling = running_pair(client, "tiny-moe")
+    ids = {"training": training, "sampling": sampling}
     base = ("--base-url", moe_server.base_url, "--database", "RR", "--job", job_id, "router-replay")
     pair = ("--source-sub-job-id", ids["sampling"], "--target-sub-job-id", ids["training"])
     boot = run_ct(*base, "bootstrap", *pair, "--max-cache-bytes", "4096")
@@ -276,9 +258,13 @@ def test_bootstrap_and_discard_against_the_moe_server(run_ct: Any, moe_server: A
     assert "runs on a sampling sub-job" in wrong.stderr
 
 
-def test_bootstrap_and_discard_against_the_local_servers_dense_model(run_ct: Any, local_server: Any) -> None:
+def test_bootstrap_and_discard_against_the_local_servers_dense_model(
+    run_ct: Any, local_server: Any, running_pair: Any
+) -> None:
     """The local server's built-in model has no experts: each command fails with the server's reason."""
-    job_id, ids = _running_pair(local_server, "Qwen/Qwen3-0.6B")
+    with CortexTrainingClient(base_url=local_server.base_url, database="RR", schema="PUBLIC") as client:
+        job_id, training, sampling = running_pair(client, "Qwen/Qwen3-0.6B")
+    ids = {"training": training, "sampling": sampling}
     base = ("--base-url", local_server.base_url, "--database", "RR", "--job", job_id, "router-replay")
     pair = ("--source-sub-job-id", ids["sampling"], "--target-sub-job-id", ids["training"])
     dense = "router replay needs a mixture-of-experts model, and Qwen/Qwen3-0.6B is dense"

@@ -21,40 +21,10 @@ DATABASE = "RR_DB"
 MOE_MODEL, DENSE_MODEL, TINY_MODEL = "tiny-moe", "tiny-dense", "Qwen/Qwen3-0.6B"
 
 
-def _body(training_extra: dict[str, Any] | None = None, model: str = MOE_MODEL) -> dict[str, Any]:
-    return {
-        "sub_job_configs": [
-            {
-                "job_type": "training",
-                "model_name": model,
-                "training_config": {
-                    "optimizer": {"name": "AdamW", "lr": 1e-4},
-                    "max_seq_len": 128,
-                    "train_batch_size": 2,
-                    **(training_extra or {}),
-                },
-            },
-            {
-                "job_type": "sampling",
-                "model_name": model,
-                "inference_config": {"max_seq_len": 128},
-            },
-        ]
-    }
-
-
 @pytest.fixture
 def client(moe_server: Any) -> Iterator[CortexTrainingClient]:
     with CortexTrainingClient(base_url=moe_server.base_url, database=DATABASE, schema="PUBLIC") as sdk:
         yield sdk
-
-
-def _running_job(client: CortexTrainingClient, body: dict[str, Any] | None = None) -> tuple[str, str, str]:
-    """Create a training + sampling job, wait until it runs; return (job id, training id, sampling id)."""
-    job_id = client.create_job_from_body(body or _body())["job_id"]
-    record = client.wait_for_job(job_id)
-    ids = {sub["job_type"]: sub["sub_job_id"] for sub in record["sub_jobs"]}
-    return job_id, ids["training"], ids["sampling"]
 
 
 def _operation(moe_server: Any, job_id: str, body: dict[str, Any]) -> httpx.Response:
@@ -63,8 +33,15 @@ def _operation(moe_server: Any, job_id: str, body: dict[str, Any]) -> httpx.Resp
         return http.post(url, json=body)
 
 
-def test_bootstrap_returns_a_zone_id_per_pair(client: CortexTrainingClient) -> None:
-    job_id, training, sampling = _running_job(client)
+def _bootstrap_pair(server: Any, job_id: str, training: str, sampling: str) -> httpx.Response:
+    """A plain HTTP bootstrap of the job's (sampling -> training) pair, sent to the training sub-job."""
+    payload = {"source_sub_job_id": sampling, "target_sub_job_id": training}
+    body = {"operation_type": "bootstrap-router-replay", "sub_job_id": training, "payload": payload}
+    return _operation(server, job_id, body)
+
+
+def test_bootstrap_returns_a_zone_id_per_pair(client: CortexTrainingClient, running_pair: Any) -> None:
+    job_id, training, sampling = running_pair(client)
     first = client.bootstrap_router_replay(
         job_id, sampling, training, sub_job_id=training, max_cache_bytes=4096
     )
@@ -82,24 +59,28 @@ def test_bootstrap_returns_a_zone_id_per_pair(client: CortexTrainingClient) -> N
     again = client.bootstrap_router_replay(job_id, sampling, training, sub_job_type="training")
     assert again["sampling_job_id"] == zone and again["max_cache_bytes"] is None
     # Another job's pair gets another zone.
-    other_job, other_training, other_sampling = _running_job(client)
+    other_job, other_training, other_sampling = running_pair(client)
     other = client.bootstrap_router_replay(
         other_job, other_sampling, other_training, sub_job_id=other_training
     )
     assert other["sampling_job_id"] != zone
 
 
-def test_bootstrap_takes_the_cap_from_the_router_replay_block(client: CortexTrainingClient) -> None:
-    body = _body({"router_replay": {"enabled": True, "mode": "strict", "max_cache_bytes": 2048}})
-    job_id, training, sampling = _running_job(client, body)
+def test_bootstrap_takes_the_cap_from_the_router_replay_block(
+    client: CortexTrainingClient, running_pair: Any
+) -> None:
+    block = {"enabled": True, "mode": "strict", "max_cache_bytes": 2048}
+    job_id, training, sampling = running_pair(client, router_replay=block)
     assert (
         client.bootstrap_router_replay(job_id, sampling, training, sub_job_id=training)["max_cache_bytes"]
         == 2048
     )
 
 
-def test_bootstrap_refuses_wrong_pairs_and_receivers(moe_server: Any, client: CortexTrainingClient) -> None:
-    job_id, training, sampling = _running_job(client)
+def test_bootstrap_refuses_wrong_pairs_and_receivers(
+    moe_server: Any, client: CortexTrainingClient, running_pair: Any
+) -> None:
+    job_id, training, sampling = running_pair(client)
 
     def bootstrap(payload: dict[str, Any], **hints: Any) -> httpx.Response:
         return _operation(
@@ -123,24 +104,20 @@ def test_bootstrap_refuses_wrong_pairs_and_receivers(moe_server: Any, client: Co
         assert "max_cache_bytes must be a positive integer" in bad_cap.text
 
 
-def test_best_effort_bootstrap_is_rejected(moe_server: Any, client: CortexTrainingClient) -> None:
-    body = _body({"router_replay": {"enabled": True, "mode": "best_effort"}})
-    job_id, training, sampling = _running_job(client, body)
-    response = _operation(
-        moe_server,
-        job_id,
-        {
-            "operation_type": "bootstrap-router-replay",
-            "sub_job_id": training,
-            "payload": {"source_sub_job_id": sampling, "target_sub_job_id": training},
-        },
-    )
+def test_best_effort_bootstrap_is_rejected(
+    moe_server: Any, client: CortexTrainingClient, running_pair: Any
+) -> None:
+    block = {"enabled": True, "mode": "best_effort"}
+    job_id, training, sampling = running_pair(client, router_replay=block)
+    response = _bootstrap_pair(moe_server, job_id, training, sampling)
     assert response.status_code == 400
     assert response.json()["message"].startswith("router replay bootstrap rejected: mode 'best_effort'")
 
 
-def test_discard_runs_on_the_sampling_sub_job(moe_server: Any, client: CortexTrainingClient) -> None:
-    job_id, training, sampling = _running_job(client)
+def test_discard_runs_on_the_sampling_sub_job(
+    moe_server: Any, client: CortexTrainingClient, running_pair: Any
+) -> None:
+    job_id, training, sampling = running_pair(client)
     answer = client.router_replay_discard(job_id, ["s-1", "s-2", "s-1"], sub_job_type="sampling")
     assert answer == {"job_id": job_id, "sub_job_id": sampling, "requested": 2, "discarded": 0}
     # Without any hint the sampling sub-job receives it; an empty list is a valid no-op.
@@ -160,8 +137,10 @@ def test_discard_runs_on_the_sampling_sub_job(moe_server: Any, client: CortexTra
     assert bad.status_code == 422
 
 
-def test_router_replay_needs_a_running_job(moe_server: Any, client: CortexTrainingClient) -> None:
-    job_id, _, _ = _running_job(client)
+def test_router_replay_needs_a_running_job(
+    moe_server: Any, client: CortexTrainingClient, running_pair: Any
+) -> None:
+    job_id, _, _ = running_pair(client)
     client.cancel_job(job_id)
     response = _operation(
         moe_server,
@@ -182,10 +161,10 @@ def _replay_frame(sampling_job_id: str, **descriptor: Any) -> bytes:
     return wire.dumps({"args": (), "kwargs": {"input_ids": ids, "labels": labels}}, metadata=metadata)
 
 
-def test_replay_frames_must_name_a_bootstrapped_pair(client: CortexTrainingClient) -> None:
+def test_replay_frames_must_name_a_bootstrapped_pair(client: CortexTrainingClient, running_pair: Any) -> None:
     from ct_core.errors import APIError
 
-    job_id, training, sampling = _running_job(client)
+    job_id, training, sampling = running_pair(client)
     zone = router_replay.zone_id(job_id, sampling, training)
     # Before the bootstrap, and with the public sampling sub-job id, the pair is unknown.
     for wrong in (zone, sampling):
@@ -222,10 +201,10 @@ def _rr1_frame(sampling_job_id: str, sample_ids: list[str], **descriptor: Any) -
     return wire.dumps(batch, metadata=metadata)
 
 
-def test_rr1_sample_ids_need_identity_version_1(client: CortexTrainingClient) -> None:
+def test_rr1_sample_ids_need_identity_version_1(client: CortexTrainingClient, running_pair: Any) -> None:
     from ct_core.errors import APIError
 
-    job_id, training, sampling = _running_job(client)
+    job_id, training, sampling = running_pair(client)
     zone = client.bootstrap_router_replay(job_id, sampling, training, sub_job_id=training)["sampling_job_id"]
     exact = ["rr1:sample-a", "rr1:sample-b"]
     # Without identity_version, rr1: ids are refused, chunked (forward-backward) or not (forward).
@@ -259,21 +238,13 @@ def _plain_frame() -> bytes:
     ],
 )
 def test_router_replay_is_refused_for_a_dense_model(
-    moe_server: Any, client: CortexTrainingClient, model: str, why: str
+    moe_server: Any, client: CortexTrainingClient, model: str, why: str, running_pair: Any
 ) -> None:
     from ct_core.errors import APIError
 
-    job_id, training, sampling = _running_job(client, _body(model=model))
+    job_id, training, sampling = running_pair(client, model)
     refusal = f"router replay needs a mixture-of-experts model, and {model} is dense: {why}"
-    boot = _operation(
-        moe_server,
-        job_id,
-        {
-            "operation_type": "bootstrap-router-replay",
-            "sub_job_id": training,
-            "payload": {"source_sub_job_id": sampling, "target_sub_job_id": training},
-        },
-    )
+    boot = _bootstrap_pair(moe_server, job_id, training, sampling)
     assert boot.status_code == 400, boot.text
     assert refusal in boot.json()["message"]
     discard = _operation(

@@ -22,23 +22,6 @@ DATABASE = "RR_PAIRS"
 MOE_MODEL = "tiny-moe"
 
 
-def _body() -> dict[str, Any]:
-    return {
-        "sub_job_configs": [
-            {
-                "job_type": "training",
-                "model_name": MOE_MODEL,
-                "training_config": {"optimizer": {"name": "AdamW", "lr": 1e-4}, "max_seq_len": 128},
-            },
-            {
-                "job_type": "sampling",
-                "model_name": MOE_MODEL,
-                "inference_config": {"max_seq_len": 128},
-            },
-        ]
-    }
-
-
 class CountingClient(CortexTrainingClient):
     """The real client; it also keeps the arguments of every bootstrap it sends."""
 
@@ -57,12 +40,6 @@ def client(moe_server: Any) -> Iterator[CountingClient]:
         yield sdk
 
 
-def _running_job(client: CortexTrainingClient) -> tuple[str, str, str]:
-    job_id = client.create_job_from_body(_body())["job_id"]
-    ids = {sub["job_type"]: sub["sub_job_id"] for sub in client.wait_for_job(job_id)["sub_jobs"]}
-    return job_id, ids["sampling"], ids["training"]
-
-
 def _batch(sample_ids: list[str]) -> dict[str, Any]:
     rows = len(sample_ids)
     return {
@@ -75,8 +52,10 @@ def _batch(sample_ids: list[str]) -> dict[str, Any]:
     }
 
 
-def test_bootstrap_defaults_the_receiver_to_the_target_and_remembers_the_pair(client: CountingClient) -> None:
-    job_id, sampling, training = _running_job(client)
+def test_bootstrap_defaults_the_receiver_to_the_target_and_remembers_the_pair(
+    client: CountingClient, running_pair: Any
+) -> None:
+    job_id, training, sampling = running_pair(client)
     pairs = ReplayPairs(client)
     first = pairs.bootstrap(job_id, sampling, training, max_cache_bytes=4096)
     assert client.bootstraps == [
@@ -101,7 +80,7 @@ def test_bootstrap_defaults_the_receiver_to_the_target_and_remembers_the_pair(cl
         "sub_job_type": "training",
     }
     # Another job's pair is another mapping: never reused across pairs.
-    other_job, other_sampling, other_training = _running_job(client)
+    other_job, other_training, other_sampling = running_pair(client)
     other = pairs.bootstrap(other_job, other_sampling, other_training)["sampling_job_id"]
     assert other != zone
     assert pairs.known() == {
@@ -112,8 +91,8 @@ def test_bootstrap_defaults_the_receiver_to_the_target_and_remembers_the_pair(cl
         pairs.sampling_job_id(job_id, other_sampling, training)
 
 
-def test_frames_carry_the_zone_id_and_identity_version_1(client: CountingClient) -> None:
-    job_id, sampling, training = _running_job(client)
+def test_frames_carry_the_zone_id_and_identity_version_1(client: CountingClient, running_pair: Any) -> None:
+    job_id, training, sampling = running_pair(client)
     pairs = ReplayPairs(client)
     pairs.bootstrap(job_id, sampling, training)
     zone = pairs.sampling_job_id(job_id, sampling, training)
