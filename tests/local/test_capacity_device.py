@@ -13,17 +13,11 @@ from typing import Any
 import httpx
 import pytest
 
+from ct_core.control.shaping import CAPACITY_INT_KEYS
 from ct_local.control import capacity
 
-#: The documented keys of a capacity answer (without a breakdown).
-CAPACITY_KEYS = {
-    "has_reservation",
-    "max_total_gpus",
-    "reserved_gpus",
-    "in_use_gpus",
-    "pending_gpus",
-    "available_gpus",
-}
+#: The documented keys of a capacity answer (without a breakdown), as the SDK reads them.
+CAPACITY_KEYS = {"has_reservation", *CAPACITY_INT_KEYS}
 
 
 def _capacity(server: Any) -> dict[str, Any]:
