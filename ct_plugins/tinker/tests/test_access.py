@@ -99,7 +99,7 @@ def test_training_runs_are_listed_per_role(secured: Any, tinker_env: Any) -> Non
     tinker_env(secured.base_url, "tml-bob-token")
     with tinker.ServiceClient() as service:
         training = service.create_lora_training_client(base_model=BASE_MODEL, rank=4).result()
-        rest = service.create_rest_client()
+        rest = tinker.RestClient(base_url=secured.base_url, api_key="tml-bob-token")
         listed = rest.list_training_runs().result()
         ids = [run.training_run_id for run in listed.training_runs]
         assert training.model_id in ids
@@ -107,5 +107,6 @@ def test_training_runs_are_listed_per_role(secured: Any, tinker_env: Any) -> Non
         assert (run.base_model, run.lora_rank, run.is_lora) == (BASE_MODEL, 4, True)
     tinker_env(secured.base_url, "tml-alice-token")
     with tinker.ServiceClient() as service:
-        theirs = service.create_rest_client().list_training_runs().result()
+        alice = tinker.RestClient(base_url=secured.base_url, api_key="tml-alice-token")
+        theirs = alice.list_training_runs().result()
         assert training.model_id not in [run.training_run_id for run in theirs.training_runs]

@@ -124,7 +124,7 @@ def test_policy_loss_matches_a_direct_torch_computation(
             lp_t, as_tensor(datum, "logprobs"), as_tensor(datum, "advantages"), loss_fn, bounds
         )
         loss.backward()
-        expected += float(loss)
+        expected += float(loss.detach())
         assert lp_t.grad is not None
         weights = (-lp_t.grad).numpy().astype(np.float32)
         surrogate.append(

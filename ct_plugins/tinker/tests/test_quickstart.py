@@ -40,12 +40,15 @@ def per_token_loss(result: Any, batch: list[Any]) -> float:
     return float(-np.dot(logprobs, weights) / weights.sum())
 
 
-def test_quickstart_sync(service_client: Any) -> None:
+def test_quickstart_sync(service_client: Any, local_server: Any) -> None:
+    import tinker
     from tinker import types
 
-    capabilities = service_client.get_server_capabilities()
+    # A RestClient built from credentials is shared per (base URL, key): name both.
+    rest = tinker.RestClient(base_url=local_server.base_url, api_key="tml-local")
+    capabilities = rest.get_server_capabilities().result()
     assert BASE_MODEL in [m.model_name for m in capabilities.supported_models]
-    training = service_client.create_lora_training_client(base_model=BASE_MODEL, rank=8)
+    training = service_client.create_lora_training_client(base_model=BASE_MODEL, rank=8).result()
     tokenizer = training.get_tokenizer()
     assert tokenizer.decode(tokenizer.encode("hello")) == "hello"
     batch = datums(tokenizer)
@@ -64,7 +67,7 @@ def test_quickstart_sync(service_client: Any) -> None:
         losses.append(loss)
     assert losses[-1] < losses[0] - 0.25, losses
 
-    sampler = training.save_weights_and_get_sampling_client()
+    sampler = training.save_weights_and_get_sampling_client().result()
     prompt = types.ModelInput.from_ints(tokenizer.encode("ct trains"))
     sampled = sampler.sample(
         prompt, num_samples=2, sampling_params=types.SamplingParams(max_tokens=8, temperature=1.0, seed=3)
@@ -91,13 +94,13 @@ def test_quickstart_async(service_client: Any) -> None:
 async def _quickstart_async(service_client: Any) -> None:
     from tinker import types
 
-    training = await service_client.create_lora_training_client_async(base_model=BASE_MODEL, rank=4)
+    training = await service_client.create_lora_training_client(base_model=BASE_MODEL, rank=4)
     tokenizer = training.get_tokenizer()
     batch = datums(tokenizer)
     losses = []
     for _ in range(STEPS):
-        fb = await training.forward_backward_async(batch, "cross_entropy")
-        step = await training.optim_step_async(types.AdamParams(learning_rate=LEARNING_RATE))
+        fb = training.forward_backward(batch, "cross_entropy")
+        step = training.optim_step(types.AdamParams(learning_rate=LEARNING_RATE))
         result = await fb
         await step
         losses.append(per_token_loss(result, batch))
@@ -114,7 +117,7 @@ async def _quickstart_async(service_client: Any) -> None:
 def test_unsupported_loss_is_refused_in_the_sdk_error_shape(service_client: Any) -> None:
     import tinker
 
-    training = service_client.create_lora_training_client(base_model=BASE_MODEL, rank=4)
+    training = service_client.create_lora_training_client(base_model=BASE_MODEL, rank=4).result()
     batch = datums(training.get_tokenizer())
     with pytest.raises(tinker.RequestFailedError, match="not available through ct's Tinker API"):
         training.forward_backward(batch, "dro").result()

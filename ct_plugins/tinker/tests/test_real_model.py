@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pytest
 
 MODEL = "tiny-real-qwen3"
 TEXT = "the quick brown fox jumps over the lazy dog"
@@ -61,7 +60,9 @@ def test_a_real_model_trains_with_its_own_tokenizer(
     server = local_server_factory(extra_args=["--model", f"{MODEL}={folder}"])
     tinker_env(server.base_url)
     with tinker.ServiceClient() as service:
-        assert MODEL in [m.model_name for m in service.get_server_capabilities().supported_models]
+        rest = tinker.RestClient(base_url=server.base_url, api_key="tml-local")
+        capabilities = rest.get_server_capabilities().result()
+        assert MODEL in [m.model_name for m in capabilities.supported_models]
         training = service.create_lora_training_client(base_model=MODEL, rank=4).result()
         tokenizer = training.get_tokenizer()
         expected = AutoTokenizer.from_pretrained(str(folder))
@@ -78,13 +79,10 @@ def test_a_real_model_trains_with_its_own_tokenizer(
             training.optim_step(types.AdamParams(learning_rate=2e-2)).result()
             losses.append(fb.result().metrics["loss:sum"])
         assert losses[-1] < losses[0], losses
-        sampler = training.save_weights_and_get_sampling_client()
+        sampler = training.save_weights_and_get_sampling_client().result()
         sampled = sampler.sample(
             types.ModelInput.from_ints(tokens[:3]),
             num_samples=1,
             sampling_params=types.SamplingParams(max_tokens=4),
         ).result()
         assert all(0 <= t < len(expected) for t in sampled.sequences[0].tokens)
-
-
-pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")

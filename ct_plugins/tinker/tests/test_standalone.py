@@ -106,7 +106,7 @@ def test_the_sdk_loop_through_ct_tinker_serve(front: str, local_server: Any, tin
         with pytest.raises(tinker.RequestFailedError, match="not available through ct tinker serve") as info:
             training.forward_backward([policy], "importance_sampling").result()
         assert "cross-entropy mean" in str(info.value)
-        sampler = training.save_weights_and_get_sampling_client()
+        sampler = training.save_weights_and_get_sampling_client().result()
         sampled = sampler.sample(
             types.ModelInput.from_ints(tokens[:4]),
             num_samples=1,
