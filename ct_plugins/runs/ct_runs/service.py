@@ -33,7 +33,7 @@ import traceback
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -47,9 +47,11 @@ from ct_core.http.routes import route_of
 from ct_core.runs import check_idempotency_key
 from ct_runs import datasets as ds
 from ct_runs import spec as run_spec
-from ct_runs.engine import Engine, new_state, public_run, refuse_unresumable
+from ct_runs.engine import Engine, public_run
 from ct_runs.errors import RunsRefusal, aborted, invalid_argument, not_found
+from ct_runs.finalize import refuse_unresumable
 from ct_runs.ids import is_id, new_id
+from ct_runs.progress import Progress, new_state
 from ct_runs.store import (
     IN_FLIGHT,
     TERMINAL,
@@ -61,15 +63,19 @@ from ct_runs.store import (
     workflow_id_of,
 )
 
+if TYPE_CHECKING:
+    from ct_runs.workflows import RunsWorkflows
+
 log = logging.getLogger("ct_runs.service")
 
 #: A worker's heartbeat period, and how long a silent one is considered alive.
 HEARTBEAT_S = 2.0
 WORKER_STALE_AFTER_S = 12.0
 #: The DBOS application name and version: fixed, so a restarted or another worker recovers the
-#: workflows (DBOS recovers only workflows of its own version).
+#: workflows (DBOS recovers only workflows of its own version). Version 2: the workflows are methods
+#: of a configured instance (ct_runs.workflows), which version 1's recorded workflows do not name.
 APPLICATION_NAME = "ct-runs"
-APPLICATION_VERSION = "ct-runs-1"
+APPLICATION_VERSION = "ct-runs-2"
 #: Largest dataset upload and run spec the routes read.
 MAX_DATASET_BYTES = ds.MAX_SOURCE_BYTES
 MAX_SPEC_BYTES = 1024 * 1024
@@ -133,6 +139,7 @@ class RunsService:
         self._threads: list[threading.Thread] = []
         self._insert_lock = threading.Lock()
         self._dbos_client: Any = None
+        self._workflows: RunsWorkflows | None = None
 
     def status(self) -> str:
         """Where the service is: "starting", "up", or "failed: <why it did not start>"."""
@@ -170,7 +177,9 @@ class RunsService:
             )
             self.started = True
             return
-        workflows.install(self)
+        # DBOS hands this instance to every workflow it executes or recovers here (see
+        # ct_runs.workflows); it must exist before DBOS is launched.
+        self._workflows = workflows.RunsWorkflows(self)
         DBOS(
             config={
                 "name": APPLICATION_NAME,
@@ -231,12 +240,17 @@ class RunsService:
                     "workflow_id": workflow_id,
                     "app_version": APPLICATION_VERSION,
                     "application_name": APPLICATION_NAME,
+                    "class_name": workflows.WORKFLOWS_CLASS,
+                    "instance_name": workflows.INSTANCE_NAME,
                 },
                 argument,
             )
             return
+        assert self._workflows is not None  # made by start() before DBOS was launched
         function = (
-            workflows.run_workflow if workflow == workflows.RUN_WORKFLOW else workflows.dataset_workflow
+            self._workflows.run_workflow
+            if workflow == workflows.RUN_WORKFLOW
+            else self._workflows.dataset_workflow
         )
         with SetWorkflowID(workflow_id):
             _queue(queue).enqueue(function, argument)
@@ -354,7 +368,7 @@ class RunsService:
         from ct_runs import webhooks
 
         row = self.store.run_row(run_id)
-        finalizer = json.loads(row.state).get("finalized_by")
+        finalizer = Progress.load(row.state).finalized_by
         if finalizer is not None and finalizer != by:
             return []
         run = public_run(row)
@@ -718,19 +732,14 @@ class RunsService:
         resumable checkpoint through the path a restart after a crash takes (ct_runs.engine)."""
         assert self.store is not None
         row = self.store.run_row(run_id)
-        state = json.loads(row.state)
-        refuse_unresumable(row, state)
-        resumes = int(state.get("resumes", 0)) + 1
-        workflow_id = f"{run_id}.resume-{resumes}"
-        checkpoint = state["resume"]
-        state.update(
-            resumes=resumes,
-            workflow_id=workflow_id,
-            finished_ts=None,
-            error=None,
-            finalized_by=None,
-            attempts_without_progress=0,
-        )
+        progress = Progress.load(row.state)
+        refuse_unresumable(row, progress)
+        checkpoint = progress.resume
+        assert checkpoint is not None  # refused above otherwise
+        progress.resumes += 1
+        workflow_id = progress.workflow_id = f"{run_id}.resume-{progress.resumes}"
+        progress.finished_ts = progress.error = progress.finalized_by = None
+        progress.attempts_without_progress = 0
         entry = (
             time.time(),
             "INFO",
@@ -742,7 +751,9 @@ class RunsService:
                 "checkpoint_id": checkpoint["checkpoint_id"],
             },
         )
-        if not self.store.reopen_run(run_id, state, only_if_state=row.state, log_entries=[entry]):
+        if not self.store.reopen_run(
+            run_id, progress.to_dict(), only_if_state=row.state, log_entries=[entry]
+        ):
             raise aborted(f"run {run_id} changed while it was being resumed; read it and ask again")
         self._enqueue_run(run_id, workflow_id)
         return JSONResponse(public_run(self.store.run_row(run_id)))

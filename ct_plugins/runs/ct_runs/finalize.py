@@ -1,0 +1,295 @@
+"""The end of a run: the terminal write, exactly once, and the registered model.
+
+:meth:`Finalizer.finalize` makes a run terminal; a succeeded run registers its model first (its
+best checkpoint saved again weights-only), and :meth:`Finalizer.register_cancelled` registers the
+model of a cancelled run on request. A registered model records where it comes from (run,
+checkpoints, step, validation loss) and how it talks (the format of its rows and the chat template
+they were rendered with). :func:`refuse_unregistrable` and :func:`refuse_unresumable` say why a
+run's model cannot be registered, or the run resumed, now, and what to do instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import threading
+import time
+import traceback
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ct_core.errors import APIError
+from ct_runs import templates
+from ct_runs.checkpoints import best_of
+from ct_runs.errors import aborted
+from ct_runs.ids import new_id
+from ct_runs.lifecycle import Jobs, RunFailed, load_run
+from ct_runs.progress import Pending, Progress
+from ct_runs.store import TERMINAL, Store
+
+log = logging.getLogger("ct_runs.finalize")
+
+
+class Finalizer:
+    """Ends runs and registers their models, for one process."""
+
+    def __init__(self, store: Store, client_for: Callable[[str, str, str], Any], jobs: Jobs) -> None:
+        self.store = store
+        self.client_for = client_for
+        self.jobs = jobs
+        #: One registration of a cancelled run's model at a time in this process.
+        self._registering = threading.Lock()
+
+    def finalize(self, run_id: str, outcome: str, error: str | None = None, *, by: str = "workflow") -> bool:
+        """Make the run terminal: export and register the model (succeeded), end the job, usage.
+
+        Exactly once, however many finalizers race for one run (the cancel route and the run's
+        workflow picked up at that moment, two workers of one database): the terminal write is a
+        compare-and-swap on the state this call read, so one finalizer writes the end, its log
+        line and its usage, and every other one reads the run again, finds it finished and returns,
+        having written nothing. ``by`` names the finalizer ("workflow" or "cancel") in the run's
+        progress, so only the one that ended the run sends its webhook. Returns whether this call
+        ended the run.
+        """
+        requested = outcome, error
+        while True:
+            row, record, progress = load_run(self.store, run_id)
+            if row.status in TERMINAL and progress.finished_ts:
+                return False
+            outcome, error = requested
+            client = self.client_for(row.owner, row.database, row.schema)
+            pending = Pending()
+            if row.status == "cancelled" or outcome == "cancelled" or self.store.cancel_requested(run_id):
+                outcome = "cancelled"
+            if outcome == "succeeded" and not progress.model_id:
+                try:
+                    progress.model_id = self._register(client, row, record, progress, pending)
+                except Exception as exc:
+                    log.error("registering the model of run %s failed:\n%s", run_id, traceback.format_exc())
+                    outcome, error = (
+                        "failed",
+                        f"exporting the best checkpoint failed: {type(exc).__name__}: {exc}",
+                    )
+            self.jobs.end(client, run_id, progress.live_job_id)
+            for job in self.store.run_jobs(run_id):
+                if job.ended_at is None:
+                    self.store.job_ended(run_id, job.job_id, time.time())
+            progress.live_job_id = None
+            progress.gpu_seconds = self.store.gpu_seconds(run_id)
+            progress.finished_ts = time.time()
+            progress.error = error
+            progress.finalized_by = by
+            severity = "INFO" if outcome != "failed" else "ERROR"
+            pending.log(
+                severity,
+                f"run {outcome}" + (f": {error}" if error else ""),
+                event=outcome,
+                step=progress.step,
+            )
+            points, entries = pending.take()
+            if self.store.write_state(
+                run_id,
+                progress.to_dict(),
+                status=outcome,
+                metric_points=points,
+                log_entries=entries,
+                only_if_state=row.state,
+            ):
+                return True
+            # The run changed since it was read: another finalizer ended it (the loop returns it
+            # as that one left it), or something else wrote its state meanwhile (then try again).
+
+    def _dataset_format(self, record: Mapping[str, Any]) -> str | None:
+        """The format of the rows the run trains on, as its dataset build recorded it."""
+        dataset = self.store.dataset_row(record["dataset_id"])
+        if dataset is None:
+            return None
+        value = json.loads(dataset.summary).get("format")
+        return str(value) if value is not None else None
+
+    def register_cancelled(self, run_id: str) -> tuple[dict[str, Any], bool]:
+        """Register the model of a cancelled run from its best checkpoint; (model, created now).
+
+        The run keeps its checkpoints when it is cancelled, so its best one (the lowest validation
+        loss) is exported weights-only and registered, as a succeeded run's is when it ends. A run
+        with a model answers that model. Anything else is refused with what to do instead.
+        """
+        with self._registering:
+            row, record, progress = load_run(self.store, run_id)
+            registered = self.store.model_for_run(run_id)
+            if registered is not None:
+                return json.loads(registered.record), False
+            refuse_unregistrable(row, progress)
+            client = self.client_for(row.owner, row.database, row.schema)
+            pending = Pending()
+            model = self._save_model(client, record, progress, run_status="cancelled")
+            # The job that loaded the checkpoint did its work; a cancelled run holds no job.
+            self.jobs.end(client, run_id, progress.live_job_id)
+            progress.live_job_id = None
+            progress.gpu_seconds = self.store.gpu_seconds(run_id)
+            model_id = self.store.add_model(model, owner=row.owner)
+            if model_id != model["model_id"]:
+                with contextlib.suppress(APIError):
+                    client.delete_checkpoint(model["job_id"], model["checkpoint_id"])
+            first = self.store.model_for_run(run_id)
+            assert first is not None  # add_model answered with its id
+            model = json.loads(first.record)
+            progress.model_id = model["model_id"]
+            pending.log(
+                "INFO",
+                f"registered model {model['model_id']} from checkpoint {model['source_checkpoint_id']} "
+                f"at step {model['step']} of the cancelled run",
+                event="model_registered",
+                step=model["step"],
+                checkpoint_id=model["checkpoint_id"],
+            )
+            _, entries = pending.take()
+            self.store.write_state(
+                run_id, progress.to_dict(), log_entries=entries, only_if_status=("cancelled",)
+            )
+            return model, model_id == model["model_id"]
+
+    def _register(
+        self, client: Any, row: Any, record: Mapping[str, Any], progress: Progress, pending: Pending
+    ) -> str:
+        """Register the run's model: its best checkpoint saved again weights-only; its id.
+
+        A run has one registered model. One already registered (by a finalizer that did not get to
+        write the run's end, or one racing with this call) is the answer, and the weights this call
+        saved for it, if any, are deleted again.
+        """
+        registered = self.store.model_for_run(record["run_id"])
+        if registered is not None:
+            model = json.loads(registered.record)
+        else:
+            model = self._save_model(client, record, progress)
+            if self.store.add_model(model, owner=row.owner) != model["model_id"]:
+                with contextlib.suppress(APIError):
+                    client.delete_checkpoint(model["job_id"], model["checkpoint_id"])
+                first = self.store.model_for_run(record["run_id"])
+                assert first is not None  # add_model answered with its id
+                model = json.loads(first.record)
+        note = " (fallback: validation never ran, the newest checkpoint)" if model["fallback"] else ""
+        pending.log(
+            "INFO",
+            f"registered model {model['model_id']} from checkpoint {model['source_checkpoint_id']} "
+            f"at step {model['step']}{note}",
+            event="model_registered",
+            step=model["step"],
+            checkpoint_id=model["checkpoint_id"],
+        )
+        return str(model["model_id"])
+
+    def _save_model(
+        self, client: Any, record: Mapping[str, Any], progress: Progress, run_status: str = "succeeded"
+    ) -> dict[str, Any]:
+        """Load the best checkpoint (the newest one when validation never ran) into a live job and
+        save it weights-only; the model record of that save."""
+        best = best_of(progress.checkpoints)
+        fallback = best is None
+        source = best if best is not None else (progress.checkpoints[-1] if progress.checkpoints else None)
+        if source is None:
+            raise RunFailed("the run has no checkpoint to register")
+        job_id = progress.live_job_id
+        if not job_id or not self.jobs.alive(client, job_id):
+            job_id = self.jobs.create(client, record["run_id"], record, source)
+            progress.live_job_id = job_id
+            progress.job_ids = [*progress.job_ids, job_id]
+        else:
+            client.poll_request(job_id, client.load(job_id, source["checkpoint_id"], source["job_id"]))
+        result = client.poll_request(job_id, client.save(job_id, checkpoint_type="weights-only"))
+        weights_id = client.checkpoint_id_from_save_result(result)
+        dataset_format = self._dataset_format(record)
+        return {
+            "model_id": new_id("mdl"),
+            "status": "training",
+            "run_status": run_status,
+            "status_detail": _status_detail(record["run_id"], run_status, source, weights_id, fallback),
+            "format": dataset_format,
+            "chat_template": chat_template_of(dataset_format),
+            "run_id": record["run_id"],
+            "database": record["database"],
+            "schema": record["schema"],
+            "model_name": record["model_name"],
+            "job_id": job_id,
+            "checkpoint_id": weights_id,
+            "source_checkpoint_id": source["checkpoint_id"],
+            "step": source["step"],
+            "val_loss": source.get("val_loss"),
+            "fallback": fallback,
+            "config_fingerprint": record["config_fingerprint"],
+            "created_ts": time.time(),
+        }
+
+
+def chat_template_of(dataset_format: str | None) -> dict[str, Any] | None:
+    """The chat template a model trained on rows of ``dataset_format`` answers in: its name and
+    end-of-turn marker (chat and prompt/completion rows are rendered with it); None for text and
+    label rows, which train on plain text."""
+    if dataset_format not in ("chat", "prompt_completion"):
+        return None
+    return {"name": templates.TEMPLATE, "end_of_turn": templates.END_OF_TURN}
+
+
+def _status_detail(
+    run_id: str, run_status: str, source: Mapping[str, Any], weights_id: str, fallback: bool
+) -> str:
+    """A sentence for people: what the model is and where its weights come from."""
+    which = "newest checkpoint (validation never ran)" if fallback else "best checkpoint"
+    loss = source.get("val_loss")
+    measured = f", validation loss {loss:.6g}" if isinstance(loss, int | float) else ""
+    return (
+        f"weights-only export {weights_id} of the {which} {source['checkpoint_id']} "
+        f"(step {source['step']}{measured}) of run {run_id}, registered "
+        + ("when the run succeeded" if run_status == "succeeded" else "after the run was cancelled")
+    )
+
+
+def refuse_unregistrable(row: Any, progress: Progress) -> None:
+    """Refuse (409 ``aborted``, saying what to do) a run whose model cannot be registered now."""
+    run_id = row.run_id
+    if row.status in ("queued", "running"):
+        raise aborted(
+            f"run {run_id} is {row.status}: a model is registered when it succeeds; to keep what it "
+            "has learnt so far, cancel it and register the cancelled run's best checkpoint"
+        )
+    if row.status == "failed":
+        raise aborted(
+            f"run {run_id} failed ({progress.error}): resume it (POST …/runs/{run_id}:resume, "
+            "ct runs resume) and it registers its model when it succeeds"
+        )
+    if row.status == "succeeded":
+        raise aborted(f"run {run_id} succeeded but registered no model: {progress.error}")
+    if not progress.finished_ts:
+        raise aborted(f"run {run_id} is still ending after its cancel; ask again in a moment")
+    if best_of(progress.checkpoints) is None:
+        raise aborted(
+            f"run {run_id} was cancelled before any validation, so no checkpoint is known to be best; "
+            f"resume it (POST …/runs/{run_id}:resume, ct runs resume) to train on and validate"
+        )
+
+
+def refuse_unresumable(row: Any, progress: Progress) -> None:
+    """Refuse (409 ``aborted``, saying what to do) a run that cannot be resumed now."""
+    run_id = row.run_id
+    if row.status in ("queued", "running"):
+        raise aborted(f"run {run_id} is {row.status}: only a failed or cancelled run can be resumed")
+    if row.status == "succeeded":
+        raise aborted(
+            f"run {run_id} succeeded: there is nothing to resume; to train its model further, start "
+            f"a new run with model set to its model id ({progress.model_id})"
+        )
+    if not progress.finished_ts:
+        raise aborted(f"run {run_id} is still ending; ask again in a moment")
+    if progress.model_id:
+        raise aborted(
+            f"run {run_id} registered model {progress.model_id} from its best checkpoint: resuming "
+            "would leave that model behind the run; to train on, start a new run with model set to "
+            f"{progress.model_id}"
+        )
+    if not progress.resume:
+        raise aborted(
+            f"run {run_id} has no resumable checkpoint (it ended before its first one): start it "
+            "again with the same spec (ct runs start) instead"
+        )
