@@ -5,8 +5,9 @@ the real `ct` command line against it, one subprocess per step, exactly as a use
 
 First, **fine-tune and chat** (about a minute on two CPU cores): build a dataset from the bundled
 chat rows of `examples/data/shout.jsonl` (the user sends `shout kqz`, the assistant answers `KQZ`),
-start a managed run on it and wait for the end, show its last metrics and plot them, deploy the
-base model and the model the run registered, ask both the held-out questions of
+start a managed run on it (`ct runs start --dataset ... --wait`) and wait for the end, show its last
+metrics and plot them, deploy the base model and the model the run registered (`ct runs deploy`),
+ask the fine-tuned one a quick question (`ct runs chat`), ask both the held-out questions of
 `examples/data/shout-heldout.jsonl` (words the run never saw) through the `openai` package, and
 print their answers side by side with each model's accuracy. The demo fails unless the fine-tuned
 model answers at least 90 % of them exactly and the base model at most 20 %.
@@ -120,21 +121,22 @@ DEPLOYMENT_WAIT_TIMEOUT_S = 120
 CHAT_MESSAGE = "Hello"
 #: The fine-tune: the plugin the runs commands come from, the bundled task (written by
 #: examples/data/make_shout.py: chat rows `shout kqz` -> `KQZ`, and held-out rows whose words the
-#: training file never has) and the run's spec. Ten epochs of 360 training rows at 16 rows a step
-#: are 230 steps; the tiny model answers every held-out question from about step 140 on, whatever
-#: the seed, so the last 90 steps are the margin. No early stopping: a fixed budget, a fixed time.
+#: training file never has), the base model (tier S's; deployed as it is for the comparison, the
+#: tiny model's random weights) and the flags of `ct runs start`. A row is about 40 tokens and
+#: gets a packed row of its own; 4096 batch tokens over the model's 256-token rows are 16 rows a
+#: step, so ten epochs of the 360 training rows are at most 230 steps. The tiny model answers
+#: every held-out question from about step 140 on, whatever the seed: the rest is the margin.
 RUNS_PLUGIN = "runs"
+#: `ct runs deploy` and `ct runs chat` serve a run's model through the model-deployment plugin.
+RUNS_AND_DEPLOYMENTS = f"{RUNS_PLUGIN},{DEPLOYMENT_PLUGIN}"
 DATA_DIR = Path(__file__).resolve().parent / "data"
 TASK_FILE = DATA_DIR / "shout.jsonl"
 HELDOUT_FILE = DATA_DIR / "shout-heldout.jsonl"
-FINE_TUNE_SPEC: dict[str, Any] = {
-    "model_config_tier": "S",
-    "seed": 0,
-    "overrides": {"max_seq_len": 64},
-    "trainer": {"epochs": 10, "batch_tokens": 1024, "learning_rate": 0.003, "early_stopping": False},
-}
-#: The model tier S fine-tunes, deployed as it is for the comparison (the tiny model's random weights).
 BASE_MODEL = "Qwen/Qwen3-0.6B"
+FINE_TUNE_FLAGS = [
+    *("--model", BASE_MODEL, "--epochs", "10", "--batch-tokens", "4096"),
+    *("--learning-rate", "0.003", "--seed", "0"),
+]
 #: What the demo promises, and fails without: the fine-tuned model answers at least this share of
 #: the held-out questions exactly, the base model at most that share.
 FINE_TUNED_MIN_ACCURACY = 0.9
@@ -548,14 +550,10 @@ def fine_tune_and_chat(workdir: Path, output_dir: Path, connection: list[str]) -
     )
     if dataset.get("status") != "succeeded" or dataset.get("violations") or dataset.get("format") != "chat":
         raise DemoError(f"the dataset build did not succeed cleanly as chat rows: {dataset!r}")
-    spec_file = workdir / "run.json"
-    spec_file.write_text(
-        json.dumps({"dataset_id": dataset["dataset_id"], **FINE_TUNE_SPEC}, indent=2), encoding="utf-8"
-    )
     run = run_step(
         "fine-tune: start a managed run and wait for it (about a minute on two CPU cores)",
         compact,
-        ["runs", "start", str(spec_file), "--wait"],
+        ["runs", "start", "--dataset", dataset["dataset_id"], *FINE_TUNE_FLAGS, "--wait"],
         plugins=RUNS_PLUGIN,
     )
     model_id = run.get("model_id")
@@ -577,20 +575,36 @@ def fine_tune_and_chat(workdir: Path, output_dir: Path, connection: list[str]) -
     )
     pairs = held_out_questions()
     questions = [question for question, _ in pairs]
-    answers: dict[str, list[str]] = {}
-    for key, source, what in (
-        ("base", {"type": "base_model", "model": BASE_MODEL}, f"the base model {BASE_MODEL}"),
-        ("tuned", {"type": "registered_model", "model_id": model_id}, f"the fine-tuned model {model_id}"),
-    ):
-        deployment = deploy(workdir, connection, source, what)
-        try:
-            _heading(f"ask it the {len(questions)} held-out questions through the openai package")
-            answers[key] = ask(deployment, questions)
-        finally:
-            drop(connection, deployment["deployment"])
+    base = deploy(
+        workdir, connection, {"type": "base_model", "model": BASE_MODEL}, f"the base model {BASE_MODEL}"
+    )
+    try:
+        _heading(f"ask the base model the {len(questions)} held-out questions (the openai package)")
+        base_answers = ask(base, questions)
+    finally:
+        drop(connection, base["deployment"])
+    tuned = run_step(
+        "deploy the model the run registered, in one command",
+        compact,
+        ["runs", "deploy", run["run_id"], "--wait", "--timeout", str(DEPLOYMENT_WAIT_TIMEOUT_S)],
+        plugins=RUNS_AND_DEPLOYMENTS,
+    )
+    if tuned.get("status") != "READY" or not isinstance(tuned.get("base_url"), str):
+        raise DemoError(f"the fine-tuned model's deployment is not READY: {tuned!r}")
+    try:
+        run_step(
+            "a quick question to it (a word the run never saw)",
+            compact,
+            ["runs", "chat", run["run_id"], questions[0]],
+            plugins=RUNS_AND_DEPLOYMENTS,
+        )
+        _heading(f"ask the fine-tuned model the {len(questions)} held-out questions (the openai package)")
+        tuned_answers = ask(tuned, questions)
+    finally:
+        drop(connection, tuned["deployment"])
     rows = [
         Asked(question, expected, base, tuned)
-        for (question, expected), base, tuned in zip(pairs, answers["base"], answers["tuned"], strict=True)
+        for (question, expected), base, tuned in zip(pairs, base_answers, tuned_answers, strict=True)
     ]
     _heading("held-out questions (words the run never saw), the base model and the fine-tuned one")
     sys.stdout.write(side_by_side(rows) + "\n")
