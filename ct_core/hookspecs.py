@@ -72,6 +72,7 @@ def ct_validate_create_body(body: dict[str, Any]) -> list[str] | None:
     Called by `ct_core.config.validation.validate_create_body` once per body, after every sub-job
     has gone through `ct_validate_sub_job`, for rules that span sub-jobs or concern the
     top-level fields (for example a plugin that needs a matching training and sampling pair).
+    The local server calls it the same way on a copy of each posted create body.
 
     :param body: the create-job body (a copy of the caller's); may be rewritten in place.
     :returns: a list of problems, each naming the field it is about, or None / an empty list
