@@ -4,9 +4,11 @@ The file holds the fields of the reference CLI's generate JSON: ``prompts`` (str
 lists), optional ``sampling_params`` (one object or one per prompt), ``routing_key``, ``strict``, and
 ``poll`` (false: print the request id without waiting), optionally nested under ``payload``. A
 flat list of token ids (``[72, 105, 33]``) is one prompt, as the SDK reads it, so it counts as one
-and takes a one-item ``sampling_params`` list. A ``sub_job_id`` next to the prompts picks the sampling
-sub-job like ``--sub-job-id`` (alias ``--sub-job``) does. The requests are the operationIds
-``generate`` and ``generateStream``.
+and takes a one-item ``sampling_params`` list. A ``tokenizer`` next to the prompts (``"byte"``, a
+folder, or a Hugging Face name in the local cache, read offline) encodes text prompts into token ids
+here; without one the server reads them with the model's own tokenizer. A ``sub_job_id`` next to
+the prompts picks the sampling sub-job like ``--sub-job-id`` (alias ``--sub-job``) does. The
+requests are the operationIds ``generate`` and ``generateStream``.
 """
 
 from __future__ import annotations
@@ -59,6 +61,12 @@ def _request_fields(spec: dict[str, Any]) -> tuple[dict[str, Any], bool, str | N
     sub_job_id = payload.get("sub_job_id")
     if sub_job_id is not None and (not isinstance(sub_job_id, str) or not sub_job_id):
         raise ValueError("generate sub_job_id must be a non-empty string")
+    if payload.get("tokenizer") is not None:
+        from ct_core.data.payloads import encode_prompts
+
+        # Text prompts are read with the tokenizer the file names, here; without one, the server
+        # reads them with the sampling sub-job's model's own.
+        prompts = encode_prompts(payload["tokenizer"], prompts)
     fields = {
         "prompts": prompts,
         "sampling_params": params,

@@ -255,6 +255,21 @@ def job_tokenizer(client: Any, job_id: str) -> Any:
     return load_tokenizer(model_tokenizer(name, client.list_models()))
 
 
+def encode_text(tokenizer: Any, text: str) -> list[int]:
+    """``text``'s ids under ``tokenizer`` (from :func:`load_tokenizer`), no special tokens added:
+    what a sampler reads a text prompt as."""
+    if isinstance(tokenizer, ByteTokenizer):
+        return tokenizer.encode(text)
+    return [int(token) for token in tokenizer.encode(text, add_special_tokens=False)]
+
+
+def encode_prompts(spec: Any, prompts: Sequence[Any]) -> list[Any]:
+    """``prompts`` with every text prompt encoded by the tokenizer ``spec`` names (see
+    :func:`load_tokenizer`); token-id prompts pass through."""
+    tokenizer = load_tokenizer(spec)
+    return [encode_text(tokenizer, prompt) if isinstance(prompt, str) else prompt for prompt in prompts]
+
+
 def needs_job_tokenizer(spec: Any) -> bool:
     """Whether a readable fwd-bwd JSON holds texts but names no tokenizer (nor a model for one)."""
     content = spec.get("payload", spec) if isinstance(spec, dict) else None

@@ -145,3 +145,31 @@ def test_the_generate_door_counts_a_text_prompt_in_the_models_tokens(real_server
     refused = driver.post_frame("generate", {"prompts": [long]})
     assert refused.status_code == 422, refused.text
     assert f"has {count} tokens" in refused.text
+
+
+def test_ct_generate_encodes_text_prompts_with_a_tokenizer_the_file_names(real_server, driver, tmp_path):
+    max_seq_len = 64
+    sampling = {
+        "job_type": "sampling",
+        "model_name": "tiny-qwen3",
+        "inference_config": {"n_gpus": 1, "max_seq_len": max_seq_len},
+    }
+    driver.start(sampling)
+    prompt = " ".join([TEXT, TEXT])  # 87 bytes, far fewer of the model's tokens
+    request = {"prompts": [prompt], "sampling_params": {"max_tokens": 2}, "tokenizer": "byte"}
+    result = _ct(real_server, _schema(driver), driver.job_id, "generate", "-", stdin=json.dumps(request))
+    # Encoded as bytes on the client: 87 ids, too many for the window, refused before sending.
+    assert result.returncode == 1, result.stdout
+    assert f"has {len(prompt.encode())} tokens" in result.stderr
+    request["tokenizer"] = "Org/Not-Cached"
+    missing = _ct(
+        real_server,
+        _schema(driver),
+        driver.job_id,
+        "generate",
+        "-",
+        stdin=json.dumps(request),
+        HF_HUB_CACHE=str(tmp_path / "empty-hub"),
+    )
+    assert missing.returncode == 1, missing.stdout
+    assert "'Org/Not-Cached' is neither a folder nor in the local Hugging Face cache" in missing.stderr
