@@ -202,7 +202,13 @@ class ModelTokenizer:
             raise ValueError("messages must be a list of messages")
         rendered = self._render(messages)
         ranges = self.trained_ranges(messages, rendered)
-        encoded = self.tokenizer(rendered, add_special_tokens=False, return_offsets_mapping=True)
+        try:
+            encoded = self.tokenizer(rendered, add_special_tokens=False, return_offsets_mapping=True)
+        except NotImplementedError as exc:
+            raise ValueError(
+                f"the tokenizer of {self.source} is a slow (Python) tokenizer, which cannot say where each "
+                "token comes from; a run needs its fast form (tokenizer.json)"
+            ) from exc
         pieces: list[Piece] = []
         for token, (start, _) in zip(encoded["input_ids"], encoded["offset_mapping"], strict=True):
             trained = any(low <= start < high for low, high in ranges)
