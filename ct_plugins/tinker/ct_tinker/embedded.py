@@ -53,6 +53,8 @@ class EmbeddedTinker:
             tokenizer_for=real_model_tokenizer,
             # This server's trainer computes every Tinker loss by name (ct_local.model.trainer).
             backend_losses=True,
+            # Offline, a sampling client's get_tokenizer() loads only a folder.
+            tokenizer_as_model_name=True,
         )
 
     def routes(self) -> list[Route]:

@@ -58,6 +58,8 @@ DEFAULT_DATABASE = "TINKER_DB"
 DEFAULT_SCHEMA = "PUBLIC"
 #: The checkpoint records the service keeps in its state dir (JSON; one object keyed by Tinker path).
 CHECKPOINTS_FILE = "checkpoints.json"
+#: One checkpoint of a training run, as the SDK addresses it (`tinker://RUN/KIND/NAME`).
+CHECKPOINT_ROUTE = "/training_runs/{model_id}/checkpoints/{kind}/{name}"
 #: The sequence length of the jobs a training client creates.
 MAX_SEQ_LEN = 1024
 #: Tinker's Adam defaults; a job is created with them, and an optim_step asking for other betas,
@@ -186,11 +188,15 @@ class TinkerService:
         schema: str | None = DEFAULT_SCHEMA,
         tokenizer_for: Callable[[str], str | None] | None = None,
         backend_losses: bool = False,
+        tokenizer_as_model_name: bool = False,
     ) -> None:
         """`backend_losses`: the training backend computes Tinker's losses itself, by name (ct local
-        serve's does); without it only cross-entropy is translated, into the contract's weighted mean."""
+        serve's does); without it only cross-entropy is translated, into the contract's weighted mean.
+        `tokenizer_as_model_name`: the model name the SDK is told (get-info, a sampler's base model)
+        is the tokenizer folder, since a sampling client loads its tokenizer by that name alone."""
         self.client_for = client_for
         self.backend_losses = backend_losses
+        self.tokenizer_as_model_name = tokenizer_as_model_name
         self.tokenizer_for = tokenizer_for
         self.authenticate = authenticate
         self.state_dir = state_dir
@@ -236,6 +242,9 @@ class TinkerService:
             "/asample": self.asample,
             "/retrieve_future": self.retrieve_future,
             "/sessions/{session_id}/finish": self.finish_session,
+            "/weights_info": self.weights_info,
+            "/copy_weights": self.no_equivalent,
+            CHECKPOINT_ROUTE + "/publish": self.no_equivalent,
         }
         get = {
             "/get_server_capabilities": self.capabilities,
@@ -245,8 +254,14 @@ class TinkerService:
             "/training_runs/{model_id}/checkpoints": self.list_checkpoints,
             "/samplers/{sampler_id}": self.get_sampler,
         }
+        other = [
+            (CHECKPOINT_ROUTE, self.delete_checkpoint, "DELETE"),
+            (CHECKPOINT_ROUTE + "/publish", self.no_equivalent, "DELETE"),
+            (CHECKPOINT_ROUTE + "/ttl", self.no_equivalent, "PUT"),
+        ]
         routes = [Route(p + path, self._h(h), methods=["POST"]) for path, h in post.items()]
         routes += [Route(p + path, self._h(h), methods=["GET"]) for path, h in get.items()]
+        routes += [Route(p + path, self._h(h), methods=[method]) for path, h, method in other]
         routes.append(
             Route(p + "/{rest:path}", self._h(self.unsupported), methods=["GET", "POST", "PUT", "DELETE"])
         )
@@ -414,6 +429,16 @@ class TinkerService:
                 )
         return {"supported_models": supported}
 
+    async def no_equivalent(self, request: Request, owner: str) -> Response:
+        """Publishing, TTLs and copies of checkpoints: refused, naming why."""
+        await request.body()
+        what = {
+            "publish": "publishing a checkpoint (Cortex Training checkpoints belong to their job and role)",
+            "ttl": "a checkpoint TTL (Cortex Training checkpoints live as long as their job's records)",
+            "copy_weights": "copying a checkpoint into another project (Cortex Training has no projects)",
+        }[request.url.path.rstrip("/").rsplit("/", 1)[-1]]
+        raise TinkerRefusal(400, f"{what} has no Cortex Training equivalent (see docs/tinker.md)")
+
     async def unsupported(self, request: Request, owner: str) -> Response:
         path = request.url.path
         return _error(
@@ -535,13 +560,17 @@ class TinkerService:
             "model_id": model.model_id,
             "model_data": {
                 "arch": "ct-local",
-                "model_name": model.base_model,
+                "model_name": self.sdk_model_name(model.base_model),
                 "tokenizer_id": self.tokenizer_id(model.base_model),
             },
             "is_lora": True,
             "lora_rank": model.rank,
-            "model_name": model.base_model,
+            "model_name": self.sdk_model_name(model.base_model),
         }
+
+    def sdk_model_name(self, base_model: str) -> str:
+        """The model name the SDK is told: the tokenizer folder with `tokenizer_as_model_name`."""
+        return self.tokenizer_id(base_model) if self.tokenizer_as_model_name else base_model
 
     # --- forward / backward ---------------------------------------------------------------------
 
@@ -804,6 +833,43 @@ class TinkerService:
     async def get_training_run(self, request: Request, owner: str) -> dict[str, Any]:
         return self._training_run(self._model(request.path_params["model_id"], owner))
 
+    def _checkpoint(self, path: str, owner: str) -> dict[str, Any]:
+        with self.lock:
+            record = self.state.checkpoints.get(path)
+        # Another role's checkpoint answers exactly like a missing one.
+        if record is None or record["owner"] != owner:
+            raise TinkerRefusal(404, f"checkpoint {path!r} not found")
+        return record
+
+    async def weights_info(self, request: Request, owner: str) -> dict[str, Any]:
+        body = await self._json(request)
+        record = self._checkpoint(str(body.get("tinker_path") or ""), owner)
+        targets = set(record["targets"])
+        return {
+            "base_model": record["base_model"],
+            "is_lora": True,
+            "lora_rank": record["rank"],
+            "train_attn": bool(targets & set(ATTENTION_MODULES)),
+            "train_mlp": bool(targets & set(MLP_MODULES)),
+            "train_unembed": False,
+        }
+
+    async def delete_checkpoint(self, request: Request, owner: str) -> Response:
+        from ct_core.errors import NotFoundError
+
+        params = request.path_params
+        path = f"tinker://{params['model_id']}/{params['kind']}/{params['name']}"
+        record = self._checkpoint(path, owner)
+        client = self.client_for(owner)
+        try:
+            await asyncio.to_thread(client.delete_checkpoint, record["job_id"], record["checkpoint_id"])
+        except NotFoundError:
+            pass  # gone from Cortex Training already: the record goes too
+        with self.lock:
+            self.state.checkpoints.pop(path, None)
+            atomic_write(self.state_dir / CHECKPOINTS_FILE, json.dumps(self.state.checkpoints, indent=1))
+        return Response(status_code=204)
+
     async def list_checkpoints(self, request: Request, owner: str) -> dict[str, Any]:
         model = self._model(request.path_params["model_id"], owner)
         with self.lock:
@@ -846,7 +912,11 @@ class TinkerService:
 
     async def get_sampler(self, request: Request, owner: str) -> dict[str, Any]:
         session = self._sampler(request.path_params["sampler_id"], owner)
-        return {"sampler_id": session.session_id, "base_model": session.base_model, "model_path": None}
+        return {
+            "sampler_id": session.session_id,
+            "base_model": self.sdk_model_name(session.base_model),
+            "model_path": None,
+        }
 
     def _sampler(self, session_id: Any, owner: str) -> SamplingSession:
         with self.lock:
