@@ -15,6 +15,7 @@ from ct_core.version import __version__ as __version__
 
 _EXPORTS = {
     "CortexTrainingClient": "ct_core.client",
+    "RoleClients": "ct_core.role_clients",
     "SubJobConfig": "ct_core.config.typed",
     "TrainingConfig": "ct_core.config.typed",
     "InferenceConfig": "ct_core.config.typed",
@@ -30,6 +31,7 @@ __all__ = [
     "Hardware",
     "InferenceConfig",
     "JobType",
+    "RoleClients",
     "SubJobConfig",
     "TrainingConfig",
     "WireError",
@@ -41,6 +43,7 @@ if TYPE_CHECKING:
     from ct_core.client import CortexTrainingClient
     from ct_core.config.typed import Hardware, InferenceConfig, JobType, SubJobConfig, TrainingConfig
     from ct_core.errors import CTError, WireError
+    from ct_core.role_clients import RoleClients
 
 
 def __getattr__(name: str) -> Any:

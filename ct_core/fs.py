@@ -10,7 +10,8 @@ manifests, finished downloads) goes through here:
 - `fsync_dir` makes a rename in a folder survive a power cut;
 - `exclusive_lock` holds an advisory lock file, so processes (and threads) take turns at a
   read-modify-write of files they share;
-- `kept_secret` reads a secret kept in a file (0600), or creates it once under that lock.
+- `kept_secret` reads a secret kept in a file (0600), or creates it once under that lock;
+- `service_state_dir` names the folder a ct service keeps its state in by default.
 
 With ``durable`` the bytes are fsynced before the rename and the folder after it, so the new content
 is on disk when the call returns; without it a killed process still never leaves a half-written
@@ -152,3 +153,16 @@ def kept_secret(path: str | os.PathLike[str], new: Callable[[], str]) -> tuple[s
         secret = new()
         atomic_write(target, secret + "\n", mode=0o600)
         return secret, True
+
+
+#: Where ct's services keep their state by default: a folder per service under this one, in the
+#: user's data folder (`$XDG_DATA_HOME`, else ~/.local/share, as the XDG base-directory rule says).
+SERVICE_STATE_ROOT = "cortex-training"
+
+
+def service_state_dir(name: str) -> Path:
+    """`$XDG_DATA_HOME/cortex-training/<name>`, or under ~/.local/share without XDG_DATA_HOME (a
+    blank value counts as unset). `ct runs serve` and `ct tinker serve` keep their state there."""
+    base = os.environ.get("XDG_DATA_HOME", "").strip()
+    root = Path(base).expanduser() if base else Path.home() / ".local" / "share"
+    return root / SERVICE_STATE_ROOT / name

@@ -777,9 +777,9 @@ def plot(
 
 def default_state_dir() -> Path:
     """`$XDG_DATA_HOME/cortex-training/runs-service`, or under ~/.local/share without XDG_DATA_HOME."""
-    base = os.environ.get("XDG_DATA_HOME", "").strip()
-    root = Path(base).expanduser() if base else Path.home() / ".local" / "share"
-    return root / STATE_SUBDIR
+    from ct_core.fs import service_state_dir
+
+    return service_state_dir(STATE_SUBDIR.name)
 
 
 @runs_app.command

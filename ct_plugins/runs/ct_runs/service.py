@@ -40,6 +40,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from ct_core import RoleClients
 from ct_core.constants import IDEMPOTENCY_KEY_HEADER
 from ct_core.errors import ValidationError
 from ct_core.fs import atomic_write
@@ -915,9 +916,11 @@ class EmbeddedService:
             webhook_secret=os.environ.get("CT_RUNS_WEBHOOK_SECRET"),
             concurrency=int(getattr(settings, "runs_concurrency", 1) or 1),
         )
-        self.base_url: str | None = None
-        self._clients: dict[tuple[str, str, str], Any] = {}
-        self._lock = threading.Lock()
+        self.clients = RoleClients(
+            lambda role: next((t for t, r in settings.tokens.items() if r == role), None),
+            poll_interval=TRAINING_POLL_INTERVAL_S,
+            poll_max_interval=TRAINING_POLL_MAX_INTERVAL_S,
+        )
 
     def routes(self) -> list[Route]:
         return self.service.routes()
@@ -926,7 +929,7 @@ class EmbeddedService:
         return self.service.status()
 
     def start(self, base_url: str) -> None:
-        self.base_url = base_url
+        self.clients.start(base_url)
         try:
             self.service.start()
         except Exception as exc:
@@ -935,10 +938,7 @@ class EmbeddedService:
 
     def stop(self) -> None:
         self.service.stop()
-        with self._lock:
-            for client in self._clients.values():
-                client.close()
-            self._clients.clear()
+        self.clients.close()
 
     def _authenticate(self, request: Request) -> str:
         from ct_local.http.context import caller_identity
@@ -946,25 +946,7 @@ class EmbeddedService:
         return caller_identity(request).role
 
     def _client_for(self, owner: str, database: str, schema: str) -> Any:
-        from ct_core import CortexTrainingClient
-
-        if self.base_url is None:
-            raise RuntimeError("the local server has not started listening yet")
-        key = (owner, database.upper(), schema.upper())
-        with self._lock:
-            client = self._clients.get(key)
-            if client is None:
-                token = next((t for t, role in self.settings.tokens.items() if role == owner), None)
-                client = CortexTrainingClient(
-                    base_url=self.base_url,
-                    database=database,
-                    schema=schema,
-                    token=token,
-                    poll_interval=TRAINING_POLL_INTERVAL_S,
-                    poll_max_interval=TRAINING_POLL_MAX_INTERVAL_S,
-                )
-                self._clients[key] = client
-            return client
+        return self.clients.get(owner, database, schema)
 
 
 def embedded_service(state_dir: str, settings: Any) -> EmbeddedService | None:

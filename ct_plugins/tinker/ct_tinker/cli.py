@@ -6,7 +6,6 @@ Nothing heavy is imported at module level: the SDK, starlette and uvicorn load w
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Annotated
 
@@ -18,15 +17,15 @@ tinker_app = App(name="tinker", help="Serve a Tinker-compatible API in front of 
 
 #: The port `ct tinker serve` listens on by default.
 DEFAULT_SERVE_PORT = 8086
-#: Where the service keeps its state (its key, the byte tokenizer folder) unless --state-dir says.
-STATE_SUBDIR = Path("cortex-training") / "tinker-service"
+#: The folder of the service's state (its key, the byte tokenizer folder) unless --state-dir says.
+STATE_FOLDER = "tinker-service"
 
 
 def default_state_dir() -> Path:
     """`$XDG_DATA_HOME/cortex-training/tinker-service`, or under ~/.local/share without XDG_DATA_HOME."""
-    base = os.environ.get("XDG_DATA_HOME", "").strip()
-    root = Path(base).expanduser() if base else Path.home() / ".local" / "share"
-    return root / STATE_SUBDIR
+    from ct_core.fs import service_state_dir
+
+    return service_state_dir(STATE_FOLDER)
 
 
 @tinker_app.command

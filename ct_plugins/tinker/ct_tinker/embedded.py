@@ -3,7 +3,6 @@ translation driving Cortex Training jobs on this very server through ct_core, as
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -42,10 +41,12 @@ class EmbeddedTinker:
     """The `ct_local_services` object: routes now, clients of this server once it listens."""
 
     def __init__(self, state_dir: Path, settings: Any) -> None:
+        from ct_core import RoleClients
+
         self.settings = settings
-        self.base_url: str | None = None
-        self._clients: dict[str, Any] = {}
-        self._lock = threading.Lock()
+        self.clients = RoleClients(
+            self._token_of, poll_interval=POLL_INTERVAL_S, poll_max_interval=POLL_MAX_INTERVAL_S
+        )
         self.service = TinkerService(
             client_for=self._client_for,
             authenticate=self._authenticate,
@@ -61,14 +62,14 @@ class EmbeddedTinker:
         return self.service.routes()
 
     def start(self, base_url: str) -> None:
-        self.base_url = base_url
+        self.clients.start(base_url)
 
     def stop(self) -> None:
         self.service.stop()
-        with self._lock:
-            for client in self._clients.values():
-                client.close()
-            self._clients.clear()
+        self.clients.close()
+
+    def _token_of(self, role: str) -> str | None:
+        return next((t for t, r in self.settings.tokens.items() if r == role), None)
 
     def _authenticate(self, request: Request) -> str:
         from ct_local.settings import ANONYMOUS_ROLE
@@ -81,26 +82,14 @@ class EmbeddedTinker:
         return str(identity.role)
 
     def _client_for(self, owner: str) -> Any:
-        from ct_core import CortexTrainingClient
+        from ct_core.errors import CTConnectionError
 
-        if self.base_url is None:
-            raise TinkerRefusal(503, "the local server has not started listening yet")
-        with self._lock:
-            client = self._clients.get(owner)
-            if client is None:
-                token = next((t for t, role in self.settings.tokens.items() if role == owner), None)
-                database, schema = self.service.database, self.service.schema
-                assert database is not None and schema is not None  # the embedded service's defaults
-                client = CortexTrainingClient(
-                    base_url=self.base_url,
-                    database=database,
-                    schema=schema,
-                    token=token,
-                    poll_interval=POLL_INTERVAL_S,
-                    poll_max_interval=POLL_MAX_INTERVAL_S,
-                )
-                self._clients[owner] = client
-            return client
+        database, schema = self.service.database, self.service.schema
+        assert database is not None and schema is not None  # the embedded service's defaults
+        try:
+            return self.clients.get(owner, database, schema)
+        except CTConnectionError as exc:
+            raise TinkerRefusal(503, str(exc)) from None
 
 
 def embedded_service(state_dir: str, settings: Any) -> EmbeddedTinker | None:
