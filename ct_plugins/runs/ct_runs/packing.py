@@ -3,12 +3,15 @@
 Everything here is pure and deterministic: the same rows, seed and epoch give the same batches on
 every machine with the same numpy, which is what exact resume replays.
 
-**Tokens.** The tiny model's byte vocabulary (``ct_core.chat_template``, which ``ct_local`` serves
-with): ids 0-255 are UTF-8 bytes, then PAD, BOS, EOS and END_OF_TURN. One row becomes one
-:class:`Example`, its tokens and, per token, whether the model is trained to say it (its loss
-mask). Every format but plain text is a conversation of the tiny model's chat template
-(``ct_runs.templates`` says which conversation), so a deployment of the trained model answers a
-chat in the layout it learned:
+**Tokens.** Rows are tokenized by the run's tokenizer (``ct_runs.tokenizers``), which the functions
+here take as an argument and which is the tiny model's byte vocabulary when none is given
+(``ct_core.chat_template``, which ``ct_local`` serves with: ids 0-255 are UTF-8 bytes, then PAD,
+BOS, EOS and END_OF_TURN). A run on a real model packs with that model's own tokenizer and chat
+template instead, so it trains on ids that mean something to the model; the rules below are the
+same, only the ids differ. One row becomes one :class:`Example`, its tokens and, per token,
+whether the model is trained to say it (its loss mask). Every format but plain text is a
+conversation of the model's chat template (``ct_runs.templates`` says which conversation), so a
+deployment of the trained model answers a chat in the layout it learned:
 
 - **chat** (a row with ``messages``): the conversation. Only the content and end-of-turn token of
   assistant turns of weight 1 are targets; system and user turns, role markers and assistant turns
@@ -18,8 +21,9 @@ chat in the layout it learned:
 - **labels** (label fields selected and the row has a value for one of them): the text as the user
   turn, the answer one ``field: value`` line per selected field with a value, in the run's order;
   the answer and its end-of-turn token are the targets.
-- **text** (no label fields, or no value for any): ``BOS, text bytes, EOS``, every token after BOS
-  a target (language modelling, no template).
+- **text** (no label fields, or no value for any): ``BOS, text, EOS``, every token after BOS a
+  target (language modelling, no template; a real tokenizer without a BOS token starts with the
+  text).
 
 **Packing.** An epoch shuffles the examples (numpy PCG64 seeded from ``(seed, epoch)`` alone) and
 gives every example rows of its own: examples never share a row, so no example attends to
@@ -29,8 +33,8 @@ reading the example's positions ``[k * seq_len, (k + 1) * seq_len)`` with the ne
 (``labels[:, i]`` is the target of position ``i``; ``-100`` where the token is context or there is
 none). Most examples fit one row; a longer one continues in the next row without the earlier part
 as context, and a row that would hold no target at all (a long system or user turn) is left out.
-The rest of a row is padding (PAD inputs, attention 0, label -100), and a batch is only as wide
-as its widest row (at most ``seq_len``), so short examples cost little padding.
+The rest of a row is padding (the tokenizer's PAD inputs, attention 0, label -100), and a batch is
+only as wide as its widest row (at most ``seq_len``), so short examples cost little padding.
 ``batch_tokens // seq_len`` rows (at least 1) make a batch; the last, partial batch is kept. The
 number of rows does not depend on the order, so every epoch has the same number of batches
 (:func:`steps_per_epoch`).
@@ -53,6 +57,7 @@ import numpy as np
 from ct_core import chat_template
 from ct_core.data.payloads import BYTE_PAD_ID, DEFAULT_IGNORE_INDEX
 from ct_runs import templates
+from ct_runs.tokenizers import ByteChat, RunTokenizer
 
 #: Row of a dataset split: ``{"text": str, "labels": {field: value}}``, plus ``messages`` for a chat
 #: row or ``prompt`` and ``completion`` for a prompt/completion row (ct_runs.datasets).
@@ -72,8 +77,8 @@ TOKENIZER = "byte"
 #: gives a new fingerprint instead of silently replaying an old run differently.
 PACKING_VERSION = "byte-chat-rows-3"
 
-_NEWLINE = list(b"\n")
-_SEPARATOR = list(templates.LABEL_SEPARATOR.encode("utf-8"))
+#: The tiny model's tokenizer, what packing uses when a caller names none.
+BYTES: RunTokenizer = ByteChat()
 
 
 @dataclass(frozen=True)
@@ -132,11 +137,6 @@ def _row_labels(row: Row) -> Mapping[str, Any]:
     return labels
 
 
-def _label_header(field: str) -> list[int]:
-    """``field: `` as tokens: what precedes a label's value in a labels answer."""
-    return [*_text_bytes(field, "a label field"), *_SEPARATOR]
-
-
 def _valued_fields(row: Row, label_fields: Sequence[str]) -> list[str]:
     labels = _row_labels(row)
     for field in label_fields:
@@ -146,52 +146,59 @@ def _valued_fields(row: Row, label_fields: Sequence[str]) -> list[str]:
     return [field for field in label_fields if labels.get(field) is not None]
 
 
-def encode_example(row: Row, label_fields: Sequence[str]) -> Example:
-    """Tokenize one row by its format (see the module's notes) with its loss mask."""
+def _chosen(tokenizer: RunTokenizer | None) -> RunTokenizer:
+    return BYTES if tokenizer is None else tokenizer
+
+
+def encode_example(row: Row, label_fields: Sequence[str], tokenizer: RunTokenizer | None = None) -> Example:
+    """Tokenize one row by its format (see the module's notes) with its loss mask, in the run's
+    ``tokenizer`` (the tiny model's bytes when None)."""
+    chosen = _chosen(tokenizer)
     if "messages" in row:
-        return encode_chat(row["messages"])
+        return encode_chat(row["messages"], chosen)
     if "completion" in row:
-        return encode_prompt_completion(row.get("prompt", ""), row["completion"])
-    text = _row_text(row)
+        return encode_prompt_completion(row.get("prompt", ""), row["completion"], chosen)
+    _row_text(row)
     fields = _valued_fields(row, label_fields)
     if fields:
-        return encode_chat(templates.label_messages(row["text"], _row_labels(row), fields))
-    tokens = [BOS_ID, *text, EOS_ID]
-    return Example(tuple(tokens), (0, *([1] * (len(tokens) - 1))))
+        return encode_chat(templates.label_messages(row["text"], _row_labels(row), fields), chosen)
+    return _from_pieces(chosen.text_pieces(row["text"]))
 
 
-def encode_chat(messages: Sequence[Mapping[str, Any]]) -> Example:
-    """A conversation in the tiny model's chat template; targets only what the assistant learns."""
-    tokens, mask = [BOS_ID], [0]
-    for piece, trained in chat_template.conversation_pieces(messages):
+def _from_pieces(pieces: Sequence[tuple[Sequence[int], bool]]) -> Example:
+    tokens: list[int] = []
+    mask: list[int] = []
+    for piece, trained in pieces:
         tokens.extend(piece)
         mask.extend([int(trained)] * len(piece))
     return Example(tuple(tokens), tuple(mask))
 
 
-def encode_prompt_completion(prompt: Any, completion: Any) -> Example:
+def encode_chat(messages: Sequence[Mapping[str, Any]], tokenizer: RunTokenizer | None = None) -> Example:
+    """A conversation in the chat template of the run's model (the tiny model's when ``tokenizer``
+    is None); targets only what the assistant learns."""
+    return _from_pieces(_chosen(tokenizer).conversation_pieces(messages))
+
+
+def encode_prompt_completion(prompt: Any, completion: Any, tokenizer: RunTokenizer | None = None) -> Example:
     """The prompt as the user turn, the completion as the answer; the answer and its end are the targets."""
     _text_bytes(prompt, "a prompt")
     _text_bytes(completion, "a completion")
-    return encode_chat(templates.prompt_completion_messages(prompt, completion))
+    return encode_chat(templates.prompt_completion_messages(prompt, completion), tokenizer)
 
 
-def encode_rows(rows: Sequence[Row], label_fields: Sequence[str]) -> list[Example]:
+def encode_rows(
+    rows: Sequence[Row], label_fields: Sequence[str], tokenizer: RunTokenizer | None = None
+) -> list[Example]:
     """:func:`encode_example` over every row, in order."""
-    return [encode_example(row, label_fields) for row in rows]
+    chosen = _chosen(tokenizer)
+    return [encode_example(row, label_fields, chosen) for row in rows]
 
 
-def label_prompt(row: Row, field: str, *, label_fields: Sequence[str] | None = None) -> list[int]:
-    """The prompt a value of ``field`` is scored after: the row's text asked in the chat template,
-    then the answer up to ``field: ``.
-
-    With ``label_fields`` (the run's selected fields, in order), the lines of the fields before
-    ``field`` come first with their true values, which is the context the model was trained in;
-    without it, the answer starts with ``field`` (the same thing for the first field).
-    """
-    text = row.get("text")
-    _text_bytes(text, "a row's text")
-    tokens = chat_template.prompt_ids([{"role": "user", "content": text}])
+def _label_answer_prefix(row: Row, field: str, label_fields: Sequence[str] | None) -> str:
+    """The answer up to a value of ``field``: the earlier fields' lines (with ``label_fields``), then
+    ``field: ``."""
+    lines = []
     if label_fields is not None:
         if field not in label_fields:
             raise ValueError(f"label field {field!r} is not among the run's label fields")
@@ -199,31 +206,75 @@ def label_prompt(row: Row, field: str, *, label_fields: Sequence[str] | None = N
         for earlier in label_fields[: list(label_fields).index(field)]:
             value = labels.get(earlier)
             if value is not None:
-                tokens.extend([*templates.label_line(earlier, value).encode("utf-8"), *_NEWLINE])
-    tokens.extend(_label_header(field))
-    return tokens
+                lines.append(templates.label_line(earlier, value) + "\n")
+    _text_bytes(field, "a label field")
+    return "".join(lines) + field + templates.LABEL_SEPARATOR
 
 
-def label_value_tokens(value: str, *, last: bool = True) -> list[int]:
+def label_prompt(
+    row: Row, field: str, *, label_fields: Sequence[str] | None = None, tokenizer: RunTokenizer | None = None
+) -> list[int]:
+    """The prompt a value of ``field`` is scored after: the row's text asked in the chat template,
+    then the answer up to ``field: ``.
+
+    With ``label_fields`` (the run's selected fields, in order), the lines of the fields before
+    ``field`` come first with their true values, which is the context the model was trained in;
+    without it, the answer starts with ``field`` (the same thing for the first field).
+    """
+    chosen = _chosen(tokenizer)
+    text = row.get("text")
+    _text_bytes(text, "a row's text")
+    asked = chosen.prompt_ids([{"role": "user", "content": text}])
+    return [*asked, *chosen.encode(_label_answer_prefix(row, field, label_fields))]
+
+
+def label_value_tokens(value: str, *, last: bool = True, tokenizer: RunTokenizer | None = None) -> list[int]:
     """A candidate value's tokens, with the token that follows it in training as its terminator.
 
     The terminator (the end-of-turn token after the last label line, the newline before the next
     line otherwise) is what makes a value and its prefixes distinguishable: without it "ab" could
     never beat "a".
     """
-    return [*_text_bytes(value, "a label value"), *([END_OF_TURN_ID] if last else _NEWLINE)]
+    chosen = _chosen(tokenizer)
+    _text_bytes(value, "a label value")
+    return [*chosen.encode(value), *(chosen.end_of_turn_ids if last else chosen.encode("\n"))]
 
 
 def label_candidates(
-    row: Row, field: str, values: Sequence[str], label_fields: Sequence[str]
+    row: Row,
+    field: str,
+    values: Sequence[str],
+    label_fields: Sequence[str],
+    tokenizer: RunTokenizer | None = None,
 ) -> tuple[list[int], list[list[int]]]:
-    """Prompt and candidate token lists for scoring every value of ``field`` on ``row``, as trained."""
+    """Prompt and candidate token lists for scoring every value of ``field`` on ``row``, as trained.
+
+    A tokenizer that merges characters (a real model's) may join the space of ``field: `` to the
+    value's first word, so each candidate is the whole answer so far tokenized at once, and the
+    prompt keeps only the tokens every candidate shares with the answer's prefix: the prompt and
+    the true candidate are then exactly the ids training saw. For bytes that is the prefix itself.
+    """
+    chosen = _chosen(tokenizer)
     fields = list(label_fields)
     labels = _row_labels(row)
     later = fields[fields.index(field) + 1 :] if field in fields else []
     last = not any(labels.get(other) is not None for other in later)
-    prompt = label_prompt(row, field, label_fields=fields)
-    return prompt, [label_value_tokens(value, last=last) for value in values]
+    text = row.get("text")
+    _text_bytes(text, "a row's text")
+    asked = chosen.prompt_ids([{"role": "user", "content": text}])
+    prefix = _label_answer_prefix(row, field, fields)
+    ending = list(chosen.end_of_turn_ids) if last else chosen.encode("\n")
+    answers = []
+    for value in values:
+        _text_bytes(value, "a label value")
+        answers.append([*chosen.encode(prefix + value), *ending])
+    shared = chosen.encode(prefix)
+    for answer in answers:
+        same = 0
+        while same < min(len(shared), len(answer)) and shared[same] == answer[same]:
+            same += 1
+        shared = shared[:same]
+    return [*asked, *shared], [answer[len(shared) :] for answer in answers]
 
 
 # --- packing -------------------------------------------------------------------------------------
@@ -275,7 +326,11 @@ def epoch_order(count: int, *, seed: int, epoch: int) -> np.ndarray:
 
 
 def _pack(
-    examples: Sequence[Example], order: Sequence[int] | np.ndarray, seq_len: int, batch_tokens: int
+    examples: Sequence[Example],
+    order: Sequence[int] | np.ndarray,
+    seq_len: int,
+    batch_tokens: int,
+    pad_id: int,
 ) -> list[Batch]:
     per_batch = _check_sizes(seq_len, batch_tokens)
     windows = [(examples[int(index)], _windows(examples[int(index)], seq_len)) for index in order]
@@ -284,7 +339,7 @@ def _pack(
         return []
     # One [rows, seq_len] array each for inputs, targets and attention, filled example by example
     # (each example in rows of its own), then every batch is a view of a slice of them.
-    inputs = np.full((rows, seq_len), PAD_ID, dtype=np.int64)
+    inputs = np.full((rows, seq_len), pad_id, dtype=np.int64)
     targets = np.full((rows, seq_len), IGNORE_INDEX, dtype=np.int64)
     attention = np.zeros((rows, seq_len), dtype=np.int64)
     row = 0
@@ -319,15 +374,25 @@ def _pack(
 
 
 def plan_epoch(
-    examples: Sequence[Example], *, seed: int, epoch: int, seq_len: int, batch_tokens: int
+    examples: Sequence[Example],
+    *,
+    seed: int,
+    epoch: int,
+    seq_len: int,
+    batch_tokens: int,
+    pad_id: int = PAD_ID,
 ) -> list[Batch]:
-    """The batches of ``epoch`` (0-based), shuffled by ``(seed, epoch)``, in the order they are trained."""
-    return _pack(examples, epoch_order(len(examples), seed=seed, epoch=epoch), seq_len, batch_tokens)
+    """The batches of ``epoch`` (0-based), shuffled by ``(seed, epoch)``, in the order they are
+    trained; ``pad_id`` is the run's tokenizer's padding id."""
+    order = epoch_order(len(examples), seed=seed, epoch=epoch)
+    return _pack(examples, order, seq_len, batch_tokens, pad_id)
 
 
-def validation_batches(examples: Sequence[Example], *, seq_len: int, batch_tokens: int) -> list[Batch]:
+def validation_batches(
+    examples: Sequence[Example], *, seq_len: int, batch_tokens: int, pad_id: int = PAD_ID
+) -> list[Batch]:
     """The validation split packed the same way, in its own order (no shuffle)."""
-    return _pack(examples, range(len(examples)), seq_len, batch_tokens)
+    return _pack(examples, range(len(examples)), seq_len, batch_tokens, pad_id)
 
 
 def mean_loss(avg_losses: Sequence[float], batches: Sequence[Batch]) -> float:
@@ -345,9 +410,13 @@ def mean_loss(avg_losses: Sequence[float], batches: Sequence[Batch]) -> float:
 
 
 def candidate_batch(
-    prompt: Sequence[int], candidates: Sequence[Sequence[int]], *, max_len: int | None = None
+    prompt: Sequence[int],
+    candidates: Sequence[Sequence[int]],
+    *,
+    max_len: int | None = None,
+    pad_id: int = PAD_ID,
 ) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int, int]]]:
-    """One forward's ``input_ids`` and ``attention_mask`` ``[C, L]`` (prompt + candidate, PAD after),
+    """One forward's ``input_ids`` and ``attention_mask`` ``[C, L]`` (prompt + candidate, ``pad_id`` after),
     and per candidate its span ``(row, start, end)`` in the ``logprobs`` the forward returns.
 
     ``logprobs[row, i]`` is the log-probability of ``input_ids[row, i + 1]``, so the candidate
@@ -368,7 +437,7 @@ def candidate_batch(
     if not kept:
         raise ValueError("the prompt needs at least one token")
     width = len(kept) + longest
-    input_ids = np.full((len(candidates), width), PAD_ID, dtype=np.int64)
+    input_ids = np.full((len(candidates), width), pad_id, dtype=np.int64)
     attention = np.zeros((len(candidates), width), dtype=np.int64)
     spans = []
     start = len(kept) - 1

@@ -18,6 +18,10 @@ it. Both are offered here behind one shape, :class:`RunTokenizer`:
   value's last line); ``pad_id``; ``record()``: what a run records of its tokenizer, so a changed
   tokenizer or template gives a new fingerprint.
 
+A run records its tokenizer in its config (:func:`config_value`: ``"byte"`` for the tiny model, as
+runs always have, or a real tokenizer's record), and every process that trains or validates it
+finds the same tokenizer again from that record (:func:`for_run`).
+
 :func:`for_model` picks one from the run's model as the models route (``client.list_models()``)
 describes it: a local server's tiny model reads bytes; a real model served from a folder uses the
 tokenizer saved there; any other name is looked up in the local Hugging Face cache. Nothing is
@@ -38,7 +42,9 @@ the pieces.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
@@ -245,3 +251,36 @@ def for_model(model_name: str, models: Sequence[Mapping[str, Any]]) -> RunTokeni
 def for_client(client: Any, model_name: str) -> RunTokenizer:
     """:func:`for_model` with the models ``client`` (a ``CortexTrainingClient``) lists."""
     return for_model(model_name, client.list_models())
+
+
+def config_value(tokenizer: RunTokenizer) -> str | dict[str, Any]:
+    """What a run's config records of its tokenizer: ``"byte"`` for the tiny model's (the name runs
+    have always recorded, so their fingerprints stay as they were), else the tokenizer's record."""
+    return BYTE_NAME if isinstance(tokenizer, ByteChat) else tokenizer.record()
+
+
+def for_run(record: Mapping[str, Any]) -> RunTokenizer:
+    """The tokenizer a run packs with, from what its config recorded (:func:`config_value`).
+
+    A real model's tokenizer is loaded again, offline, from where it was found when the run
+    started; one whose record no longer matches (another vocabulary or chat template in that
+    folder) is refused: the run's batches could not be replayed as they were."""
+    recorded = (record.get("config") or {}).get("tokenizer", BYTE_NAME)
+    return _recorded(json.dumps(recorded, sort_keys=True))
+
+
+@functools.lru_cache(maxsize=8)
+def _recorded(key: str) -> RunTokenizer:
+    recorded = json.loads(key)
+    if recorded == BYTE_NAME:
+        return ByteChat()
+    if not isinstance(recorded, dict) or not isinstance(recorded.get("name"), str):
+        raise ValueError(f"a run's recorded tokenizer must be {BYTE_NAME!r} or a tokenizer's record: {key}")
+    found = ModelTokenizer(load_tokenizer({"path": recorded["name"]}), recorded["name"])
+    if found.record() != recorded:
+        raise ValueError(
+            f"the tokenizer at {recorded['name']} has changed since the run started (recorded {key}, "
+            f"found {json.dumps(found.record(), sort_keys=True)}), so the run's batches cannot be replayed "
+            "as they were: put the model's files back as they were, or start a new run"
+        )
+    return found
