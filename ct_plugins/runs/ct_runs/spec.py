@@ -59,8 +59,9 @@ from typing import Any
 
 from ct_core.catalog import Catalog, load_catalog
 from ct_core.config.optimizer import SCHEDULER_KEYS
+from ct_core.data.payloads import TINY_WEIGHTS
 from ct_core.errors import CatalogError, describe_service_error
-from ct_runs import packing, schedule
+from ct_runs import packing, schedule, tokenizers
 from ct_runs.errors import RunsRefusal, failed_precondition, invalid_argument
 from ct_runs.packing import Row
 from ct_runs.schedule import SchedulePlan
@@ -422,16 +423,34 @@ def tier_of(model_name: str) -> Tier:
     return replace(TIERS[DEFAULT_TIER], model_name=model_name)
 
 
+def _served_real(models: Sequence[Mapping[str, Any]] | None) -> list[str]:
+    """The names a local server serves with real weights, from its models route's entries."""
+    return [
+        str(entry.get("name"))
+        for entry in models or ()
+        if entry.get("weights") not in (None, TINY_WEIGHTS) and entry.get("name")
+    ]
+
+
 def _base_model(
-    parsed: Mapping[str, Any], catalog: Catalog | None, registered_model: Mapping[str, Any] | None
+    parsed: Mapping[str, Any],
+    catalog: Catalog | None,
+    registered_model: Mapping[str, Any] | None,
+    served_models: Sequence[Mapping[str, Any]] | None = None,
 ) -> tuple[str, Tier]:
-    """What the run starts from (the model as the run names it) and the preset of its base model."""
+    """What the run starts from (the model as the run names it) and the preset of its base model.
+
+    A name the server serves with real weights (``ct local serve --model NAME=FOLDER``) is a base
+    model too, with tier S's presets when it is not a tier's model."""
     given_tier = parsed["model_config_tier"]
     model = parsed["model"]
     if model is None:
         tier = TIERS[given_tier or DEFAULT_TIER]
         return tier.model_name, tier
-    if is_registered_model(model):
+    served = _served_real(served_models)
+    if model in served:
+        base = named = model
+    elif is_registered_model(model):
         if registered_model is None or registered_model.get("model_id") != model:
             raise invalid_argument(
                 f"model {model!r} is not a registered model of this schema (ct runs models lists them)",
@@ -448,9 +467,10 @@ def _base_model(
         try:
             base = source.get(model).name
         except CatalogError:
+            also = f", the server's real models {', '.join(served)}" if served else ""
             raise invalid_argument(
-                f"model {model!r} is not in the catalog; the models a run can train: {', '.join(trainable)} "
-                "(or a registered model id, mdl_...)",
+                f"model {model!r} is not in the catalog; the models a run can train: {', '.join(trainable)}"
+                f"{also} (or a registered model id, mdl_...)",
                 "model",
             ) from None
         if base not in trainable:
@@ -602,8 +622,13 @@ def _training_body(
     """The tier's catalog job file, reduced to its training sub-job and set up for this run."""
     try:
         source = catalog if catalog is not None else load_catalog()
+        # A model outside the tiers (a server's real model) trains with its tier's job file.
         job = source.pick_job(
-            tier.model_name, context=TIER_CONTEXT, hardware=TIER_HARDWARE, kind=TIER_KIND, mode=TIER_MODE
+            TIERS[tier.name].model_name,
+            context=TIER_CONTEXT,
+            hardware=TIER_HARDWARE,
+            kind=TIER_KIND,
+            mode=TIER_MODE,
         )
         body = copy.deepcopy(job.body())
     except CatalogError as exc:
@@ -614,6 +639,7 @@ def _training_body(
         message = f"tier {tier.name}: {job.name} does not hold exactly one training sub-job"
         raise RunsRefusal("internal", message)
     sub = subs[0]
+    sub["model_name"] = tier.model_name
     sub["seed"] = seed
     config = sub["training_config"]
     for key in SCHEDULER_KEYS:
@@ -694,6 +720,22 @@ class ResolvedRun:
     validation_dataset_id: str | None
 
 
+def _run_tokenizer(
+    model_name: str, served_models: Sequence[Mapping[str, Any]] | None
+) -> tokenizers.RunTokenizer:
+    """The tokenizer of the run's base model (the tiny model's bytes without the server's models)."""
+    if served_models is None:
+        return packing.BYTES
+    try:
+        return tokenizers.for_model(model_name, served_models)
+    except ValueError as exc:
+        raise failed_precondition(
+            f"the tokenizer of model {model_name} cannot be read, so the run's rows cannot be tokenized "
+            f"for it: {exc}",
+            "model",
+        ) from None
+
+
 def _check_validation_dataset(
     wanted: str, dataset: Mapping[str, Any], validation: Mapping[str, Any] | None, label_fields: Sequence[str]
 ) -> None:
@@ -735,6 +777,7 @@ def resolve_run(
     catalog: Catalog | None = None,
     validation_dataset: Mapping[str, Any] | None = None,
     registered_model: Mapping[str, Any] | None = None,
+    served_models: Sequence[Mapping[str, Any]] | None = None,
 ) -> ResolvedRun:
     """Check ``spec`` against ``dataset`` (its Dataset JSON) and resolve the run it describes.
 
@@ -744,6 +787,11 @@ def resolve_run(
     ``validation_dataset``, the Dataset JSON of ``validation_dataset_id``, and ``registered_model``,
     the RegisteredModel JSON of a ``model`` that is a registered model id
     (:func:`is_registered_model`); an id without its record is refused at its field.
+
+    ``served_models`` are the server's models route entries (``client.list_models()``): the run's
+    rows are tokenized with its base model's tokenizer as they describe it (ct_runs.tokenizers),
+    and a name served with real weights can be the run's ``model``. Without them (None) the rows
+    are the tiny model's bytes.
     """
     parsed = parse_spec(spec)
     if parsed["dataset_id"] != dataset.get("dataset_id"):
@@ -759,7 +807,8 @@ def resolve_run(
     if validation_id is not None:
         _check_validation_dataset(validation_id, dataset, validation_dataset, label_fields)
 
-    model, tier = _base_model(parsed, catalog, registered_model)
+    model, tier = _base_model(parsed, catalog, registered_model, served_models)
+    tokenizer = _run_tokenizer(tier.model_name, served_models)
     given_overrides = parsed["overrides"]
     seq_len = int(given_overrides.get("max_seq_len", tier.seq_len))
     given_trainer = _from_aliases(parsed["aliases"], parsed["trainer"], seq_len=seq_len, tier=tier)
@@ -769,7 +818,14 @@ def resolve_run(
     if trainer["batch_tokens"] < seq_len:  # a tier default below an overridden row length
         trainer["batch_tokens"] = seq_len
 
-    examples = packing.encode_rows(train_rows, label_fields)
+    try:
+        examples = packing.encode_rows(train_rows, label_fields, tokenizer)
+    except ValueError as exc:
+        raise failed_precondition(
+            f"the rows of dataset {dataset.get('dataset_id')} cannot be tokenized for model "
+            f"{tier.model_name}: {exc}",
+            "model",
+        ) from None
     per_epoch = packing.steps_per_epoch(examples, seq_len=seq_len, batch_tokens=trainer["batch_tokens"])
     if per_epoch == 0:
         raise failed_precondition(
@@ -836,7 +892,7 @@ def resolve_run(
         "labels": labels,
         "seed": parsed["seed"],
         "overrides": overrides,
-        "tokenizer": packing.TOKENIZER,
+        "tokenizer": tokenizers.config_value(tokenizer),
         "packing": packing.PACKING_VERSION,
         "seq_len": seq_len,
         "rows_per_batch": per_batch,
