@@ -13,7 +13,8 @@ A hold is for acting on a generation that is certainly running (cancelling it, p
 no race against its end: a ``hold`` rule that matches a request submitting a generation (``POST
 .../{job_id}/generate`` or ``generate-stream``) arms one hold for that job, and the next generation
 of the job that reaches a decoding step parks there (:meth:`GenerationHolds.park`, called by the
-sampler) until the rules are cleared (``DELETE /_ct/faults``), or at most ``HOLD_LIMIT_S``. The
+sampler) until the rules are cleared (``DELETE /_ct/faults``) or the server shuts down, or at
+most ``HOLD_LIMIT_S``. The
 rule lists the request ids it parks under ``held``, so a test waits for that rather than for time.
 
 Rule JSON: ``{"path": "/step$", "method": "POST", "action": "respond", "status": 503,
@@ -32,7 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ct_core import constants
 
@@ -211,6 +212,9 @@ class FaultMiddleware:
         self.faults = faults
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self.app(scope, self._releasing_on_shutdown(receive), send)
+            return
         if scope["type"] != "http" or scope["path"].startswith(ADMIN_PREFIX):
             await self.app(scope, receive, send)
             return
@@ -240,6 +244,18 @@ class FaultMiddleware:
                 }
             )
             await send({"type": "http.response.body", "body": payload})
+
+    def _releasing_on_shutdown(self, receive: Receive) -> Receive:
+        """``receive`` of the lifespan, releasing every held generation when the shutdown comes:
+        the app then stops its workers, and a parked one would keep it waiting."""
+
+        async def releasing() -> Message:
+            message = await receive()
+            if message["type"] == "lifespan.shutdown":
+                self.faults.holds.release()
+            return message
+
+        return releasing
 
 
 async def _drop(send: Send) -> None:

@@ -160,6 +160,26 @@ def test_a_released_hold_lets_the_generation_finish(sp, sampling_server) -> None
     assert result == sp.generate(["ab"], max_tokens=3, temperature=0)[0]
 
 
+def test_a_server_stops_cleanly_while_a_generation_is_held(local_server_factory, sampling_driver) -> None:
+    """A hold nobody released does not outlast a graceful stop: the stop releases it first."""
+    server = local_server_factory(extra_args=["--hardware", "H200=1000"])
+    with server.http() as http:
+        driver = sampling_driver(http, server.prefix()).start()
+        server.set_faults({"path": f"/{driver.job_id}/generate$", "method": "POST", "action": "hold"})
+        request_id = driver.submit({"prompts": ["ab"], "sampling_params": {"max_tokens": 2}})
+        wait_until(
+            lambda: request_id in held_generations(server),
+            timeout=POLL_LIMIT_S,
+            message="the generation never reached its hold",
+        )
+    assert server.stop() == 0, server.log()
+    # The stop released the hold and waited for the generation, so it was stored as done, not left
+    # running for the next start to fail as interrupted.
+    server.start()
+    with server.http() as http:
+        assert sampling_driver(http, server.prefix(), driver.job_id).status(request_id)["status"] == "done"
+
+
 def _train_on(sp: Any, text: bytes, steps: int) -> None:
     import torch
 
