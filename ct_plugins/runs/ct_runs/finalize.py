@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ct_core.errors import APIError
-from ct_runs import templates
+from ct_runs import templates, tokenizers
 from ct_runs.checkpoints import best_of
 from ct_runs.errors import aborted
 from ct_runs.ids import new_id
@@ -207,7 +207,7 @@ class Finalizer:
             "run_status": run_status,
             "status_detail": _status_detail(record["run_id"], run_status, source, weights_id, fallback),
             "format": dataset_format,
-            "chat_template": chat_template_of(dataset_format),
+            "chat_template": chat_template_of(dataset_format, tokenizers.for_run(record)),
             "run_id": record["run_id"],
             "database": record["database"],
             "schema": record["schema"],
@@ -223,13 +223,17 @@ class Finalizer:
         }
 
 
-def chat_template_of(dataset_format: str | None) -> dict[str, Any] | None:
+def chat_template_of(
+    dataset_format: str | None, tokenizer: tokenizers.RunTokenizer | None = None
+) -> dict[str, Any] | None:
     """The chat template a model trained on rows of ``dataset_format`` answers in: its name and
-    end-of-turn marker (chat and prompt/completion rows are rendered with it); None for text and
-    label rows, which train on plain text."""
+    end-of-turn marker (chat and prompt/completion rows are rendered with it; a real model's own
+    template names its tokenizer, ct_runs.templates.model_template); None for text and label rows,
+    which train on plain text."""
     if dataset_format not in ("chat", "prompt_completion"):
         return None
-    return {"name": templates.TEMPLATE, "end_of_turn": templates.END_OF_TURN}
+    own = templates.model_template(tokenizer) if tokenizer is not None else None
+    return own or {"name": templates.TEMPLATE, "end_of_turn": templates.END_OF_TURN}
 
 
 def _status_detail(

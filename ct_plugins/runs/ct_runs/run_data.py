@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ct_runs import packing
+from ct_runs import packing, tokenizers
 from ct_runs.store import Store
 
 
@@ -45,7 +45,7 @@ class RunData:
     def examples(self, run_id: str, purpose: str) -> list[packing.Example]:
         record = self._record(run_id)
         fields = tuple(record["label_fields"])
-        return [packing.encode_example(row, fields) for row in self.rows(record, purpose)]
+        return packing.encode_rows(self.rows(record, purpose), fields, tokenizers.for_run(record))
 
     @functools.lru_cache(maxsize=4)  # noqa: B019
     def epoch(self, run_id: str, epoch: int) -> list[packing.Batch]:
@@ -56,6 +56,7 @@ class RunData:
             epoch=epoch,
             seq_len=record["seq_len"],
             batch_tokens=record["trainer"]["batch_tokens"],
+            pad_id=tokenizers.for_run(record).pad_id,
         )
 
     @functools.lru_cache(maxsize=4)  # noqa: B019
@@ -65,4 +66,5 @@ class RunData:
             self.examples(run_id, "validation"),
             seq_len=record["seq_len"],
             batch_tokens=record["trainer"]["batch_tokens"],
+            pad_id=tokenizers.for_run(record).pad_id,
         )

@@ -584,6 +584,8 @@ class RunsService:
             train_rows,
             validation_dataset=validation_dataset,
             registered_model=registered_model,
+            # The server's models: the run tokenizes with its model's tokenizer (ct_runs.tokenizers).
+            served_models=self.client_for(owner, database, schema).list_models(),
         )
         now = time.time()
         labels_detail = [

@@ -31,6 +31,7 @@ from ct_core.chat_template import (
     render,
     role_marker,
 )
+from ct_runs.tokenizers import ByteChat, RunTokenizer
 
 __all__ = [
     "END_OF_TURN",
@@ -44,6 +45,7 @@ __all__ = [
     "generation_prompt",
     "label_line",
     "label_messages",
+    "model_template",
     "prompt_completion_messages",
     "render",
     "role_marker",
@@ -79,6 +81,22 @@ def label_messages(text: Any, labels: Mapping[str, Any], label_fields: Sequence[
     """A labels row as a conversation: the text, then one ``field: value`` line per field with a value."""
     lines = [label_line(field, labels[field]) for field in label_fields if labels.get(field) is not None]
     return [{"role": "user", "content": text}, {"role": TRAINED_ROLE, "content": "\n".join(lines)}]
+
+
+def model_template(tokenizer: RunTokenizer) -> dict[str, Any] | None:
+    """The chat template a model trained with the run's ``tokenizer`` (ct_runs.tokenizers) answers
+    in, when it is a real model's own: the tokenizer it comes with (a folder or a cached name), its
+    end-of-turn text and the template's digest. None for the tiny model's bytes, whose template is
+    the one described here."""
+    if isinstance(tokenizer, ByteChat):
+        return None
+    record = tokenizer.record()
+    return {
+        "name": "the model's own",
+        "tokenizer": record["name"],
+        "end_of_turn": getattr(tokenizer, "end_of_turn_text", None),
+        "chat_template_sha256": record.get("chat_template_sha256"),
+    }
 
 
 def template_record(dataset_format: str) -> dict[str, Any] | None:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ct_core.data.payloads import serialize_forward_backward_args
-from ct_runs import packing
+from ct_runs import packing, tokenizers
 from ct_runs.run_data import RunData
 
 #: Validation rows scored for per-label accuracy (one forward per row and label).
@@ -37,6 +37,7 @@ def validate(
     accuracy: dict[str, float] = {}
     fields = list(record["label_fields"])
     if fields:
+        tokenizer = tokenizers.for_run(record)
         rows = data.rows(record, "validation")[:LABEL_ACCURACY_ROWS]
         values = {label["field"]: list(label["values"]) for label in record["labels_detail"]}
         for label_field in fields:
@@ -45,9 +46,9 @@ def validate(
                 continue
             correct = 0
             for row in rows:
-                prompt, options = packing.label_candidates(row, label_field, candidates, fields)
+                prompt, options = packing.label_candidates(row, label_field, candidates, fields, tokenizer)
                 input_ids, attention_mask, spans = packing.candidate_batch(
-                    prompt, options, max_len=int(record["seq_len"])
+                    prompt, options, max_len=int(record["seq_len"]), pad_id=tokenizer.pad_id
                 )
                 frame = serialize_forward_backward_args(
                     kwargs={"input_ids": input_ids, "attention_mask": attention_mask}

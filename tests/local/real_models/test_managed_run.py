@@ -97,3 +97,104 @@ def test_a_run_finds_its_tokenizer_again_from_what_it_recorded(qwen_tokenizer, m
     changed = {**recorded, "chat_template_sha256": "0" * 64}
     with pytest.raises(ValueError, match="changed since the run started"):
         tokenizers.for_run({"config": {"tokenizer": changed}})
+
+
+# --- a managed run on a real model, end to end ----------------------------------------------------
+
+DATABASE, SCHEMA = "RUNS_DB", "PUBLIC"
+#: The name the server serves the Qwen3 folder under, and a run names as its model.
+SERVED = "qwen"
+#: Upper bounds on a build and a run; only a hang gets near them.
+BUILD_LIMIT_S = 600.0
+RUN_LIMIT_S = 900.0
+REPLIES = (
+    "the quick brown fox jumps over the lazy dog",
+    "hello world, this is a tiny model for tests",
+    "what is two plus two? four.",
+)
+SEQ_LEN = 64
+
+
+def _chat_rows(count: int) -> list[dict[str, Any]]:
+    """Chat rows whose byte encoding needs two rows of ``SEQ_LEN`` and whose BPE encoding one."""
+    rows = []
+    for i in range(count):
+        messages = [
+            {"role": "user", "content": f"what is two plus two? say it {i}"},
+            {"role": "assistant", "content": REPLIES[i % len(REPLIES)]},
+        ]
+        rows.append({"messages": messages})
+    return rows
+
+
+@pytest.fixture(scope="module")
+def qwen_server(module_local_server_factory: Any, model_folders: dict[str, Path]) -> Any:
+    """``ct local serve --model qwen=FOLDER`` with its embedded runs service."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("CT_PLUGINS", raising=False)
+        yield module_local_server_factory(
+            settings={"runs_concurrency": 1},
+            extra_args=["--model", f"{SERVED}={model_folders['qwen3']}", "--dtype", "float32"],
+        )
+
+
+def test_a_run_on_a_served_real_model_trains_on_its_tokens(
+    qwen_server, qwen_tokenizer, tokenizer, model_folders
+):
+    import json
+
+    from ct_runs.run_data import RunData
+    from ct_runs.store import Store, sqlite_url
+
+    from ct_core import CortexTrainingClient
+
+    rows = _chat_rows(24)
+    with CortexTrainingClient(
+        base_url=qwen_server.base_url,
+        database=DATABASE,
+        schema=SCHEMA,
+        poll_interval=0.02,
+        poll_max_interval=0.25,
+    ) as client:
+        source = ("\n".join(json.dumps(row) for row in rows) + "\n").encode()
+        built = client.datasets.build(source, wait=True, timeout=BUILD_LIMIT_S)
+        assert built["status"] == "succeeded", built
+        spec = {
+            "dataset_id": built["dataset_id"],
+            "model": SERVED,
+            "overrides": {"max_seq_len": SEQ_LEN},
+            "trainer": {"epochs": 4, "batch_tokens": 4 * SEQ_LEN, "learning_rate": 1e-2},
+        }
+        run = client.runs.start(spec)
+        assert (run["model"], run["model_name"]) == (SERVED, SERVED)
+        done = client.runs.wait(run["run_id"], timeout=RUN_LIMIT_S)
+        assert done["status"] == "succeeded", done.get("error")
+        assert done["step"] == done["total_steps"] > 0
+        losses = [loss for _, loss in client.runs.metrics(done["run_id"])["series"]["train_loss"]]
+        quarter = max(1, len(losses) // 4)
+        assert sum(losses[-quarter:]) / quarter < sum(losses[:quarter]) / quarter, losses
+        # The registered model answers in the folder's own chat template.
+        registered = client.runs.get_model(done["model_id"])
+        assert registered["chat_template"]["tokenizer"] == str(model_folders["qwen3"]), registered
+        assert registered["chat_template"]["end_of_turn"] == "<|end|>"
+
+    # What the run trained on, read from the service's own records: the model's tokens.
+    store = Store(sqlite_url(qwen_server.state_dir / "runs-service" / "runs.sqlite3"))
+    try:
+        record = json.loads(store.run_row(done["run_id"]).record)
+        assert record["config"]["tokenizer"] == qwen_tokenizer.record()
+        train = store.train_rows(built["dataset_id"], separate_validation=False)
+        real = packing.steps_per_epoch(
+            packing.encode_rows(train, [], qwen_tokenizer), seq_len=SEQ_LEN, batch_tokens=4 * SEQ_LEN
+        )
+        as_bytes = packing.steps_per_epoch(
+            packing.encode_rows(train, []), seq_len=SEQ_LEN, batch_tokens=4 * SEQ_LEN
+        )
+        assert done["steps_per_epoch"] == real < as_bytes
+        batch = RunData(store).epoch(done["run_id"], 0)[0]
+        rendered = {tokenizer.apply_chat_template(row["messages"], tokenize=False) for row in train}
+        for ids, attention in zip(batch.input_ids.tolist(), batch.attention_mask.tolist(), strict=True):
+            text = tokenizer.decode([t for t, a in zip(ids, attention, strict=True) if a])
+            assert any(whole.startswith(text) for whole in rendered), text
+    finally:
+        store.close()
