@@ -410,3 +410,23 @@ def test_the_tui_runs_screen_shows_the_registered_model_and_the_data_format(wait
     [model] = [line for line in lines if line.startswith("model ")]
     assert model.startswith(f"model {run['model_id']}  ·  training  ·  ") and "of the succeeded run" in model
     assert not any(line.startswith(("resumable", "registrable")) for line in lines)
+
+
+def test_a_run_continues_a_registered_model_and_validates_on_another_build(
+    ct: Callable[..., CtResult], waited: dict[str, Any], tmp_path: Path, kit: Any
+) -> None:
+    here, model_id = waited["here"], waited["run"]["model_id"]
+    corpus = kit.write_corpus(tmp_path / "held-out.jsonl", kit.corpus_lines(rows=20, seed=99))
+    built = ct(*here, "datasets", "build", str(corpus), "--wait")
+    assert built.returncode == 0, built
+    held_out = json.loads(built.stdout)["dataset_id"]
+    result = ct(
+        *here, "runs", "start", "--dataset", waited["run"]["dataset_id"], "--model", model_id,
+        "--validation-dataset", held_out, "--epochs", "1", "--batch-tokens", "512", "--wait",
+    )  # fmt: skip
+    assert result.returncode == 0, result
+    run = json.loads(result.stdout)
+    assert run["status"] == "succeeded" and run["model"] == model_id
+    assert run["model_name"] == waited["run"]["model_name"] and run["validation_dataset_id"] == held_out
+    unknown = ct(*here, "runs", "start", "--dataset", held_out, "--model", "mdl_01zzzzzzzzzzzzzzzzzzzzzzzz")
+    assert unknown.returncode == 1 and "model" in unknown.stderr, unknown
