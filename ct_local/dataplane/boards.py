@@ -119,6 +119,23 @@ class WeightBoard:
         with self._lock:
             return self._latest.get(sub_job_id)
 
+    def forget(self, sub_job_id: str) -> None:
+        """Let go of the weights synced to a sub-job whose job ended (they are the model's size)."""
+        with self._lock:
+            self._latest.pop(sub_job_id, None)
+
+    def describe(self) -> dict[str, Any]:
+        """What is held, for /healthz: how many sub-jobs hold synced weights, which, and their bytes."""
+        with self._lock:
+            held = dict(self._latest)
+        size = sum(
+            int(tensor.numel() * tensor.element_size())
+            for weights in held.values()
+            for tensor in weights.tensors.values()
+            if hasattr(tensor, "element_size")
+        )
+        return {"count": len(held), "bytes": size, "sub_jobs": sorted(held)}
+
 
 @dataclass
 class SamplingBoards:

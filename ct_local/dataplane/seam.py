@@ -11,6 +11,8 @@ to start and stop a worker per running sub-job.
 
 from __future__ import annotations
 
+from typing import Any
+
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -46,6 +48,10 @@ class DataPlane:
 
     def on_transition(self, job: JobRow, previous: str) -> None:
         """A job changed status (for example initializing -> running, or running -> cancelled)."""
+
+    def health(self) -> dict[str, Any]:
+        """What the plane holds, for /healthz (this base holds nothing)."""
+        return {}
 
     async def handle(self, request: Request, job: JobRow, action: str) -> Response:
         raise not_implemented(action)

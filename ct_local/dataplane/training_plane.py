@@ -167,6 +167,10 @@ class TrainingDataPlane(DataPlane):
         elif job.status in ENDED_STATUSES:
             self._stop_workers(job)
 
+    def health(self) -> dict[str, Any]:
+        """The weights synced to samplers and held for their sub-jobs until their jobs end."""
+        return {"synced_weights": self.boards.weights.describe()}
+
     def _start_workers(self, job: JobRow) -> None:
         for sub in job.sub_jobs:
             factory = BACKENDS.get(str(sub.get("job_type")))
@@ -205,6 +209,8 @@ class TrainingDataPlane(DataPlane):
         for worker in stopping:
             if worker is not None:
                 worker.stop(snapshot=False)
+        for sub in job.sub_jobs:
+            self.boards.weights.forget(str(sub["sub_job_id"]))
 
     def _backend_failed(self, job: JobRow, details: str) -> None:
         fresh = self.state.store.get_job(job.job_id)

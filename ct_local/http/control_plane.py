@@ -358,6 +358,7 @@ async def healthz(request: Request) -> Response:
         body["memory_bytes"] = served.memory_bytes
     if served.has_real_models:
         body["loaded_models"] = model_registry.loaded_models().describe()
+    body.update(server_state(request).data_plane.health())
     services = {
         str(getattr(service, "name", type(service).__name__)): str(service.status())
         for service in server_state(request).services

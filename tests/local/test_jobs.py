@@ -132,6 +132,9 @@ def test_models_and_healthz(client) -> None:
     health = client.get("/healthz").json()
     # Embedded services (the runs service, when its plugin is loaded) report where they stand.
     assert set(health.pop("services", {}).values()) <= {"starting", "up"}, health
+    # Weight copies synced to samplers, held per sampling sub-job (other tests' jobs may hold some).
+    held = health.pop("synced_weights")
+    assert held["count"] == len(held["sub_jobs"]) and held["bytes"] >= 0, held
     assert health == {"status": "ok", "device": "cpu", "dtype": "float32"}
 
 

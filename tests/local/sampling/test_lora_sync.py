@@ -168,3 +168,36 @@ def test_samplers_start_from_a_lora_jobs_weights_only_checkpoint(
     )
     assert response.status_code == 400 and response.json()["code"] == "517602"
     assert "weights-only" in response.json()["message"]
+
+
+def _weights_held(sp: Any) -> dict[str, Any]:
+    health = sp.http.get("/healthz")
+    assert health.status_code == 200, health.text
+    return dict(health.json()["synced_weights"])
+
+
+def _sampling_sub_job_ids(sp: Any) -> set[str]:
+    job = sp.http.get(sp.url)
+    assert job.status_code == 200, job.text
+    return {s["sub_job_id"] for s in job.json()["sub_jobs"] if s["job_type"] == "sampling"}
+
+
+def test_an_ended_jobs_synced_weights_are_let_go(sp, training_sub_job, sampling_sub_job) -> None:
+    """The copy of the weights a sampler was sent is held for its sub-job while the job lives, and
+    let go when the job ends (it is the size of the model: kept, every ended job would leak one)."""
+    _lora_job(sp, training_sub_job, sampling_sub_job)
+    samplers = _sampling_sub_job_ids(sp)
+    assert not samplers & set(_weights_held(sp)["sub_jobs"])
+    _sync(sp, "hf")
+    held = _weights_held(sp)
+    assert samplers <= set(held["sub_jobs"])
+    assert held["count"] == len(held["sub_jobs"]) and held["bytes"] > 0
+    assert sp.http.post(f"{sp.url}:cancel").status_code == 200
+    from ct_testing import wait_until
+
+    wait_until(
+        lambda: not samplers & set(_weights_held(sp)["sub_jobs"]),
+        timeout=120,
+        interval=0.1,
+        message="the cancelled job's synced weights are still held",
+    )
