@@ -88,7 +88,7 @@ def build(
     ],
     /,
     *,
-    text_field: Annotated[str, Parameter(help="The key of each row that holds the text.")] = "text",
+    text_field: Annotated[str, Parameter(help="The key holding the text of text and labels rows.")] = "text",
     label_field: Annotated[
         list[str] | None,
         Parameter(
@@ -107,9 +107,15 @@ def build(
         float | None, Parameter(help="Seconds --wait may take (default: the global --poll-timeout).")
     ] = None,
 ) -> int:
-    """Upload a JSONL file and build a dataset from it: splits, fingerprints, leakage gates.
+    """Upload a JSONL file and build a dataset from it: row format, splits, fingerprints, leakage gates.
 
-    Prints the Dataset. With --wait, prints it once settled; a failed build exits 1.
+    One JSON object per line, all of one shape (the printed Dataset names it):
+    chat: {"messages": [{"role": "user", "content": "Hi"},
+                        {"role": "assistant", "content": "Hello!"}]}
+    prompt/completion: {"prompt": "2+2=", "completion": "4"}
+    text: {"text": "..."} (another key with --text-field)
+    labels: the text plus the --label-field keys
+    With --wait, prints the Dataset once settled; a failed build exits 1.
     """
     from ct_core.errors import ValidationError
     from ct_core.runs.datasets import check_val_fraction, read_source

@@ -22,6 +22,7 @@ PAGES = {
     "runs-logs-help.txt": ["runs", "logs", "--help"],
     "runs-deploy-help.txt": ["runs", "deploy", "--help"],
     "runs-chat-help.txt": ["runs", "chat", "--help"],
+    "datasets-build-help.txt": ["datasets", "build", "--help"],
 }
 
 
