@@ -50,6 +50,9 @@ OPERATIONS: dict[str, tuple[str, str, str]] = {
     "getRunMetrics": ("get", PREFIX + "/runs/{run_id}/metrics", "runs"),
     "getRunLogs": ("get", PREFIX + "/runs/{run_id}/logs", "runs"),
     "cancelRun": ("post", PREFIX + "/runs/{run_id}:cancel", "runs"),
+    "resumeRun": ("post", PREFIX + "/runs/{run_id}:resume", "runs"),
+    "registerRunModel": ("post", PREFIX + "/runs/{run_id}:register", "runs"),
+    "listRegisteredModels": ("get", PREFIX + "/models", "runs"),
     "getRegisteredModel": ("get", PREFIX + "/models/{model_id}", "runs"),
 }
 
