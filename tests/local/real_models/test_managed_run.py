@@ -99,6 +99,56 @@ def test_a_run_finds_its_tokenizer_again_from_what_it_recorded(qwen_tokenizer, m
         tokenizers.for_run({"config": {"tokenizer": changed}})
 
 
+def _resolve(model: str, served: list[dict[str, Any]] | None) -> Any:
+    from ct_runs import spec
+
+    dataset = {
+        "dataset_id": "ds_01TESTTESTTESTTESTTESTTEST",
+        "status": "succeeded",
+        "fingerprints": {"source": "s" * 64, "train": "t" * 64, "validation": "v" * 64},
+        "labels": [],
+        "violations": [],
+        "error": None,
+    }
+    rows = [{"messages": CHAT}] * 8
+    body = {"dataset_id": dataset["dataset_id"], "model": model, "overrides": {"max_seq_len": 64}}
+    return spec.resolve_run(body, dataset, rows, served_models=served)
+
+
+def test_a_run_spec_resolves_a_served_real_model_with_its_tokenizer(qwen_tokenizer, model_folders, tmp_path):
+    from ct_runs.errors import RunsRefusal
+
+    real = {"weights": "huggingface", "path": str(model_folders["qwen3"])}
+    resolved = _resolve(SERVED, [{"name": SERVED, **real}])
+    assert resolved.model == resolved.model_name == SERVED
+    (training,) = resolved.create_body["sub_job_configs"]
+    assert training["model_name"] == SERVED
+    assert resolved.config["tokenizer"] == qwen_tokenizer.record()
+    # A catalog name served by the tiny model packs bytes: the config and fingerprint of before.
+    catalog = "Qwen/Qwen3-0.6B"
+    tiny = _resolve(catalog, [{"name": catalog, "weights": "tiny"}])
+    assert tiny.config["tokenizer"] == "byte"
+    assert tiny.fingerprint == _resolve(catalog, None).fingerprint
+    # The same catalog name served from the folder trains on the folder's tokens: another run.
+    from_folder = _resolve(catalog, [{"name": catalog, **real}])
+    assert from_folder.config["tokenizer"] == qwen_tokenizer.record()
+    assert from_folder.fingerprint != tiny.fingerprint
+    assert from_folder.steps_per_epoch <= tiny.steps_per_epoch
+    # A served model whose tokenizer cannot be read is refused at the model, saying why.
+    empty = tmp_path / "no-tokenizer"
+    empty.mkdir()
+    with pytest.raises(RunsRefusal) as caught:
+        _resolve(SERVED, [{"name": SERVED, "weights": "huggingface", "path": str(empty)}])
+    assert (caught.value.code, caught.value.field) == ("failed_precondition", "model")
+    assert "tokenizer" in caught.value.message and str(empty) in caught.value.message
+    # A name neither in the catalog nor served lists the server's real models among the choices.
+    with pytest.raises(RunsRefusal) as unknown:
+        _resolve("llama", [{"name": SERVED, **real}])
+    assert (
+        unknown.value.code == "invalid_argument" and "the server's real models qwen" in unknown.value.message
+    )
+
+
 # --- a managed run on a real model, end to end ----------------------------------------------------
 
 DATABASE, SCHEMA = "RUNS_DB", "PUBLIC"
