@@ -4,6 +4,9 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.ct-installed
+# The tinker plugin's tests run this cookbook's supervised loop. It is installed without its
+# requirements: it caps transformers below ours; what it needs is in the dev extra (pyproject.toml).
+TINKER_COOKBOOK := tinker-cookbook==0.5.8
 PLUGIN_PROJECTS := $(wildcard ct_plugins/*/pyproject.toml)
 # The distribution `ct`: ct-core (the root project) plus the first-party plugins, no code of its own.
 META_PROJECT := packaging/ct/pyproject.toml
@@ -38,6 +41,7 @@ $(STAMP): pyproject.toml $(PLUGIN_PROJECTS) $(TESTING_PROJECT) $(META_PROJECT)
 	$(PY) -m pip uninstall -q -y cortex-training ct 2>/dev/null
 	$(PY) -m pip install -q torch==2.13.0 || $(PY) -m pip install -q torch --index-url https://download.pytorch.org/whl/cpu
 	$(PY) -m pip install -q $(foreach p,$(PLUGIN_PROJECTS),-e $(dir $(p))) -e $(dir $(TESTING_PROJECT)) -e '.[local,plot,dev,tui]' ./$(dir $(META_PROJECT))
+	$(PY) -m pip install -q --no-deps $(TINKER_COOKBOOK)
 	touch $(STAMP)
 
 $(REF_STAMP): $(STAMP) Makefile

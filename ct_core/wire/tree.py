@@ -61,9 +61,10 @@ class _Pending:
 
 def _torch_tensor_type() -> Any:
     # A torch tensor can only exist if torch is already imported, so looking in sys.modules
-    # detects tensors without importing torch.
+    # detects tensors without importing torch. While another thread is still importing it, the
+    # module is there without Tensor yet, and no tensor exists either.
     torch = sys.modules.get("torch")
-    return None if torch is None else torch.Tensor
+    return None if torch is None else getattr(torch, "Tensor", None)
 
 
 def _torch_bytes(tensor: Any) -> tuple[str, tuple[int, ...], Any, int]:

@@ -53,6 +53,10 @@ _CONTEXT_TENSORS = frozenset({"loss_mask", "sampling_logprobs", "advantages"})
 # log-probability (label-aligned, 0 where no label) to the result's post_process_outputs.
 _LOSS_CONFIG_KEYS = frozenset({"reduction", "clip_low_threshold", "clip_high_threshold"})
 POST_LOGPROBS = "logprobs"
+# processing.optimizer of a forward: Adam settings from that request on (betas, eps, weight_decay),
+# and grad_clip_norm, the norm each later step clips gradients to (0: no clipping). A caller
+# whose optimizer settings change per step (Tinker's AdamParams) sends them before its step.
+_OPTIMIZER_SETTINGS = frozenset({"betas", "eps", "weight_decay", "grad_clip_norm"})
 
 
 # The client's defaults of a normalized peft_config, applied here too for raw bodies.
@@ -191,6 +195,10 @@ def _loss_options(processing: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     return loss_fn, config
 
 
+def _finite_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
 def _post(processing: dict[str, Any], target_logprobs: torch.Tensor) -> dict[str, Any]:
     """The post_process_outputs processing.post asks for."""
     if POST_LOGPROBS in (processing.get("post") or []):
@@ -233,6 +241,8 @@ class Trainer:
         self.global_steps = 0
         self.last_avg_loss: float | None = None
         self._accumulated_calls = 0
+        #: The clipping norm processing.optimizer set (0: none), or None for the spec's.
+        self.grad_clip_norm: float | None = None
 
     # --- setup --------------------------------------------------------------------------------
 
@@ -388,9 +398,10 @@ class Trainer:
             for group in self.optimizer.param_groups:
                 group["lr"] = learning_rate
         result: dict[str, Any] = {}
-        if self.spec.gradient_clipping is not None:
+        clip = self.spec.gradient_clipping if self.grad_clip_norm is None else self.grad_clip_norm or None
+        if clip is not None:
             params = [p for p in self.model.parameters() if p.grad is not None]
-            norm = torch.nn.utils.clip_grad_norm_(params, self.spec.gradient_clipping) if params else 0.0
+            norm = torch.nn.utils.clip_grad_norm_(params, clip) if params else 0.0
             result["grad_norm"] = float(norm)
         used = self.optimizer.param_groups[0]["lr"]
         self.optimizer.step()
@@ -406,8 +417,47 @@ class Trainer:
             result["peak_memory"] = {"gpu_peak": gpu, "cpu_peak": _current_rss()}
         return result
 
+    def set_optimizer(self, settings: Any) -> dict[str, Any]:
+        """Apply processing.optimizer (see _OPTIMIZER_SETTINGS); returns what now holds."""
+        if not isinstance(settings, dict):
+            raise RequestError("processing.optimizer must be a dict")
+        unknown = sorted(str(k) for k in settings if k not in _OPTIMIZER_SETTINGS)
+        if unknown:
+            raise RequestError(f"unsupported processing.optimizer keys: {', '.join(unknown)}")
+        values: dict[str, Any] = {}
+        for key in ("eps", "weight_decay", "grad_clip_norm"):
+            if key in settings:
+                value = settings[key]
+                if not _finite_number(value):
+                    raise RequestError(f"processing.optimizer.{key} must be a finite number")
+                if value < 0:
+                    raise RequestError(f"processing.optimizer.{key} must be >= 0")
+                values[key] = float(value)
+        if "betas" in settings:
+            betas = settings["betas"]
+            if (
+                not isinstance(betas, list | tuple)
+                or len(betas) != 2
+                or not all(_finite_number(b) and 0 <= b < 1 for b in betas)
+            ):
+                raise RequestError("processing.optimizer.betas must be two numbers in [0, 1)")
+            values["betas"] = (float(betas[0]), float(betas[1]))
+        adam_only = {"betas", "eps"} & set(values)
+        if adam_only and self.spec.optimizer.name == "sgd":
+            raise RequestError(f"{', '.join(sorted(adam_only))} apply to Adam, not to this job's SGD")
+        if "grad_clip_norm" in values:
+            self.grad_clip_norm = values.pop("grad_clip_norm")
+        for group in self.optimizer.param_groups:
+            group.update(values)
+        group = self.optimizer.param_groups[0]
+        applied: dict[str, Any] = {k: group[k] for k in ("eps", "weight_decay", "betas") if k in group}
+        return {**applied, "grad_clip_norm": self.grad_clip_norm}
+
     def forward(self, batch: Any) -> dict[str, Any]:
         inputs, extras, processing = self._read_batch(batch)
+        if processing.get("optimizer") is not None:
+            # Before the pass: settings the trainer refuses fail the request and change nothing.
+            self.set_optimizer(processing["optimizer"])
         self.model.eval()
         try:
             with torch.no_grad():
@@ -457,6 +507,7 @@ class Trainer:
             "last_avg_loss": self.last_avg_loss,
             "accumulated_calls": self._accumulated_calls,
             "optimizer": rest,
+            "grad_clip_norm": self.grad_clip_norm,
         }
         return tensors, numbers
 
@@ -476,6 +527,8 @@ class Trainer:
         loss = numbers.get("last_avg_loss")
         self.last_avg_loss = float(loss) if isinstance(loss, int | float) else None
         self._accumulated_calls = int(numbers.get("accumulated_calls") or 0)
+        clip = numbers.get("grad_clip_norm")
+        self.grad_clip_norm = float(clip) if isinstance(clip, int | float) else None
 
     def save(self, folder: Path, checkpoint_type: str) -> None:
         state = {

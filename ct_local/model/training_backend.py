@@ -42,7 +42,12 @@ class TrainingBackend:
     """Executes forward-backward, step, save, load and forward for one training sub-job."""
 
     kinds: tuple[str, ...] = ("forward-backward", "step", "save", "load", "forward")
-    state_kinds: tuple[str, ...] = STATE_KINDS
+
+    @property
+    def state_kinds(self) -> tuple[str, ...]:
+        """The kinds of request whose state is snapshotted when done: the last one changed it.
+        A forward does when it set optimizer settings (processing.optimizer)."""
+        return (*STATE_KINDS, "forward") if self._forward_changed_state else STATE_KINDS
 
     def __init__(
         self,
@@ -58,6 +63,7 @@ class TrainingBackend:
         self.sub_job = sub_job
         self.sub_job_id = str(sub_job["sub_job_id"])
         self.say = say
+        self._forward_changed_state = False
         self.spec: TrainingSpec = training_spec(sub_job)
         self.peft_config = peft_config_of(sub_job)
         self.snapshot_file = snapshot_path(state_dir, job.job_id, self.sub_job_id)
@@ -187,6 +193,8 @@ class TrainingBackend:
                 raise RequestError("the request input is missing")
             batch, options = self._batch(frame)
             if row.kind == "forward":
+                processing = batch.get("processing") if isinstance(batch, dict) else None
+                self._forward_changed_state = isinstance(processing, dict) and "optimizer" in processing
                 return {"job_id": self.job.job_id, **self.trainer.forward(batch)}, options
             return {"job_id": self.job.job_id, **self.trainer.forward_backward(batch)}, options
         if row.kind == "step":

@@ -56,6 +56,8 @@ class EmbeddedTinker:
             backend_losses=True,
             # Offline, a sampling client's get_tokenizer() loads only a folder.
             tokenizer_as_model_name=True,
+            # Its trainer takes Adam settings per step (ct_local.model.trainer.set_optimizer).
+            per_step_optimizer=True,
         )
 
     def routes(self) -> list[Route]:

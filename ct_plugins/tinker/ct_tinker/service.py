@@ -30,7 +30,6 @@ import concurrent.futures
 import datetime
 import json
 import logging
-import math
 import threading
 import uuid
 from collections.abc import Callable
@@ -131,6 +130,9 @@ class TrainingModel:
     ready: concurrent.futures.Future[None]
     submit: concurrent.futures.ThreadPoolExecutor
     targets: list[str] = field(default_factory=list)
+    #: The Adam settings the trainer holds (per_step_optimizer), as the job was created with them;
+    #: None when unknown (after a load). Read and written on the model's ordering thread only.
+    optimizer: dict[str, Any] | None = field(default_factory=lambda: job_optimizer_settings())
 
     @property
     def training_sub_job(self) -> str:
@@ -189,14 +191,19 @@ class TinkerService:
         tokenizer_for: Callable[[str], str | None] | None = None,
         backend_losses: bool = False,
         tokenizer_as_model_name: bool = False,
+        per_step_optimizer: bool = False,
     ) -> None:
         """`backend_losses`: the training backend computes Tinker's losses itself, by name (ct local
         serve's does); without it only cross-entropy is translated, into the contract's weighted mean.
         `tokenizer_as_model_name`: the model name the SDK is told (get-info, a sampler's base model)
-        is the tokenizer folder, since a sampling client loads its tokenizer by that name alone."""
+        is the tokenizer folder, since a sampling client loads its tokenizer by that name alone.
+        `per_step_optimizer`: the trainer takes Adam settings per step (a forward whose batch sets
+        them, ct local serve's does), so an optim_step's betas, eps, weight decay and clipping apply;
+        without it only the learning rate may change and other values than the job's are refused."""
         self.client_for = client_for
         self.backend_losses = backend_losses
         self.tokenizer_as_model_name = tokenizer_as_model_name
+        self.per_step_optimizer = per_step_optimizer
         self.tokenizer_for = tokenizer_for
         self.authenticate = authenticate
         self.state_dir = state_dir
@@ -636,23 +643,38 @@ class TinkerService:
         body = await self._json(request)
         model = self._model(body.get("model_id"), owner)
         params = body.get("adam_params")
-        if params is None:
+        if not isinstance(params, dict):
             raise TinkerRefusal(400, "only Adam is supported: send adam_params")
-        for key, default in ADAM_DEFAULTS.items():
-            if key in params and not math.isclose(float(params[key]), default, rel_tol=1e-9, abs_tol=0.0):
-                raise TinkerRefusal(
-                    400,
-                    f"adam_params.{key}={params[key]} is not supported: Cortex Training fixes it when the "
-                    f"job is created ({default}); only learning_rate may change per step",
+        try:
+            wanted = optimizer_settings(params)
+            lr = float(params.get("learning_rate", DEFAULT_LR))
+        except (TypeError, ValueError):
+            raise TinkerRefusal(400, "adam_params values must be numbers") from None
+        if not self.per_step_optimizer:
+            job = job_optimizer_settings()
+            for key, value in wanted.items():
+                if value != job[key]:
+                    raise TinkerRefusal(
+                        400,
+                        f"adam_params {key}={value} is not supported: Cortex Training fixes the optimizer "
+                        f"when the job is created ({key}={job[key]}); only learning_rate may change per step",
+                    )
+
+        def submit(client: Any) -> tuple[str | None, str]:
+            settings = None
+            if model.optimizer != wanted:
+                # Ordered before the step on the same sub-job, so the step runs with them.
+                answer = client.forward(
+                    model.job_id, optimizer_frame(wanted), sub_job_id=model.training_sub_job
                 )
-        if float(params.get("grad_clip_norm") or 0.0) != 0.0:
-            raise TinkerRefusal(400, "adam_params.grad_clip_norm is not supported per step")
-        lr = float(params.get("learning_rate", DEFAULT_LR))
+                settings = str(answer["request_id"])
+                model.optimizer = wanted
+            return settings, str(client.step(model.job_id, learning_rate=lr))
 
-        def submit(client: Any) -> str:
-            return str(client.step(model.job_id, learning_rate=lr))
-
-        def finish(client: Any, request_id: str) -> dict[str, Any]:
+        def finish(client: Any, submitted: tuple[str | None, str]) -> dict[str, Any]:
+            settings, request_id = submitted
+            if settings is not None:
+                client.poll_request(model.job_id, settings)
             result = client.poll_request(model.job_id, request_id)
             metrics = {
                 k: float(v)
@@ -770,6 +792,7 @@ class TinkerService:
             )
 
         def submit(client: Any) -> Any:
+            model.optimizer = None  # the checkpoint's optimizer settings, or the job's: sent again
             return client.load(model.job_id, checkpoint["checkpoint_id"], source_job_id=checkpoint["job_id"])
 
         def finish(client: Any, load: Any) -> dict[str, Any]:
@@ -992,6 +1015,38 @@ class TinkerService:
         if isinstance(value, bytes):
             return Response(value, media_type=wire.PROTO_CONTENT_TYPE)
         return JSONResponse(value)
+
+
+def job_optimizer_settings() -> dict[str, Any]:
+    """The Adam settings a training client's job is created with, in `optimizer_settings`' form."""
+    return {
+        "betas": [ADAM_DEFAULTS["beta1"], ADAM_DEFAULTS["beta2"]],
+        "eps": ADAM_DEFAULTS["eps"],
+        "weight_decay": ADAM_DEFAULTS["weight_decay"],
+        "grad_clip_norm": 0.0,
+    }
+
+
+def optimizer_settings(params: dict[str, Any]) -> dict[str, Any]:
+    """An optim_step's Adam settings besides the learning rate (Tinker's defaults where absent)."""
+    return {
+        "betas": [
+            float(params.get("beta1", ADAM_DEFAULTS["beta1"])),
+            float(params.get("beta2", ADAM_DEFAULTS["beta2"])),
+        ],
+        "eps": float(params.get("eps", ADAM_DEFAULTS["eps"])),
+        "weight_decay": float(params.get("weight_decay", ADAM_DEFAULTS["weight_decay"])),
+        "grad_clip_norm": float(params.get("grad_clip_norm") or 0.0),
+    }
+
+
+def optimizer_frame(settings: dict[str, Any]) -> bytes:
+    """A one-token forward whose batch sets the trainer's Adam settings (processing.optimizer)."""
+    from ct_core.data.payloads import serialize_forward_backward_args
+
+    return serialize_forward_backward_args(
+        kwargs={"input_ids": np.zeros((1, 1), dtype=np.int64)}, processing={"optimizer": settings}
+    )
 
 
 def _now() -> str:
