@@ -106,6 +106,10 @@ def test_the_sdk_loop_through_ct_tinker_serve(front: str, local_server: Any, tin
         with pytest.raises(tinker.RequestFailedError, match="not available through ct tinker serve") as info:
             training.forward_backward([policy], "importance_sampling").result()
         assert "cross-entropy mean" in str(info.value)
+        # The job's optimizer is fixed when it is created: other Adam settings are refused by name.
+        with pytest.raises(tinker.BadRequestError, match="eps=1e-08 is not supported"):
+            training.optim_step(types.AdamParams(learning_rate=2e-2, eps=1e-8)).result()
+        training.optim_step(types.AdamParams(learning_rate=2e-2, eps=1e-12, beta1=0.9, beta2=0.95)).result()
         sampler = training.save_weights_and_get_sampling_client().result()
         sampled = sampler.sample(
             types.ModelInput.from_ints(tokens[:4]),
