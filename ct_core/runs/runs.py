@@ -1,4 +1,5 @@
-"""`client.runs`: start, read, follow, wait for and cancel managed training runs (docs/runs.md).
+"""`client.runs`: start, read, follow, wait for, cancel and resume managed training runs, and
+register and read the models they leave (docs/runs.md).
 
 A run is started from a run spec (a mapping, or a JSON file): `{dataset_id, model_config_tier,
 labels, seed, overrides, trainer}`. The service checks it and answers the run; an identical spec

@@ -113,3 +113,28 @@ def test_a_separate_validation_dataset_replaces_the_split(
     base = next(e["validation"] for e in base_logs if e.get("event") == "validation")
     assert base["dataset_id"] == dataset["dataset_id"]
     assert base["rows"] == dataset["splits"]["validation"]["rows"]
+
+
+def test_a_model_trained_on_chat_rows_records_its_chat_template(
+    client: CortexTrainingClient, tmp_path_factory: pytest.TempPathFactory, kit: Any
+) -> None:
+    from ct_runs import templates
+
+    rows = []
+    for line in kit.corpus_lines(rows=60, seed=21):
+        words = line["text"].split()
+        messages = [
+            {"role": "user", "content": " ".join(words[:7])},
+            {"role": "assistant", "content": " ".join(words[7:])},
+        ]
+        rows.append({"messages": messages})
+    path = tmp_path_factory.mktemp("chat") / "chat.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    dataset = client.datasets.build(path, seed=3, wait=True, timeout=600)
+    assert dataset["status"] == "succeeded" and dataset["format"] == "chat", dataset
+    run = client.runs.start(kit.small_spec(dataset["dataset_id"], epochs=1), wait=True, timeout=600)
+    assert run["status"] == "succeeded", run.get("error")
+    model = client.runs.get_model(run["model_id"])
+    assert model["format"] == "chat" and model["run_status"] == "succeeded"
+    assert model["chat_template"] == {"name": templates.TEMPLATE, "end_of_turn": templates.END_OF_TURN}
+    assert model["source_checkpoint_id"] in model["status_detail"] and run["run_id"] in model["status_detail"]
