@@ -38,7 +38,8 @@ from ct_runs.run_data import RunData
 from ct_runs.store import TERMINAL, Store
 from ct_runs.validation import validate
 
-#: Metric points and log lines are written at least this often while a segment trains.
+#: Metric points and log lines are written at least this often while a segment trains; each write,
+#: and each segment's end, logs a progress line with the newest train loss.
 FLUSH_EVERY_STEPS = 25
 #: Steps in flight while a segment trains (each one fwd-bwd + step), and how often it reads a cancel.
 PIPELINE_DEPTH = 2
@@ -187,6 +188,10 @@ class Segment:
         self.started = time.monotonic()
         self.tokens = 0
         self.pipe: Any = None
+        #: The newest step read back (step, train loss, learning rate, tokens/s), and the newest
+        #: step a progress line was logged for.
+        self.last: tuple[int, float, float, float] | None = None
+        self.logged_step = self.step
 
     def where(self) -> Schedule:
         return Schedule(self.early, self.cooldown_start, self.end)
@@ -207,12 +212,33 @@ class Segment:
             done_step, tokens, lr = self.inflight.pop(0)
             self.tokens += tokens
             elapsed = max(time.monotonic() - self.started, 1e-9)
+            loss = float(results[index]["avg_loss"])
             self.pending.points += [
-                ("train_loss", done_step, float(results[index]["avg_loss"])),
+                ("train_loss", done_step, loss),
                 ("lr", done_step, lr),
                 ("epoch", done_step, done_step / self.steps_per_epoch),
                 ("tokens_per_s", done_step, self.tokens / elapsed),
             ]
+            self.last = (done_step, loss, lr, self.tokens / elapsed)
+
+    def _log_progress(self) -> None:
+        """A log line with the train loss of the newest step read back, once per step logged."""
+        if self.last is None or self.last[0] <= self.logged_step:
+            return
+        step, loss, lr, tokens_per_s = self.last
+        self.logged_step = step
+        epoch = step / self.steps_per_epoch
+        self.pending.log(
+            "INFO",
+            f"step {step}/{self.end}: train loss {loss:.6f} (epoch {epoch:.2f}, {tokens_per_s:.0f} tokens/s)",
+            event="progress",
+            step=step,
+            epoch=epoch,
+            train_loss=loss,
+            lr=lr,
+            tokens_per_s=tokens_per_s,
+            end_step=self.end,
+        )
 
     def _steps(self) -> dict[str, Any]:
         checkpoint_every = int(self.trainer_config["checkpoint_every_steps"])
@@ -259,12 +285,14 @@ class Segment:
                 break
             if step % FLUSH_EVERY_STEPS == 0:
                 self._drain(keep=0)
+                self._log_progress()
                 points, entries = self.pending.take()
                 self.progress.gpu_seconds = self.store.gpu_seconds(self.run_id)
                 self.store.write_state(
                     self.run_id, self.progress.to_dict(), metric_points=points, log_entries=entries
                 )
         self._drain(keep=0)
+        self._log_progress()
         if cancelled:
             reasons = ["final"]
         progress = self.progress

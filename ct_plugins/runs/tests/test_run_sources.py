@@ -138,3 +138,20 @@ def test_a_model_trained_on_chat_rows_records_its_chat_template(
     assert model["format"] == "chat" and model["run_status"] == "succeeded"
     assert model["chat_template"] == {"name": templates.TEMPLATE, "end_of_turn": templates.END_OF_TURN}
     assert model["source_checkpoint_id"] in model["status_detail"] and run["run_id"] in model["status_detail"]
+
+
+def test_the_logs_carry_the_train_loss_at_a_cadence(
+    client: CortexTrainingClient, base_run: dict[str, Any]
+) -> None:
+    logs = client.runs.logs(base_run["run_id"], structured=True, limit=10_000)["logs"]
+    progress = [e for e in logs if e.get("event") == "progress"]
+    assert progress, [e.get("event") for e in logs]
+    steps = [e["step"] for e in progress]
+    assert steps == sorted(set(steps)) and steps[-1] == base_run["step"], steps
+    # One line at least at every checkpoint, each with the loss the metrics hold for its step.
+    checkpoints = {c["step"] for c in base_run["checkpoints"]}
+    assert checkpoints <= set(steps), (checkpoints, steps)
+    losses = dict(map(tuple, client.runs.metrics(base_run["run_id"])["series"]["train_loss"]))
+    for entry in progress:
+        assert entry["train_loss"] == losses[entry["step"]]
+        assert f"train loss {entry['train_loss']:.6f}" in entry["message"]
