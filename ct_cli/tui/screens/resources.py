@@ -58,18 +58,13 @@ class ResourcesPane(DownloadingTab, VerticalScroll):
     # --- loading ------------------------------------------------------------------------------
 
     def start_download(self) -> None:
-        owner, tui = self.owner, self.owner.tui
-        first, sub_job_ids = owner.first_source(), owner.scoped_sub_jobs()
+        tui = self.owner.tui
         self.run_download(
             "download_metrics",
-            lambda: metrics.download_resources(
-                owner.job_client,
-                owner.job_id,
-                owner.download_dir("resources"),
-                first=first,
-                sub_job_ids=sub_job_ids,
-                on_data=lambda sub, data, complete: tui.post(self._received, sub, data, complete),
-            ),
+            metrics.download_resources,
+            "resources",
+            self.owner.first_source(),
+            lambda sub, data, complete: tui.post(self._received, sub, data, complete),
         )
 
     def _received(self, sub_job_id: str, data: metrics.Resources, complete: bool) -> None:

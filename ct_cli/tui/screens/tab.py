@@ -61,16 +61,35 @@ class DownloadingTab:
         """Start this tab's download (through `run_download`)."""
         raise NotImplementedError
 
-    def run_download(self, operation: str, download: Callable[[], list[dict[str, Any]]]) -> None:
-        """Run `download` on a worker thread; a new one replaces a running one of this tab.
+    def run_download(
+        self,
+        operation: str,
+        download: Callable[..., list[dict[str, Any]]],
+        folder: str,
+        first: str | None,
+        on_data: Callable[..., object],
+    ) -> None:
+        """Run ``download`` (a `ct_cli.tui.metrics` download) for the job on a worker thread; a new
+        one replaces a running one of this tab.
 
-        `operation` names it in the note a failure leaves (its traceback goes to the error log).
+        It gets the job's client and id, the app's private ``folder`` for it, the sub-job whose
+        rows come first and the sub-jobs in scope, and hands each sub-job's rows to ``on_data``
+        (on the worker thread: post them to the app). ``operation`` names it in the note a
+        failure leaves (its traceback goes to the error log).
         """
-        tui = self.owner.tui
+        owner, tui = self.owner, self.owner.tui
+        sub_job_ids = owner.scoped_sub_jobs()
 
         def run() -> None:
             try:
-                entries = download()
+                entries = download(
+                    owner.job_client,
+                    owner.job_id,
+                    owner.download_dir(folder),
+                    first=first,
+                    sub_job_ids=sub_job_ids,
+                    on_data=on_data,
+                )
             except Exception as exc:
                 self.post_failure(tui, operation, exc)
                 return

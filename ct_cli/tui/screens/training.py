@@ -65,18 +65,13 @@ class TrainingPane(DownloadingTab, Vertical):
     # --- loading ------------------------------------------------------------------------------
 
     def start_download(self) -> None:
-        owner, tui = self.owner, self.owner.tui
-        first, sub_job_ids = owner.training_source(), owner.scoped_sub_jobs()
+        tui = self.owner.tui
         self.run_download(
             "download_training_metrics",
-            lambda: metrics.download_training(
-                owner.job_client,
-                owner.job_id,
-                owner.download_dir("training"),
-                first=first,
-                sub_job_ids=sub_job_ids,
-                on_data=lambda sub, data: tui.post(self._received, sub, data),
-            ),
+            metrics.download_training,
+            "training",
+            self.owner.training_source(),
+            lambda sub, data: tui.post(self._received, sub, data),
         )
 
     def _received(self, sub_job_id: str, data: metrics.Training) -> None:
