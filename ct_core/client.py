@@ -192,6 +192,7 @@ class CortexTrainingClient:
             max_request_chunk_bytes=self.max_request_chunk_bytes,
             get_job=self.get_job,
             list_checkpoints=self.list_checkpoints,
+            model_deployments=lambda: self.model_deployments,
         )
         self._ctx = ctx
         self._data = DataPlane(ctx)
@@ -713,7 +714,8 @@ class CortexTrainingClient:
     @property
     def runs(self) -> RunsAPI:
         """Managed training runs of this schema: `client.runs.start(spec)`, `.get`, `.list`,
-        `.metrics`, `.follow_metrics`, `.logs`, `.follow_logs`, `.cancel`, `.wait`, `.get_model`.
+        `.metrics`, `.follow_metrics`, `.logs`, `.follow_logs`, `.cancel`, `.wait`, `.resume`,
+        `.register`, `.models`, `.get_model`, `.deploy`, `.chat`.
 
         Imported on first use; docs/runs.md describes the methods.
         """

@@ -63,6 +63,8 @@ class ClientContext:
     #: The control-plane reads the parts need (the facade's own methods).
     get_job: Callable[[str], dict[str, Any]]
     list_checkpoints: Callable[[str], list[dict[str, Any]]]
+    #: The client's model-deployment methods (a plugin's, through a hook), read when first needed.
+    model_deployments: Callable[[], Any]
 
     def operations(self) -> OperationsContext:
         """The narrower context of a part that only sends operations and waits (the runs views)."""
@@ -75,6 +77,7 @@ class ClientContext:
             poll_backoff_multiplier=poll.multiplier,
             poll_max_interval=poll.max_interval,
             sleep=self.sleep,
+            deployments=self.model_deployments,
         )
 
     def poll_schedule(self) -> PollSchedule:
@@ -97,6 +100,7 @@ class OperationsContext:
     (A plain class: a dataclass costs a millisecond of every command's start-up to define.)"""
 
     __slots__ = (
+        "deployments",
         "poll_backoff_multiplier",
         "poll_interval",
         "poll_max_interval",
@@ -116,8 +120,11 @@ class OperationsContext:
         poll_backoff_multiplier: float,
         poll_max_interval: float,
         sleep: Callable[[float], None],
+        deployments: Callable[[], Any],
     ) -> None:
         self.request, self.stream, self.sleep = request, stream, sleep
+        #: The client's model-deployment methods, when a part needs them (`client.runs.deploy`).
+        self.deployments = deployments
         self.poll_interval, self.poll_timeout = poll_interval, poll_timeout
         self.poll_backoff_multiplier, self.poll_max_interval = poll_backoff_multiplier, poll_max_interval
 

@@ -255,6 +255,42 @@ class RunsAPI:
         answer: Any = _runs.get_registered_model(self.client, model_id=model_id, predicate=RUNS_RULE)
         return answer_object(answer, "getRegisteredModel")
 
+    # --- from a run to a chat ----------------------------------------------------------------------
+
+    def deployments(self) -> Any:
+        """The client's model-deployment methods (`client.model_deployments`: the plugin's)."""
+        return self.client.deployments()
+
+    def deploy(self, ref: str, *, wait: bool = False, timeout: float | None = None) -> dict[str, Any]:
+        """Deploy the model a run registered (`run_...`) or a registered model (`mdl_...`).
+
+        Returns the deployment's record with its OpenAI `base_url`, `model_id` and `run_id`; with
+        `wait`, once it is READY. A run without a model is refused saying what to do (register a
+        cancelled run, resume a failed one).
+        """
+        from ct_core.runs import deploy
+
+        return deploy.deploy(self, ref, wait=wait, timeout=timeout)
+
+    def chat(
+        self,
+        ref: str,
+        prompt: str,
+        *,
+        max_completion_tokens: int | None = None,
+        temperature: float = 0.0,
+        timeout: float | None = None,
+    ) -> dict[str, Any]:
+        """Ask a run's model one question through its deployment (created, and waited for, when
+        none serves: `created` says so). Returns the answer's `content` and `finish_reason` with
+        the deployment's id and `base_url`."""
+        from ct_core.runs import deploy
+
+        tokens = deploy.DEFAULT_CHAT_TOKENS if max_completion_tokens is None else max_completion_tokens
+        return deploy.chat(
+            self, ref, prompt, max_completion_tokens=tokens, temperature=temperature, timeout=timeout
+        )
+
     def _terminal(self, run_id: str) -> bool:
         return self.get(run_id).get("status") in TERMINAL_RUN_STATUSES
 

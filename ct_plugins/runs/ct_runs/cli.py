@@ -597,10 +597,8 @@ def deploy(
     Prints {"deployment", "status", "base_url", "model_id", "run_id", ...}: point an OpenAI client
     at base_url with the deployment id as the model. Drop it with ct model-deployment drop.
     """
-    from ct_runs.deploy import deploy as deploy_model
-
     with _not_found(RUN_NOT_FOUND_HINT):
-        record = deploy_model(_client(), run_or_model, wait=wait, timeout=timeout)
+        record = _client().runs.deploy(run_or_model, wait=wait, timeout=timeout)
     output.progress(
         f"deployment {record['deployment']} of model {record['model_id']} is {record.get('status')}; "
         f"OpenAI base URL {record['base_url']} (model {record['deployment']})"
@@ -625,11 +623,9 @@ def chat(
     Prints {"content", "finish_reason", "deployment", "base_url", "created", ...}; a deployment made
     here keeps running until dropped (ct model-deployment drop).
     """
-    from ct_runs.deploy import chat as chat_with
-
     with _not_found(RUN_NOT_FOUND_HINT):
-        answer = chat_with(
-            _client(), run_or_model, prompt, max_completion_tokens=max_completion_tokens, timeout=timeout
+        answer = _client().runs.chat(
+            run_or_model, prompt, max_completion_tokens=max_completion_tokens, timeout=timeout
         )
     if answer["created"]:
         output.progress(

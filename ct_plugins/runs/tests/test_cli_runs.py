@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from ct_core.errors import ValidationError
 from ct_testing.plugin import CT_SCRIPT, CtResult, ct_runner
 
 DATABASE = "RUNS_CLI_DB"
@@ -380,6 +381,25 @@ def test_deploy_in_one_command_then_chat(both: Callable[..., CtResult], waited: 
     assert answer["created"] is True and answer["deployment"] != deployment
     assert f"created deployment {answer['deployment']}" in asked.stderr
     assert both(*here, "model-deployment", "drop", answer["deployment"]).returncode == 0
+
+
+def test_the_sdk_deploys_a_runs_model_and_chats_with_it(waited: dict[str, Any]) -> None:
+    """client.runs.deploy and client.runs.chat: what the two commands run, from Python."""
+    from ct_core import CortexTrainingClient
+
+    run = waited["run"]
+    with CortexTrainingClient(base_url=waited["here"][1], database=DATABASE, schema="PUBLIC") as client:
+        record = client.runs.deploy(run["run_id"], wait=True)
+        try:
+            assert record["status"] == "READY" and record["model_id"] == run["model_id"]
+            assert record["base_url"].endswith("/inference/v1")
+            answer = client.runs.chat(run["model_id"], "hello", max_completion_tokens=4)
+            assert answer["deployment"] == record["deployment"] and answer["created"] is False
+            assert answer["finish_reason"] in ("stop", "length") and isinstance(answer["content"], str)
+        finally:
+            client.model_deployments.drop(record["deployment"])
+        with pytest.raises(ValidationError, match=r"give a run id \(run_\.\.\.\)"):
+            client.runs.deploy("ds_01xxxxxxxxxxxxxxxxxxxxxxxx")
 
 
 @pytest.mark.parametrize("command", ["deploy", "chat"])

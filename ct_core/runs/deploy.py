@@ -1,12 +1,13 @@
-"""From a run to a deployment and a chat: what `ct runs deploy` and `ct runs chat` do, for the SDK too.
+"""From a run to a deployment and a chat: `client.runs.deploy(...)` and `client.runs.chat(...)`,
+which `ct runs deploy` and `ct runs chat` call.
 
-`deploy(client, "run_..." or "mdl_...")` finds the model the run registered (or takes the registered
+`deploy(runs, "run_..." or "mdl_...")` finds the model the run registered (or takes the registered
 model named), creates a model deployment from it through the client's model-deployment methods
 (`client.model_deployments`, which the model-deployment plugin gives every client through its hook:
-this module imports no plugin) and returns the deployment's record with its OpenAI base URL.
-`chat(client, ref, prompt)` sends one user message to the deployment of that model through the
-deployment's `/chat/completions` (the generated `createChatCompletion` operation), creating and
-waiting for a deployment first when the model has none that serves.
+this module imports no plugin; without it, `MissingPluginError`) and returns the deployment's record
+with its OpenAI base URL. `chat(runs, ref, prompt)` sends one user message to the deployment of that
+model through the deployment's `/chat/completions` (the generated `createChatCompletion`
+operation), creating and waiting for a deployment first when the model has none that serves.
 
 The deployment is the one shape a quick check needs: the only class served today, one replica on
 one GPU, with the run's packed row length as its context.
@@ -15,7 +16,7 @@ one GPU, with the run's packed row length as its context.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from ct_core.errors import ValidationError
 
@@ -33,17 +34,32 @@ RUN_PREFIX = "run_"
 MODEL_PREFIX = "mdl_"
 
 
-def registered_model(client: Any, ref: str) -> dict[str, Any]:
+class RunsAPI(Protocol):
+    """What these calls use of `client.runs` (`ct_core.runs.runs.RunsAPI`, which calls them)."""
+
+    #: The transport the generated operations take (the client's OperationsContext).
+    client: Any
+
+    def get(self, run_id: str) -> dict[str, Any]: ...
+
+    def get_model(self, model_id: str) -> dict[str, Any]: ...
+
+    def models(self, run_id: str | None = None) -> list[dict[str, Any]]: ...
+
+    def deployments(self) -> Any: ...
+
+
+def registered_model(runs: RunsAPI, ref: str) -> dict[str, Any]:
     """The registered model a run id or a model id names; ValidationError saying what to do when a
     run has none (register a cancelled run, resume a failed one, wait for a running one)."""
     if not isinstance(ref, str) or not ref.startswith((RUN_PREFIX, MODEL_PREFIX)):
         raise ValidationError(f"give a run id (run_...) or a registered model id (mdl_...), got {ref!r}")
     if ref.startswith(MODEL_PREFIX):
-        return dict(client.runs.get_model(ref))
-    found = client.runs.models(run_id=ref)
+        return dict(runs.get_model(ref))
+    found = runs.models(run_id=ref)
     if found:
         return dict(found[0])
-    run = client.runs.get(ref)
+    run = runs.get(ref)
     status = run.get("status")
     if status == "cancelled":
         why = f"run {ref} was cancelled and has no registered model: register its best checkpoint first"
@@ -70,44 +86,44 @@ def _serves(record: Mapping[str, Any], model: Mapping[str, Any]) -> bool:
     )
 
 
-def find_deployment(client: Any, model: Mapping[str, Any]) -> dict[str, Any] | None:
+def find_deployment(runs: RunsAPI, model: Mapping[str, Any]) -> dict[str, Any] | None:
     """The newest deployment of the model's weights that serves or is on its way to, if any."""
-    records = client.model_deployments.list_model_deployments(on_malformed=lambda _problem: None)
+    records = runs.deployments().list_model_deployments(on_malformed=lambda _problem: None)
     serving = [record for record in records if _serves(record, model)]
     return dict(serving[-1]) if serving else None
 
 
-def _described(client: Any, record: Mapping[str, Any], model: Mapping[str, Any]) -> dict[str, Any]:
+def _described(runs: RunsAPI, record: Mapping[str, Any], model: Mapping[str, Any]) -> dict[str, Any]:
     out = dict(record)
-    out["base_url"] = out.get("base_url") or client.model_deployments.base_url()
+    out["base_url"] = out.get("base_url") or runs.deployments().base_url()
     out["model_id"] = model.get("model_id")
     out["run_id"] = model.get("run_id")
     return out
 
 
-def deploy(client: Any, ref: str, *, wait: bool = False, timeout: float | None = None) -> dict[str, Any]:
+def deploy(runs: RunsAPI, ref: str, *, wait: bool = False, timeout: float | None = None) -> dict[str, Any]:
     """Create a deployment of the model a run registered (or of a registered model id).
 
     Returns the deployment's record (`deployment`, `status`, `base_url`, ...) with `model_id` and
     `run_id`; with `wait`, once it is READY. A run without a model is refused, saying what to do.
     """
-    model = registered_model(client, ref)
-    run = client.runs.get(str(model.get("run_id"))) if model.get("run_id") else {}
+    model = registered_model(runs, ref)
+    run = runs.get(str(model.get("run_id"))) if model.get("run_id") else {}
     seq_len = (run.get("overrides") or {}).get("max_seq_len") or DEFAULT_MAX_SEQ_LEN
     spec = {
         "deployment": dict(DEPLOYMENT),
         "source": {"type": "registered_model", "model_id": model["model_id"]},
         "inference": {"max_seq_len": int(seq_len)},
     }
-    deployments = client.model_deployments
+    deployments = runs.deployments()
     record = deployments.create(spec)
     if wait:
         record = deployments.wait(record["deployment"], timeout=timeout)
-    return _described(client, record, model)
+    return _described(runs, record, model)
 
 
 def chat(
-    client: Any,
+    runs: RunsAPI,
     ref: str,
     prompt: str,
     *,
@@ -125,17 +141,15 @@ def chat(
 
     if not isinstance(prompt, str) or not prompt:
         raise ValidationError("the prompt must be a non-empty string")
-    model = registered_model(client, ref)
-    found = find_deployment(client, model)
+    model = registered_model(runs, ref)
+    found = find_deployment(runs, model)
     created = found is None
     if found is None:
-        record = deploy(client, str(model["model_id"]), wait=True, timeout=timeout)
+        record = deploy(runs, str(model["model_id"]), wait=True, timeout=timeout)
     elif found.get("status") != READY:
-        record = _described(
-            client, client.model_deployments.wait(found["deployment"], timeout=timeout), model
-        )
+        record = _described(runs, runs.deployments().wait(found["deployment"], timeout=timeout), model)
     else:
-        record = _described(client, found, model)
+        record = _described(runs, found, model)
     body = {
         "model": record["deployment"],
         "messages": [{"role": "user", "content": prompt}],
@@ -143,7 +157,7 @@ def chat(
         "temperature": temperature,
     }
     # One attempt, as an OpenAI client makes: a repeated completion would generate twice.
-    answer: Any = inference.create_chat_completion(client, body=body)
+    answer: Any = inference.create_chat_completion(runs.client, body=body)
     choice = (answer.get("choices") or [{}])[0]
     return {
         "deployment": record["deployment"],
