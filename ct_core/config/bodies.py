@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -179,17 +179,6 @@ def _expected(schema: dict[str, Any]) -> str:
     return " or ".join(kinds) or "something else"
 
 
-def _leaves(error: Any) -> Iterator[Any]:
-    """The errors that say what is wrong: through a nullable `oneOf`/`anyOf` into its non-null branch."""
-    if error.validator in ("oneOf", "anyOf") and error.context:
-        branches = error.validator_value
-        for sub in error.context:
-            if branches[sub.relative_schema_path[0]] != {"type": "null"}:
-                yield from _leaves(sub)
-        return
-    yield error
-
-
 def _message(error: Any) -> tuple[Location, str, bool]:
     loc: Location = tuple(error.absolute_path)
     keyword = error.validator
@@ -232,29 +221,50 @@ def _message(error: Any) -> tuple[Location, str, bool]:
     return loc, f"{name} must be {expected}, got {shown(value)}", shape
 
 
+def _leaves(error: Any) -> Iterator[Any]:
+    """The errors that say what is wrong: through a nullable `oneOf`/`anyOf` into its non-null branch."""
+    if error.validator in ("oneOf", "anyOf") and error.context:
+        branches = error.validator_value
+        for sub in error.context:
+            if branches[sub.relative_schema_path[0]] != {"type": "null"}:
+                yield from _leaves(sub)
+        return
+    yield error
+
+
 def _body_order(body: Any, path: Any) -> list[int]:
     """Where a JSON path lies in the body, as positions of keys and indices (body order)."""
     order: list[int] = []
     node = body
     for part in path:
-        if isinstance(node, dict):
+        if isinstance(node, Mapping):
             keys = list(node)
             order.append(keys.index(part) if part in keys else len(keys))
+            node = node.get(part)
+        elif isinstance(node, list) and isinstance(part, int):
+            order.append(part)
+            node = node[part] if part < len(node) else None
         else:
-            order.append(part if isinstance(part, int) else 0)
-        node = node[part] if isinstance(node, dict | list) else None
+            order.append(0)
+            node = None
     return order
+
+
+def schema_errors(validator: Any, body: Any) -> list[Any]:
+    """What a JSON-schema `validator` (jsonschema's) finds wrong in `body`, as the errors that say
+    what is wrong (a nullable `oneOf`'s non-null branch, not the `oneOf`), in the order of the body's
+    fields: the one walk of schema errors the create-job body and the run spec share."""
+    leaves = [leaf for error in validator.iter_errors(body) for leaf in _leaves(error)]
+    return sorted(leaves, key=lambda error: _body_order(body, error.absolute_path))
 
 
 def schema_problems(body: Any) -> list[BodyProblem]:
     """The body's problems against the create-job schema, in the order of the body's fields."""
-    errors = sorted(_validator().iter_errors(body), key=lambda error: _body_order(body, error.absolute_path))
     found: list[BodyProblem] = []
-    for error in errors:
-        for leaf in _leaves(error):
-            problem = BodyProblem(*_message(leaf))
-            if problem not in found:
-                found.append(problem)
+    for leaf in schema_errors(_validator(), body):
+        problem = BodyProblem(*_message(leaf))
+        if problem not in found:
+            found.append(problem)
     return found
 
 

@@ -51,13 +51,14 @@ import copy
 import hashlib
 import json
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
 from typing import Any
 
 from ct_core.catalog import Catalog, load_catalog
+from ct_core.config.bodies import schema_errors
 from ct_core.config.optimizer import SCHEDULER_KEYS
 from ct_core.data.payloads import TINY_WEIGHTS
 from ct_core.errors import CatalogError, describe_service_error
@@ -225,34 +226,6 @@ def _where(loc: Sequence[Any]) -> str:
     return text
 
 
-def _body_order(body: Any, path: Sequence[Any]) -> list[int]:
-    order: list[int] = []
-    node = body
-    for part in path:
-        if isinstance(node, Mapping):
-            keys = list(node)
-            order.append(keys.index(part) if part in keys else len(keys))
-            node = node.get(part)
-        elif isinstance(node, list) and isinstance(part, int):
-            order.append(part)
-            node = node[part] if part < len(node) else None
-        else:
-            order.append(0)
-            node = None
-    return order
-
-
-def _leaves(error: Any) -> Iterator[Any]:
-    """The errors that say what is wrong: through a nullable ``oneOf`` into its non-null branch."""
-    if error.validator in ("oneOf", "anyOf") and error.context:
-        branches = error.validator_value
-        for sub in error.context:
-            if branches[sub.relative_schema_path[0]] != {"type": "null"}:
-                yield from _leaves(sub)
-        return
-    yield error
-
-
 #: What a string field holds, said after "must be a string" where the name alone says too little.
 _STRING_HINTS = {
     "dataset_id": " (a succeeded dataset build's id, ds_...)",
@@ -323,10 +296,8 @@ def _refusal(error: Any, body: Any) -> RunsRefusal:
 def spec_problems(spec: Any) -> list[RunsRefusal]:
     """Every problem the run spec's schema finds, in the order of the spec's fields (nulls dropped)."""
     body = _without_nulls(spec)
-    errors = [leaf for error in _validator().iter_errors(body) for leaf in _leaves(error)]
-    errors.sort(key=lambda error: _body_order(body, error.absolute_path))
     found: list[RunsRefusal] = []
-    for error in errors:
+    for error in schema_errors(_validator(), body):
         refusal = _refusal(error, body)
         if all((refusal.field, refusal.message) != (seen.field, seen.message) for seen in found):
             found.append(refusal)
