@@ -130,6 +130,12 @@ class TrainingModel:
     ready: concurrent.futures.Future[None]
     submit: concurrent.futures.ThreadPoolExecutor
     targets: list[str] = field(default_factory=list)
+    #: Polls the results of the client's requests one at a time, in submission order: the data plane
+    #: runs a sub-job's requests in that order, so a later one is never done before an earlier one
+    #: and polling it meanwhile would only add requests to the server.
+    finish: concurrent.futures.ThreadPoolExecutor = field(
+        default_factory=lambda: concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="tinker-poll")
+    )
     #: The Adam settings the trainer holds (per_step_optimizer), as the job was created with them;
     #: None when unknown (after a load). Read and written on the model's ordering thread only.
     optimizer: dict[str, Any] | None = field(default_factory=lambda: job_optimizer_settings())
@@ -228,6 +234,7 @@ class TinkerService:
             models = list(self.state.models.values())
         for model in models:
             model.submit.shutdown(wait=False, cancel_futures=True)
+            model.finish.shutdown(wait=False, cancel_futures=True)
         self.pollers.shutdown(wait=False, cancel_futures=True)
 
     def routes(self) -> list[Route]:
@@ -351,7 +358,7 @@ class TinkerService:
         self, model: TrainingModel, submit: Callable[[Any], Any], finish: Callable[[Any, Any], Any]
     ) -> concurrent.futures.Future[Any]:
         """Run `submit(client)` on the model's ordering thread, then `finish(client, submitted)` on
-        a polling thread; the returned future holds finish's value."""
+        its polling thread, in the same order; the returned future holds finish's value."""
         result: concurrent.futures.Future[Any] = concurrent.futures.Future()
         client = self.client_for(model.owner)
 
@@ -362,7 +369,7 @@ class TinkerService:
             except BaseException as exc:
                 result.set_exception(exc)
                 return
-            self.pollers.submit(second, submitted)
+            model.finish.submit(second, submitted)
 
         def second(submitted: Any) -> None:
             try:
