@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from ct_testing import tiny_models
 from ct_testing.plugin import CtResult, ct_runner
 
 #: The names `moe_server` serves: a mixture-of-experts model, a dense one, the built-in tiny model.
@@ -29,47 +30,10 @@ def run_ct(ct_home: Path) -> Callable[..., CtResult]:
     return ct_runner("router-replay")
 
 
-def byte_tokenizer() -> Any:
-    """A byte-level tokenizer (every byte one token, no merges) with a pad and an end token."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
-
-    symbols = ["<|pad|>", "<|end|>", *sorted(pre_tokenizers.ByteLevel.alphabet())]
-    raw = Tokenizer(models.BPE(vocab={symbol: index for index, symbol in enumerate(symbols)}, merges=[]))
-    raw.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    raw.decoder = decoders.ByteLevel()
-    return PreTrainedTokenizerFast(tokenizer_object=raw, pad_token="<|pad|>", eos_token="<|end|>")
-
-
 def save_model(folder: Path, experts: int) -> Path:
     """A tiny random-init Qwen3 causal LM (Qwen3-MoE with ``experts`` experts, two per token, when
-    there are any) and its tokenizer, saved as a model folder."""
-    import torch
-    from transformers import AutoModelForCausalLM, Qwen3Config, Qwen3MoeConfig
-
-    tokenizer = byte_tokenizer()
-    shape = {
-        "vocab_size": len(tokenizer),
-        "hidden_size": 64,
-        "intermediate_size": 128,
-        "num_hidden_layers": 2,
-        "num_attention_heads": 4,
-        "num_key_value_heads": 2,
-        "head_dim": 16,
-        "max_position_embeddings": 512,
-        "pad_token_id": tokenizer.pad_token_id,
-        "eos_token_id": tokenizer.eos_token_id,
-    }
-    if experts:
-        config = Qwen3MoeConfig(moe_intermediate_size=32, num_experts=experts, num_experts_per_tok=2, **shape)
-    else:
-        config = Qwen3Config(**shape)
-    torch.manual_seed(0)
-    model = AutoModelForCausalLM.from_config(config)
-    folder.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(str(folder))
-    tokenizer.save_pretrained(str(folder))
-    return folder
+    there are any) over a byte-level tokenizer, saved as a model folder (ct_testing.tiny_models)."""
+    return tiny_models.save_model(folder, "qwen3", tokenizer=tiny_models.byte_tokenizer(), experts=experts)
 
 
 @pytest.fixture(scope="session")

@@ -1,10 +1,9 @@
 """Tiny real Hugging Face models built in the test, and a server that serves them.
 
 Nothing is downloaded: each model is a random-init config of a real architecture (Qwen3, Llama)
-with hidden size 64 and two layers, saved with ``save_pretrained`` next to a small byte-level BPE
-tokenizer trained here with ``tokenizers`` and wrapped in ``PreTrainedTokenizerFast`` with a chat
-template. The folders are what a user's own model folder holds, so the server loads them exactly
-as it would load a downloaded one.
+with hidden size 64 and two layers, saved next to a small byte-level BPE tokenizer with a chat
+template (``ct_testing.tiny_models``). The folders are what a user's own model folder holds, so the
+server loads them exactly as it would load a downloaded one.
 """
 
 from __future__ import annotations
@@ -18,93 +17,26 @@ from typing import Any
 
 import httpx
 import pytest
-from ct_testing import wait_until
+from ct_testing import tiny_models, wait_until
 from ct_testing.plugin import create_job, wait_for_job_status
 
 from ct_core import wire
 
 #: Upper bound on waiting for a request or a job; only a hang gets near it.
 POLL_LIMIT_S = 180.0
-#: The chat template of the test tokenizers: one line per message, ending with the end token.
-CHAT_TEMPLATE = (
-    "{% for m in messages %}<|start|>{{ m['role'] }}\n{{ m['content'] }}<|end|>\n{% endfor %}"
-    "{% if add_generation_prompt %}<|start|>assistant\n{% endif %}"
-)
-SPECIAL_TOKENS = ["<|pad|>", "<|start|>", "<|end|>"]
-CORPUS = [
-    "the quick brown fox jumps over the lazy dog",
-    "hello world, this is a tiny model for tests",
-    "user assistant system: what is two plus two? four.",
-] * 20
-ARCHITECTURES = ("qwen3", "llama")
-
-
-def build_tokenizer() -> Any:
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast
-
-    raw = Tokenizer(models.BPE())
-    raw.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    raw.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=300,
-        special_tokens=SPECIAL_TOKENS,
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-    )
-    raw.train_from_iterator(CORPUS, trainer=trainer)
-    tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=raw, pad_token="<|pad|>", eos_token="<|end|>", bos_token="<|start|>"
-    )
-    tokenizer.chat_template = CHAT_TEMPLATE
-    return tokenizer
-
-
-def build_config(architecture: str, vocab_size: int, tokenizer: Any) -> Any:
-    from transformers import LlamaConfig, Qwen3Config
-
-    shape = {
-        "vocab_size": vocab_size,
-        "hidden_size": 64,
-        "intermediate_size": 128,
-        "num_hidden_layers": 2,
-        "num_attention_heads": 4,
-        "num_key_value_heads": 2,
-        "max_position_embeddings": 512,
-        "pad_token_id": tokenizer.pad_token_id,
-        "bos_token_id": tokenizer.bos_token_id,
-        "eos_token_id": tokenizer.eos_token_id,
-    }
-    if architecture == "qwen3":
-        return Qwen3Config(head_dim=16, tie_word_embeddings=True, **shape)
-    return LlamaConfig(tie_word_embeddings=False, **shape)
-
-
-def save_model(folder: Path, architecture: str, seed: int = 0) -> Path:
-    """A tiny random-init causal LM of ``architecture`` with its tokenizer, saved to ``folder``."""
-    import torch
-    from transformers import AutoModelForCausalLM
-
-    tokenizer = build_tokenizer()
-    config = build_config(architecture, len(tokenizer), tokenizer)
-    torch.manual_seed(seed)
-    model = AutoModelForCausalLM.from_config(config)
-    folder.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(str(folder))
-    tokenizer.save_pretrained(str(folder))
-    return folder
 
 
 @pytest.fixture(scope="session")
 def tokenizer() -> Any:
     """The test models' tokenizer (the same for every architecture)."""
-    return build_tokenizer()
+    return tiny_models.bpe_tokenizer()
 
 
 @pytest.fixture(scope="session")
 def model_folders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """``{architecture: folder}`` for every test architecture, built once per session."""
     root = tmp_path_factory.mktemp("real-models")
-    return {name: save_model(root / name, name) for name in ARCHITECTURES}
+    return {name: tiny_models.save_model(root / name, name) for name in tiny_models.ARCHITECTURES}
 
 
 @pytest.fixture(scope="session")
