@@ -30,6 +30,7 @@ import concurrent.futures
 import datetime
 import json
 import logging
+import math
 import threading
 import uuid
 from collections.abc import Callable
@@ -137,7 +138,7 @@ class TrainingModel:
         default_factory=lambda: concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="tinker-poll")
     )
     #: The Adam settings the trainer holds (per_step_optimizer), as the job was created with them;
-    #: None when unknown (after a load). Read and written on the model's ordering thread only.
+    #: None when unknown (after a load, or a refused settings request), so the next step sends them.
     optimizer: dict[str, Any] | None = field(default_factory=lambda: job_optimizer_settings())
 
     @property
@@ -653,10 +654,10 @@ class TinkerService:
         if not isinstance(params, dict):
             raise TinkerRefusal(400, "only Adam is supported: send adam_params")
         try:
-            wanted = optimizer_settings(params)
             lr = float(params.get("learning_rate", DEFAULT_LR))
-        except (TypeError, ValueError):
-            raise TinkerRefusal(400, "adam_params values must be numbers") from None
+            wanted = optimizer_settings(params)
+        except (TypeError, ValueError) as exc:
+            raise TinkerRefusal(400, f"adam_params values must be numbers: {exc}") from None
         if not self.per_step_optimizer:
             job = job_optimizer_settings()
             for key, value in wanted.items():
@@ -681,7 +682,11 @@ class TinkerService:
         def finish(client: Any, submitted: tuple[str | None, str]) -> dict[str, Any]:
             settings, request_id = submitted
             if settings is not None:
-                client.poll_request(model.job_id, settings)
+                try:
+                    client.poll_request(model.job_id, settings)
+                except Exception:
+                    model.optimizer = None  # refused: what the trainer holds is unknown, sent again
+                    raise
             result = client.poll_request(model.job_id, request_id)
             metrics = {
                 k: float(v)
@@ -1035,8 +1040,9 @@ def job_optimizer_settings() -> dict[str, Any]:
 
 
 def optimizer_settings(params: dict[str, Any]) -> dict[str, Any]:
-    """An optim_step's Adam settings besides the learning rate (Tinker's defaults where absent)."""
-    return {
+    """An optim_step's Adam settings besides the learning rate (Tinker's defaults where absent);
+    ValueError for values no Adam takes, so the step is refused before anything runs."""
+    settings = {
         "betas": [
             float(params.get("beta1", ADAM_DEFAULTS["beta1"])),
             float(params.get("beta2", ADAM_DEFAULTS["beta2"])),
@@ -1045,6 +1051,12 @@ def optimizer_settings(params: dict[str, Any]) -> dict[str, Any]:
         "weight_decay": float(params.get("weight_decay", ADAM_DEFAULTS["weight_decay"])),
         "grad_clip_norm": float(params.get("grad_clip_norm") or 0.0),
     }
+    if not all(0.0 <= b < 1.0 for b in settings["betas"]):
+        raise ValueError("adam_params beta1 and beta2 must lie in [0, 1)")
+    for key in ("eps", "weight_decay", "grad_clip_norm"):
+        if not (math.isfinite(settings[key]) and settings[key] >= 0):
+            raise ValueError(f"adam_params {key} must be a finite number >= 0")
+    return settings
 
 
 def optimizer_frame(settings: dict[str, Any]) -> bytes:

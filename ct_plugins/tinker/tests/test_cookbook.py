@@ -89,3 +89,21 @@ def test_adam_parameters_apply_per_step(service_client: Any) -> None:
     default = moved(types.AdamParams(learning_rate=1e-2))
     damped = moved(types.AdamParams(learning_rate=1e-2, eps=1e3, beta1=0.5, beta2=0.9, weight_decay=0.1))
     assert damped < default / 100, (damped, default)
+
+
+def test_adam_settings_no_adam_takes_are_refused(service_client: Any) -> None:
+    import tinker
+    from tinker import types
+
+    training = service_client.create_lora_training_client(base_model=BASE_MODEL, rank=4).result()
+    ids = training.get_tokenizer().encode("refused settings")
+    datum = types.Datum(
+        model_input=types.ModelInput.from_ints(ids[:-1]),
+        loss_fn_inputs={"target_tokens": np.array(ids[1:]), "weights": np.ones(len(ids) - 1)},
+    )
+    training.forward_backward([datum], "cross_entropy").result()
+    with pytest.raises(tinker.BadRequestError, match=r"beta1 and beta2 must lie in \[0, 1\)"):
+        training.optim_step(types.AdamParams(learning_rate=1e-2, beta1=1.5)).result()
+    # The refused settings changed nothing; the next step sends its own and runs.
+    result = training.optim_step(types.AdamParams(learning_rate=1e-2, eps=1e-8)).result()
+    assert result.metrics["global_steps"] == 1
