@@ -1042,7 +1042,7 @@ def job_optimizer_settings() -> dict[str, Any]:
 def optimizer_settings(params: dict[str, Any]) -> dict[str, Any]:
     """An optim_step's Adam settings besides the learning rate (Tinker's defaults where absent);
     ValueError for values no Adam takes, so the step is refused before anything runs."""
-    settings = {
+    settings: dict[str, Any] = {
         "betas": [
             float(params.get("beta1", ADAM_DEFAULTS["beta1"])),
             float(params.get("beta2", ADAM_DEFAULTS["beta2"])),
