@@ -74,9 +74,17 @@ def test_roles_do_not_see_each_others_training_clients(secured: Any, tinker_env:
         ("optim_step", {"model_id": model_id, "adam_params": {"learning_rate": 1e-3}}),
         ("save_weights", {"model_id": model_id, "path": "stolen"}),
         ("load_weights", {"model_id": model_id, "path": saved.path, "optimizer": True}),
+        ("weights_info", {"tinker_path": saved.path}),
     ):
         answer = post(secured, bob, path, body)
         assert answer.status_code == 404, (path, answer.text)
+    checkpoint = saved.path.removeprefix("tinker://").split("/", 1)
+    deleted = httpx.delete(
+        f"{secured.base_url}/api/v1/training_runs/{checkpoint[0]}/checkpoints/{checkpoint[1]}",
+        headers={"X-API-Key": bob},
+        timeout=60,
+    )
+    assert deleted.status_code == 404, deleted.text
     listing = httpx.get(
         f"{secured.base_url}/api/v1/training_runs/{model_id}/checkpoints",
         headers={"X-API-Key": bob},
