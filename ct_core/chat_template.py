@@ -52,6 +52,15 @@ SPECIAL_TOKENS: Mapping[int, str] = MappingProxyType(
     {PAD_ID: "<|pad|>", BOS_ID: "<|bos|>", EOS_ID: "<|eos|>", END_OF_TURN_ID: END_OF_TURN}
 )
 
+#: The same template in the Jinja form a Hugging Face tokenizer folder carries (`chat_template` of its
+#: tokenizer_config.json), for a tokenizer whose added tokens are SPECIAL_TOKENS: with it,
+#: `apply_chat_template` gives :func:`conversation_ids` (and :func:`prompt_ids` with
+#: `add_generation_prompt`) for conversations whose contents do not spell a special token.
+JINJA = (
+    "<|bos|>{% for message in messages %}<|{{ message['role'] }}|>\n{{ message['content'] }}<|end|>\n"
+    "{% endfor %}{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
+)
+
 #: One piece of a rendered conversation: its token ids and whether the model is trained to say them.
 Piece = tuple[list[int], bool]
 

@@ -1,8 +1,10 @@
 """The tokenizer folder of the local server's tiny byte model, for the SDK's `get_tokenizer()`.
 
 The SDK loads the tokenizer that get-info names with `transformers.AutoTokenizer.from_pretrained`.
-For the tiny model (ids 0..255 are the bytes, then pad, bos, eos) ct writes, once, a folder holding
-a `tokenizer.json` built with the `tokenizers` library, so nothing is ever downloaded.
+For the tiny model (ids 0..255 are the bytes, then pad, bos, eos and end of turn:
+`ct_core.chat_template`) ct writes, once, a folder holding a `tokenizer.json` built with the
+`tokenizers` library and the model's chat template in Jinja, so nothing is ever downloaded and
+`apply_chat_template` renders a conversation exactly as a run trains on it and a deployment serves it.
 """
 
 from __future__ import annotations
@@ -10,11 +12,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ct_core import chat_template
 from ct_core.fs import atomic_write, exclusive_lock
 
 #: The byte model's special tokens, with the ids the local server's tiny model gives them.
-SPECIALS = {"<pad>": 256, "<s>": 257, "</s>": 258}
-FOLDER_NAME = "byte-tokenizer"
+SPECIALS = {name: token for token, name in sorted(chat_template.SPECIAL_TOKENS.items())}
+#: The folder's name; a new layout gets a new name, so a folder an older ct wrote is never reused.
+FOLDER_NAME = "byte-tokenizer-2"
 
 
 def _byte_to_unicode() -> dict[int, str]:
@@ -54,10 +58,11 @@ def ensure_byte_tokenizer(parent: Path) -> Path:
             atomic_write(folder / "tokenizer.json", byte_tokenizer_json().encode("utf-8"))
             config = {
                 "tokenizer_class": "PreTrainedTokenizerFast",
-                "pad_token": "<pad>",
-                "bos_token": "<s>",
-                "eos_token": "</s>",
+                "pad_token": chat_template.SPECIAL_TOKENS[chat_template.PAD_ID],
+                "bos_token": chat_template.SPECIAL_TOKENS[chat_template.BOS_ID],
+                "eos_token": chat_template.SPECIAL_TOKENS[chat_template.EOS_ID],
                 "model_max_length": 1 << 20,
+                "chat_template": chat_template.JINJA,
             }
             atomic_write(marker, json.dumps(config, indent=2).encode("utf-8"))
     return folder
