@@ -93,6 +93,10 @@ Authenticate = Callable[[Request], str]
 #: on, and they finish in milliseconds on a fast server (the SDK's default first wait is 0.5 s).
 TRAINING_POLL_INTERVAL_S = 0.005
 TRAINING_POLL_MAX_INTERVAL_S = 0.25
+#: Inside ct local serve a poll is a request to the service's own process: each one costs the
+#: interpreter the training shares twice (client and server side). With two steps in flight a
+#: result is needed only when the next step but one is sent, so the first poll waits longer.
+EMBEDDED_POLL_INTERVAL_S = 0.02
 
 
 #: How a boolean query parameter may be spelt (any case): what JSON and form encoders write.
@@ -920,7 +924,7 @@ class EmbeddedService:
         )
         self.clients = RoleClients(
             lambda role: next((t for t, r in settings.tokens.items() if r == role), None),
-            poll_interval=TRAINING_POLL_INTERVAL_S,
+            poll_interval=EMBEDDED_POLL_INTERVAL_S,
             poll_max_interval=TRAINING_POLL_MAX_INTERVAL_S,
         )
 

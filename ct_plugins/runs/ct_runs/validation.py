@@ -9,7 +9,8 @@ scored by the log-probabilities of its tokens after the row's text, on at most
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import deque
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,22 @@ from ct_runs.run_data import RunData
 
 #: Validation rows scored for per-label accuracy (one forward per row and label).
 LABEL_ACCURACY_ROWS = 64
+#: Forwards a validation keeps sent ahead of the one it reads: the job works through them while
+#: the results are read, instead of waiting for each one's poll (results are read in order).
+FORWARDS_AHEAD = 4
+
+
+def _forwards(client: Any, job_id: str, frames: Iterable[bytes]) -> list[Any]:
+    """The results of forwards of ``frames`` on the job, in order, with a few sent ahead."""
+    sent: deque[str] = deque()
+    results: list[Any] = []
+    for frame in frames:
+        sent.append(str(client.forward(job_id, frame)["request_id"]))
+        if len(sent) > FORWARDS_AHEAD:
+            results.append(client.poll_request(job_id, sent.popleft()))
+    while sent:
+        results.append(client.poll_request(job_id, sent.popleft()))
+    return results
 
 
 def validate(
@@ -28,11 +45,8 @@ def validate(
     """The validation loss of the job's weights, and the accuracy of each label field."""
     run_id = record["run_id"]
     batches = data.validation(run_id)
-    losses = []
-    for batch in batches:
-        frame = serialize_forward_backward_args(kwargs=batch.kwargs())
-        answer = client.forward(job_id, frame)
-        losses.append(float(client.poll_request(job_id, answer["request_id"])["avg_loss"]))
+    batch_frames = (serialize_forward_backward_args(kwargs=batch.kwargs()) for batch in batches)
+    losses = [float(result["avg_loss"]) for result in _forwards(client, job_id, batch_frames)]
     loss = packing.mean_loss(losses, batches)
     accuracy: dict[str, float] = {}
     fields = list(record["label_fields"])
@@ -44,17 +58,22 @@ def validate(
             candidates = values.get(label_field) or []
             if not candidates or not rows:
                 continue
-            correct = 0
+            frames: list[bytes] = []
+            spans_of: list[list[tuple[int, int, int]]] = []
             for row in rows:
                 prompt, options = packing.label_candidates(row, label_field, candidates, fields, tokenizer)
                 input_ids, attention_mask, spans = packing.candidate_batch(
                     prompt, options, max_len=int(record["seq_len"]), pad_id=tokenizer.pad_id
                 )
-                frame = serialize_forward_backward_args(
-                    kwargs={"input_ids": input_ids, "attention_mask": attention_mask}
+                spans_of.append(spans)
+                frames.append(
+                    serialize_forward_backward_args(
+                        kwargs={"input_ids": input_ids, "attention_mask": attention_mask}
+                    )
                 )
-                answer = client.forward(job_id, frame)
-                result = client.poll_request(job_id, answer["request_id"])
+            correct = 0
+            results = _forwards(client, job_id, frames)
+            for row, spans, result in zip(rows, spans_of, results, strict=True):
                 scores = packing.candidate_scores(np.asarray(result["logprobs"]), spans)
                 predicted = candidates[packing.best_candidate(scores)]
                 correct += int(str(predicted) == str(row["labels"].get(label_field)))
