@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ct_core.errors import ValidationError
 from ct_testing.plugin import CT_SCRIPT, CtResult, ct_runner
+
+from ct_core.errors import ValidationError
 
 DATABASE = "RUNS_CLI_DB"
 #: Connection options for a server that is not there: reaching it would fail with a connection error.
