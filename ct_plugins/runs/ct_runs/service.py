@@ -267,10 +267,14 @@ class RunsService:
 
         self._enqueue(workflows.RUNS_QUEUE, workflows.RUN_WORKFLOW, workflow_id or run_id, run_id)
 
-    def _enqueue_dataset(self, dataset_id: str) -> None:
+    def _enqueue_dataset(self, dataset_id: str, workflow_id: str | None = None) -> None:
+        """Enqueue the build's workflow: named by the dataset id, or by ``workflow_id`` when an
+        upgrade carried the build over (see _carry_over_dataset)."""
         from ct_runs import workflows
 
-        self._enqueue(workflows.DATASETS_QUEUE, workflows.DATASET_WORKFLOW, dataset_id, dataset_id)
+        self._enqueue(
+            workflows.DATASETS_QUEUE, workflows.DATASET_WORKFLOW, workflow_id or dataset_id, dataset_id
+        )
 
     def _cancel_workflow(self, workflow_id: str) -> None:
         if self._dbos_client is not None:
@@ -281,7 +285,8 @@ class RunsService:
         DBOS.cancel_workflow(workflow_id)
 
     def _sweep_unscheduled(self) -> None:
-        """Enqueue runs and builds whose workflow was never enqueued (a crash right after the insert)."""
+        """At start-up: enqueue the runs and builds whose workflow was never enqueued (a crash right
+        after the insert), and carry over those an older version of the service left in flight."""
         import sqlalchemy as sa
         from dbos import DBOS
 
@@ -298,17 +303,127 @@ class RunsService:
                 )
             ]
             dataset_ids = [
-                r.dataset_id
+                (r.dataset_id, dataset_workflow_id(r.dataset_id, r.summary))
                 for r in c.execute(
-                    sa.select(tables.datasets.c.dataset_id).where(tables.datasets.c.status == "building")
+                    sa.select(tables.datasets.c.dataset_id, tables.datasets.c.summary).where(
+                        tables.datasets.c.status == "building"
+                    )
                 )
             ]
+        live = self.store.live_workers(WORKER_STALE_AFTER_S)
         for run_id, workflow_id in run_ids:
-            if DBOS.get_workflow_status(workflow_id) is None:
+            status = DBOS.get_workflow_status(workflow_id)
+            if status is None:
                 self._enqueue_run(run_id, workflow_id)
-        for dataset_id in dataset_ids:
-            if DBOS.get_workflow_status(dataset_id) is None:
-                self._enqueue_dataset(dataset_id)
+            elif self._stranded(status, live):
+                self._carry_over_run(run_id, status)
+        for dataset_id, workflow_id in dataset_ids:
+            status = DBOS.get_workflow_status(workflow_id)
+            if status is None:
+                self._enqueue_dataset(dataset_id, workflow_id)
+            elif self._stranded(status, live):
+                self._carry_over_dataset(dataset_id, status)
+
+    def _stranded(self, status: Any, live: set[str]) -> bool:
+        """Whether a run's or build's current workflow was left by another application version of
+        the service where no worker will ever execute it: DBOS executes, dequeues and recovers only
+        the workflows of its own version. Queued (or cancelled by a carry-over that stopped before
+        it recorded its new workflow), or started by a worker that is gone: this process under its
+        former version, or one whose heartbeat stopped. A worker of that version still alive
+        carries its own workflow on; when it dies, the one that claims it carries the run over."""
+        if status.app_version is None or status.app_version == APPLICATION_VERSION:
+            return False
+        if status.status in ("ENQUEUED", "CANCELLED"):
+            return True
+        if status.status != "PENDING":
+            return False
+        return status.executor_id == self.executor_id or status.executor_id not in live
+
+    def _carry_over_run(self, run_id: str, status: Any) -> None:
+        """Carry a run that an older version left in flight on under a workflow of this version, the
+        way a resume does: its workflow is cancelled, a new one (``run_….resume-N``) is recorded in
+        the run's state and enqueued, and the run goes on from its committed checkpoint (from its
+        start when it has none), through the path a restart after a crash takes."""
+        assert self.store is not None
+        row = self.store.run_row(run_id)
+        if row is None or row.status not in IN_FLIGHT:
+            return
+        if workflow_id_of(run_id, json.loads(row.state)) != status.workflow_id:
+            return  # another worker carried it over meanwhile
+        try:
+            self._cancel_workflow(status.workflow_id)
+        except Exception:
+            log.info("cancelling workflow %s:\n%s", status.workflow_id, traceback.format_exc())
+        progress = Progress.load(row.state)
+        workflow_id = _next_workflow(run_id, progress)
+        checkpoint = progress.resume
+        where = (
+            f"from checkpoint {checkpoint['checkpoint_id']} at step {checkpoint['step']}"
+            if checkpoint is not None
+            else "from its start"
+        )
+        message = (
+            f"the service was upgraded ({status.app_version} to {APPLICATION_VERSION}) while the run "
+            f"was {row.status}: its workflow {status.workflow_id} is cancelled and {workflow_id} "
+            f"carries it on {where}"
+        )
+        entry = (
+            time.time(),
+            "WARNING",
+            message,
+            {
+                "event": "upgraded",
+                "step": progress.committed_step,
+                "checkpoint_id": checkpoint["checkpoint_id"] if checkpoint is not None else None,
+                "from_version": status.app_version,
+                "to_version": APPLICATION_VERSION,
+                "workflow_id": workflow_id,
+                "worker": self.executor_id,
+            },
+        )
+        if not self.store.write_state(
+            run_id, progress.to_dict(), log_entries=[entry], only_if_state=row.state, only_if_status=IN_FLIGHT
+        ):
+            return  # another worker carried it over first, or the run changed meanwhile
+        self._enqueue_run(run_id, workflow_id)
+        log.warning("run %s: %s", run_id, message)
+
+    def _carry_over_dataset(self, dataset_id: str, status: Any) -> None:
+        """Build again, under a workflow of this version, a dataset an older version left building
+        (a build is a single step that rewrites its outcome whole)."""
+        assert self.store is not None
+        row = self.store.dataset_row(dataset_id)
+        if row is None or row.status != "building":
+            return
+        if dataset_workflow_id(dataset_id, row.summary) != status.workflow_id:
+            return
+        try:
+            self._cancel_workflow(status.workflow_id)
+        except Exception:
+            log.info("cancelling workflow %s:\n%s", status.workflow_id, traceback.format_exc())
+        workflow_id = f"{dataset_id}.{APPLICATION_VERSION}"
+        if not self.store.set_dataset_workflow(dataset_id, workflow_id, only_if_summary=row.summary):
+            return
+        self._enqueue_dataset(dataset_id, workflow_id)
+        log.warning(
+            "dataset %s: the service was upgraded (%s to %s) while it was building: its workflow %s is "
+            "cancelled and %s builds it again",
+            dataset_id,
+            status.app_version,
+            APPLICATION_VERSION,
+            status.workflow_id,
+            workflow_id,
+        )
+
+    def _carry_over(self, status: Any) -> None:
+        """Carry over the run or build of a workflow another version left (see _stranded)."""
+        from ct_runs import workflows
+
+        subject = str(status.workflow_id).split(".", 1)[0]
+        if status.name == workflows.DATASET_WORKFLOW:
+            self._carry_over_dataset(subject, status)
+        elif status.name == workflows.RUN_WORKFLOW:
+            self._carry_over_run(subject, status)
 
     def _watch_workers(self) -> None:
         from dbos import DBOS
@@ -324,6 +439,9 @@ class RunsService:
                         status="PENDING", executor_id=dead, load_input=False, load_output=False
                     )
                     for wf in pending:
+                        if wf.app_version not in (None, APPLICATION_VERSION):
+                            self._carry_over(wf)
+                            continue
                         queue = (
                             workflows.RUNS_QUEUE
                             if wf.name == workflows.RUN_WORKFLOW
@@ -743,8 +861,7 @@ class RunsService:
         refuse_unresumable(row, progress)
         checkpoint = progress.resume
         assert checkpoint is not None  # refused above otherwise
-        progress.resumes += 1
-        workflow_id = progress.workflow_id = f"{run_id}.resume-{progress.resumes}"
+        workflow_id = _next_workflow(run_id, progress)
         progress.finished_ts = progress.error = progress.finalized_by = None
         progress.attempts_without_progress = 0
         entry = (
@@ -795,6 +912,20 @@ class RunsService:
             self.store.list_models, database=database, schema=schema, owner=owner, run_id=run_id, limit=limit
         )
         return JSONResponse({"models": [_public_model(json.loads(r.record)) for r in rows]})
+
+
+def _next_workflow(run_id: str, progress: Progress) -> str:
+    """Name the run's next workflow in its progress and return it: a DBOS workflow id runs once, so
+    each resume (by request, or of a run an upgrade left behind) names a new one, ``run_….resume-N``."""
+    progress.resumes += 1
+    progress.workflow_id = f"{run_id}.resume-{progress.resumes}"
+    return progress.workflow_id
+
+
+def dataset_workflow_id(dataset_id: str, summary: str) -> str:
+    """The id of a building dataset's current DBOS workflow: the dataset id, or the one recorded
+    when an upgrade carried the build over."""
+    return str(json.loads(summary).get("workflow_id") or dataset_id)
 
 
 def _queue(name: str) -> Any:

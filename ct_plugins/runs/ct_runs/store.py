@@ -293,6 +293,23 @@ class Store:
                 .values(status=summary["status"], summary=_dumps(dict(summary)), source=None)
             )
 
+    def set_dataset_workflow(self, dataset_id: str, workflow_id: str, *, only_if_summary: str) -> bool:
+        """Record in a building dataset's summary the DBOS workflow that builds it now (the
+        dataset id names the first one). A compare-and-swap on the summary as read: of two
+        workers that start at once, one records its workflow. Returns whether it happened."""
+        summary = {**json.loads(only_if_summary), "workflow_id": workflow_id}
+        with self.tx() as c:
+            query = (
+                datasets.update()
+                .where(
+                    datasets.c.dataset_id == dataset_id,
+                    datasets.c.status == "building",
+                    datasets.c.summary == only_if_summary,
+                )
+                .values(summary=_dumps(summary))
+            )
+            return bool(c.execute(query).rowcount)
+
     def dataset_rows(self, dataset_id: str, split: str) -> list[dict[str, Any]]:
         with self.tx() as c:
             result = c.execute(
@@ -734,6 +751,13 @@ class Store:
             ).rowcount
             if not updated:
                 c.execute(workers.insert().values(executor_id=executor_id, last_seen=ts))
+
+    def live_workers(self, stale_after_s: float, ts: float | None = None) -> set[str]:
+        """The workers heard from within the last ``stale_after_s`` seconds."""
+        ts = time.time() if ts is None else ts
+        with self.tx() as c:
+            query = sa.select(workers.c.executor_id).where(workers.c.last_seen >= ts - stale_after_s)
+            return {str(r.executor_id) for r in c.execute(query)}
 
     def claim_dead_workers(
         self, executor_id: str, stale_after_s: float, ts: float | None = None

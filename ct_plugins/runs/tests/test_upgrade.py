@@ -1,0 +1,291 @@
+"""Runs and dataset builds left in flight by an older version of the service, after an upgrade.
+
+DBOS executes and recovers only the workflows of its own application version, so a run that was
+queued or running under version 1 (whose workflows were module functions) would never move again
+under version 2. At start-up the service carries such a run on under a workflow of its own version,
+the way a resume does: queued, the run trains from its start; past a committed checkpoint, it goes
+on from that checkpoint exactly (the metrics of the same run left alone, bit-identical on the CPU
+local server). A dataset build is built again.
+
+The tests leave what a version-1 service leaves behind: the run's or build's row in the service's
+store and its workflow in DBOS's system database, enqueued through DBOS's own client under the
+version-1 application version and workflow names, while the server is down; then they start the
+server.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from ct_runs.ids import new_id
+from ct_runs.progress import Progress, new_state
+from ct_runs.store import Store, sqlite_url, workflow_id_of
+from ct_testing import wait_until
+
+from ct_core import CortexTrainingClient
+
+DATABASE, SCHEMA = "UPGRADE_DB", "PUBLIC"
+#: Series that are functions of the config alone (tokens_per_s is a wall-clock measurement).
+DETERMINISTIC = ("train_loss", "val_loss", "lr", "epoch", "val_accuracy/topic")
+#: What a version-1 service recorded with its workflows (ct_runs.workflows were module functions).
+OLD_VERSION = "ct-runs-1"
+OLD_RUN_WORKFLOW = "ct_runs.run"
+OLD_DATASET_WORKFLOW = "ct_runs.dataset"
+#: How long the server would hold the step the kill lands on: longer than any wait for it.
+HOLD_STEP_S = 600.0
+#: The fields of a build's summary that come from its request.
+NAMING = ("name", "text_field", "label_fields")
+
+
+@pytest.fixture(scope="module")
+def server(module_local_server_factory: Any, kit: Any) -> Any:
+    return module_local_server_factory(settings=kit.settings)
+
+
+@pytest.fixture(scope="module")
+def client(server: Any) -> Iterator[CortexTrainingClient]:
+    with CortexTrainingClient(
+        base_url=server.base_url, database=DATABASE, schema=SCHEMA, poll_interval=0.02, poll_max_interval=0.25
+    ) as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory, kit: Any) -> Path:
+    return Path(kit.write_corpus(tmp_path_factory.mktemp("upgrade") / "corpus.jsonl", kit.corpus_lines()))
+
+
+@pytest.fixture(scope="module")
+def dataset(client: CortexTrainingClient, corpus: Path) -> dict[str, Any]:
+    built = client.datasets.build(corpus, label_fields=["topic"], seed=3, wait=True, timeout=600)
+    assert built["status"] == "succeeded", built
+    return dict(built)
+
+
+@pytest.fixture(scope="module")
+def spec(dataset: dict[str, Any], kit: Any) -> dict[str, Any]:
+    # Early stopping after two validations without a 0.25 gain: the stop step must come out the same.
+    return dict(
+        kit.small_spec(dataset["dataset_id"], epochs=3, patience=2, min_delta=0.25, val_every_steps=4)
+    )
+
+
+@pytest.fixture(scope="module")
+def reference(client: CortexTrainingClient, spec: dict[str, Any]) -> dict[str, Any]:
+    """The run trained without interruption."""
+    run = client.runs.wait(client.runs.start(spec)["run_id"], timeout=600)
+    assert run["status"] == "succeeded", run.get("error")
+    return {"run": run, "series": client.runs.metrics(run["run_id"])["series"]}
+
+
+def _service_dir(server: Any) -> Path:
+    return Path(server.state_dir) / "runs-service"
+
+
+def _store(server: Any) -> Store:
+    return Store(sqlite_url(_service_dir(server) / "runs.sqlite3"))
+
+
+def _enqueue_as_version_1(server: Any, queue: str, workflow: str, workflow_id: str, argument: str) -> None:
+    """Enqueue a workflow as a version-1 service did, through DBOS's client; when a workflow of
+    that id exists (the one version 2 started for the test's run), it is deleted first."""
+    from dbos import DBOSClient, DBOSPortableJSONSerializer
+
+    dbos = DBOSClient(
+        system_database_url=sqlite_url(_service_dir(server) / "dbos.sqlite3"),
+        serializer=DBOSPortableJSONSerializer(),
+        application_name="ct-runs",
+    )
+    try:
+        if dbos.retrieve_workflow(workflow_id).get_status() is not None:
+            dbos.delete_workflow(workflow_id)
+    except Exception as exc:  # no such workflow: nothing to delete
+        assert "does not exist" in str(exc) or "NonExistent" in type(exc).__name__, exc
+    try:
+        dbos.enqueue(
+            {
+                "queue_name": queue,
+                "workflow_name": workflow,
+                "workflow_id": workflow_id,
+                "app_version": OLD_VERSION,
+                "application_name": "ct-runs",
+            },
+            argument,
+        )
+        status = dbos.retrieve_workflow(workflow_id).get_status()
+        assert status.status == "ENQUEUED" and status.app_version == OLD_VERSION, status
+    finally:
+        dbos.destroy()
+
+
+def _workflow_status(server: Any, workflow_id: str) -> Any:
+    from dbos import DBOSClient, DBOSPortableJSONSerializer
+
+    dbos = DBOSClient(
+        system_database_url=sqlite_url(_service_dir(server) / "dbos.sqlite3"),
+        serializer=DBOSPortableJSONSerializer(),
+        application_name="ct-runs",
+    )
+    try:
+        return dbos.retrieve_workflow(workflow_id).get_status()
+    finally:
+        dbos.destroy()
+
+
+def _same_metrics(client: CortexTrainingClient, run: dict[str, Any], reference: dict[str, Any]) -> None:
+    series = client.runs.metrics(run["run_id"])["series"]
+    for name in DETERMINISTIC:
+        assert series.get(name) == reference["series"].get(name), name
+    for key in ("step", "early_stop", "best_val_loss", "best_step"):
+        assert run[key] == reference["run"][key], key
+
+
+def _logs(client: CortexTrainingClient, run_id: str) -> list[dict[str, Any]]:
+    return list(client.runs.logs(run_id, structured=True, limit=10_000)["logs"])
+
+
+def _fault_rules(server: Any) -> list[dict[str, Any]]:
+    answer = httpx.get(f"{server.base_url}/_ct/faults", headers=server.admin_headers, timeout=10)
+    answer.raise_for_status()
+    return list(answer.json()["rules"])
+
+
+def test_a_queued_run_and_a_build_left_by_version_1_finish_after_the_upgrade(
+    server: Any,
+    client: CortexTrainingClient,
+    dataset: dict[str, Any],
+    reference: dict[str, Any],
+    corpus: Path,
+) -> None:
+    store = _store(server)
+    try:
+        source = store.run_row(reference["run"]["run_id"])
+        owner = source.owner
+        built = store.dataset_row(dataset["dataset_id"])
+        options = json.loads(built.options)
+    finally:
+        store.close()
+    server.stop()
+
+    # What version 1 left: a queued run (the reference's config under a new id) and a dataset build
+    # of the same file and options, each with its workflow enqueued under version 1.
+    store = _store(server)
+    try:
+        record = {**json.loads(source.record), "run_id": new_id("run"), "created_ts": time.time()}
+        run_id, created, _ = store.insert_run_unless_in_flight(record, new_state(), owner)
+        assert created
+        now = time.time()
+        pending = {
+            **{
+                k: v
+                for k, v in json.loads(built.summary).items()
+                if k in ("name", "text_field", "label_fields")
+            },
+            "dataset_id": new_id("ds"),
+            "database": DATABASE,
+            "schema": SCHEMA,
+            "status": "building",
+            "created_ts": now,
+            "val_fraction": options["val_fraction"],
+            "seed": options["seed"],
+            "splits": None,
+            "fingerprints": None,
+            "labels": [],
+            "violations": [],
+            "error": None,
+        }
+        store.add_dataset(pending, owner=owner, options=options, source=corpus.read_bytes())
+    finally:
+        store.close()
+    _enqueue_as_version_1(server, "ct-runs", OLD_RUN_WORKFLOW, run_id, run_id)
+    _enqueue_as_version_1(
+        server, "ct-datasets", OLD_DATASET_WORKFLOW, pending["dataset_id"], pending["dataset_id"]
+    )
+
+    mark = server.log_mark()
+    server.start()
+    # The service carried both over while it started, before it said it was ready.
+    upgraded = [e for e in _logs(client, run_id) if e.get("event") == "upgraded"]
+    assert len(upgraded) == 1, _logs(client, run_id)
+    assert upgraded[0]["from_version"] == OLD_VERSION and upgraded[0]["step"] == 0, upgraded
+    assert f"{run_id}.resume-1" in upgraded[0]["message"], upgraded
+    assert _workflow_status(server, run_id).status == "CANCELLED"
+    said = server.log_since(mark)
+    assert run_id in said and pending["dataset_id"] in said and OLD_VERSION in said, said
+
+    rebuilt = client.datasets.wait(pending["dataset_id"], timeout=600)
+    assert rebuilt["status"] == "succeeded", rebuilt
+    assert rebuilt["fingerprints"] == dataset["fingerprints"]
+    assert rebuilt["splits"] == dataset["splits"]
+
+    run = client.runs.wait(run_id, timeout=600)
+    assert run["status"] == "succeeded", run.get("error")
+    _same_metrics(client, run, reference)
+    events = [e.get("event") for e in _logs(client, run_id)]
+    assert events.index("upgraded") < events.index("started") < events.index("succeeded"), events
+    assert events.count("started") == 1
+
+
+@pytest.mark.timeout(900)
+def test_a_running_run_left_by_version_1_goes_on_from_its_checkpoint(
+    server: Any, client: CortexTrainingClient, spec: dict[str, Any], reference: dict[str, Any]
+) -> None:
+    run_id = client.runs.start({**spec})["run_id"]
+    assert run_id != reference["run"]["run_id"]
+    wait_until(
+        lambda: client.runs.get(run_id)["checkpoints"],
+        timeout=300,
+        interval=0.05,
+        message=f"run {run_id} saved no checkpoint",
+    )
+    # The service dies inside a segment past its first committed checkpoint: the server holds the
+    # segment's next step until the kill.
+    server.set_faults({"path": "/step$", "method": "POST", "action": "delay", "delay_s": HOLD_STEP_S})
+    wait_until(
+        lambda: any(rule["hits"] for rule in _fault_rules(server)),
+        timeout=300,
+        interval=0.01,
+        message=lambda: str(client.runs.get(run_id)),
+    )
+    server.stop(signal.SIGKILL)
+
+    store = _store(server)
+    try:
+        row = store.run_row(run_id)
+        progress = Progress.load(row.state)
+        assert row.status == "running" and progress.segment_open, progress
+        committed = progress.committed_step
+        assert committed > 0 and progress.resume is not None, progress
+        assert workflow_id_of(run_id, json.loads(row.state)) == run_id
+        trained_before = len(progress.job_ids)
+    finally:
+        store.close()
+    # Version 1 ran this run: its workflow is the one DBOS knows under the run's id.
+    _enqueue_as_version_1(server, "ct-runs", OLD_RUN_WORKFLOW, run_id, run_id)
+
+    server.start()
+    logs = _logs(client, run_id)
+    upgraded = [e for e in logs if e.get("event") == "upgraded"]
+    assert len(upgraded) == 1, logs
+    assert upgraded[0]["step"] == committed and upgraded[0]["checkpoint_id"], upgraded
+    assert _workflow_status(server, run_id).status == "CANCELLED"
+
+    run = client.runs.wait(run_id, timeout=600)
+    assert run["status"] == "succeeded", run.get("error")
+    _same_metrics(client, run, reference)
+    logs = _logs(client, run_id)
+    events = [e.get("event") for e in logs]
+    # It went on from the checkpoint on a new job; it never started over.
+    after = logs[events.index("upgraded") :]
+    resumed = next(e for e in after if e.get("event") == "resumed")
+    assert resumed["step"] == committed and resumed["checkpoint_id"] == upgraded[0]["checkpoint_id"]
+    assert events.count("started") == 1
+    assert len(run["job_ids"]) > trained_before
+    assert _workflow_status(server, f"{run_id}.resume-1").status == "SUCCESS"
