@@ -7,6 +7,6 @@
 - `retry`: the retry policy (which failures get another attempt, the waits, the loop), also used
   by the download paths;
 - `pool`: the connections, and transport failures as ct exceptions: `direct` (keep-alive HTTP/1.1
-  on sockets, answers parsed by the standard library's `http.client`) unless the environment names
-  a proxy, then httpcore's public API.
+  on sockets, answers parsed by llhttp through httptools) unless the environment names a proxy,
+  then httpcore's public API.
 """

@@ -8,8 +8,10 @@ Why: a training loop makes thousands of tiny step and poll requests. Profiling s
 client's time per request inside the generic HTTP machinery (h11's event state machine, httpcore's
 per-request trace and pool bookkeeping), and a small POST written as two packets (head, then body)
 costs the server a second wake-up. Here a request is one write of bytes built once, and the answer
-is parsed by the standard library's `http.client.HTTPResponse` (status line, headers,
-Content-Length or chunked bodies): the parser a bare `http.client` loop uses.
+is read into a buffer the connection reuses and parsed by llhttp, Node.js's HTTP parser in C,
+through httptools (status line, headers, Content-Length or chunked bodies, keep-alive): the
+standard library's `http.client` parser, which a bare `http.client` loop uses, builds an
+`email.message.Message` per answer and cost more than all the rest of a small request.
 
 What this layer guarantees, as the httpcore road does:
 
@@ -29,19 +31,19 @@ What this layer guarantees, as the httpcore road does:
   under the write timeout, waiting for and reading the answer under the read timeout;
 - TLS with the caller's SSL context (`ct_core.http.pool.ssl_context`: certificates and host names
   verified unless turned off); a failed check becomes `TLSVerificationError`;
-- an informational answer other than 100 Continue (which `http.client` skips) is refused as a
+- an informational answer other than 100 Continue (which is skipped) is refused as a
   broken exchange and its connection dropped, so a later answer can never be taken for another
   request's;
 - request bodies as bytes (a small one sent with the head in one write) or an iterable of byte
   slices written as they are, held to the declared Content-Length;
 - the request target and header names and values are checked before anything is sent (no line
   break can slip into the head);
+- an answer's head is held to 64 KiB and 100 header fields;
 - every failure below HTTP is a `CTConnectionError` (or subclass), raised here and only here.
 """
 
 from __future__ import annotations
 
-import http.client
 import re
 import select
 import socket
@@ -51,6 +53,8 @@ import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import NamedTuple
+
+import httptools
 
 from ct_core.errors import CTConnectionError, CTTimeoutError, TLSVerificationError
 
@@ -68,8 +72,13 @@ class RawResponse(NamedTuple):
     content: bytes
 
 
-#: The most a streamed answer hands over per block.
+#: Bytes one read from the socket asks for (into the connection's own reused buffer): the most a
+#: streamed answer hands over per block.
 STREAM_BLOCK_BYTES = 64 * 1024
+#: The most bytes an answer's status line and headers may take, and the most header fields in it
+#: (a server that never ends its head cannot make the client read forever).
+MAX_HEAD_BYTES = 64 * 1024
+MAX_HEADER_FIELDS = 100
 #: Bodies up to this size are joined to the head (one copy, one write); larger ones are written apart.
 JOINED_BODY_BYTES = 64 * 1024
 _CONTENT_LENGTH = b"content-length"
@@ -79,17 +88,22 @@ _TOKEN = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _BAD_TARGET = re.compile(r"[\x00-\x20\x7f]")
 #: What a failed first write on a reused connection says: the server had closed it.
 _STALE_ERRORS = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError)
+#: Header fields that frame a body: with neither, the body runs until the server closes.
+_FRAMING = (b"content-length", b"transfer-encoding")
 _READABLE = select.POLLIN | select.POLLPRI | select.POLLERR | select.POLLHUP if hasattr(select, "poll") else 0
 
 
 class _Connection:
     """One open socket (TLS or not), and whether it has carried a request before."""
 
-    __slots__ = ("poller", "reused", "sock")
+    __slots__ = ("buffer", "poller", "reused", "sock", "view")
 
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
         self.reused = False
+        # Answers are read into this buffer, reused from read to read; the parser copies out of it.
+        self.buffer = bytearray(STREAM_BLOCK_BYTES)
+        self.view = memoryview(self.buffer)
         # poll(), unlike select(), works for any file descriptor number.
         self.poller = select.poll() if _READABLE else None
         if self.poller is not None:
@@ -108,25 +122,145 @@ class _Connection:
             return True
         return bool(readable)
 
-    def close(self, response: http.client.HTTPResponse | None = None) -> None:
-        # The answer's reader holds the socket open too: close both.
-        if response is not None:
-            response.close()
+    def close(self) -> None:
         try:
             self.sock.close()
         except OSError:
             pass
 
 
+class _MalformedAnswer(Exception):
+    """The server's bytes are no HTTP/1.1 answer we may take (never leaves: `CTConnectionError`)."""
+
+
+class _Answer:
+    """One answer read off a connection; llhttp (through httptools) parses what the socket gives.
+
+    The parser calls the `on_*` methods as it goes: it may see an interim 100 Continue, the head,
+    body pieces (already de-chunked) and the end of the message, in any split over reads.
+    """
+
+    __slots__ = (
+        "blocks",
+        "complete",
+        "connection",
+        "extra",
+        "head_done",
+        "headers",
+        "interim",
+        "keep",
+        "parser",
+        "problem",
+        "seen",
+        "status",
+    )
+
+    def __init__(self, connection: _Connection) -> None:
+        self.connection = connection
+        self.parser = httptools.HttpResponseParser(self)
+        self.status = 0
+        self.headers: Headers = []
+        self.blocks: list[bytes] = []
+        self.head_done = self.complete = self.interim = self.extra = self.keep = False
+        self.problem: str | None = None
+        self.seen = 0
+
+    # --- llhttp's callbacks ------------------------------------------------------------------------
+
+    def on_message_begin(self) -> None:
+        if self.complete:
+            self.extra = True  # the server wrote beyond its answer: this connection is not clean
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if self.head_done:
+            return  # a chunked body's trailer fields: not part of the head handed back
+        self.headers.append((name, value))
+        if len(self.headers) > MAX_HEADER_FIELDS:
+            self.problem = f"the answer has more than {MAX_HEADER_FIELDS} header fields"
+
+    def on_headers_complete(self) -> None:
+        status = self.parser.get_status_code()
+        if status >= 200:
+            self.status, self.head_done = status, True
+        elif status == 100:
+            # 100 Continue is only a go-ahead: the final answer follows on the same connection.
+            self.interim, self.headers = True, []
+        else:
+            # Any other interim answer is refused: the answer behind it could be taken for the
+            # next request's.
+            self.problem = f"informational answer {status} before the final one"
+
+    def on_body(self, body: bytes) -> None:
+        if not self.complete:
+            self.blocks.append(body)
+
+    def on_message_complete(self) -> None:
+        if self.interim:
+            self.interim = False
+        elif self.head_done and not self.complete:
+            self.complete = True
+            self.keep = self.parser.should_keep_alive()
+
+    # --- reading -----------------------------------------------------------------------------------
+
+    def _feed(self) -> bool:
+        """Read once from the socket and parse it; False when the server has closed."""
+        connection = self.connection
+        taken = connection.sock.recv_into(connection.buffer)
+        if not taken:
+            return False
+        try:
+            self.parser.feed_data(connection.view[:taken])
+        except (httptools.HttpParserError, httptools.HttpParserUpgrade) as error:
+            if not self.complete:
+                raise _MalformedAnswer(self.problem or f"{type(error).__name__}: {error}") from error
+            self.extra = True  # what followed the answer is no HTTP: the answer stands, the connection goes
+        if self.problem is not None:
+            raise _MalformedAnswer(self.problem)
+        if not self.head_done:
+            self.seen += taken  # all of it head so far
+            if self.seen > MAX_HEAD_BYTES:
+                raise _MalformedAnswer(f"the answer's head is longer than {MAX_HEAD_BYTES} bytes")
+        return True
+
+    def read_head(self) -> None:
+        """Read until the final answer's status and headers are in."""
+        while not self.head_done:
+            if not self._feed():
+                raise _MalformedAnswer("the server closed the connection without an answer")
+
+    def _closed_early(self) -> None:
+        """The server closed before the body's end: fine only for a body that runs to the close."""
+        framed = any(name.lower() in _FRAMING for name, _ in self.headers)
+        if framed:
+            raise _MalformedAnswer("the server closed the connection before the answer's body ended")
+        self.complete, self.keep = True, False
+
+    def read_block(self) -> bytes:
+        """The next piece of the body (b"" at its end)."""
+        while not self.blocks:
+            if self.complete:
+                return b""
+            if not self._feed():
+                self._closed_early()
+        return self.blocks.pop(0)
+
+    def read_all(self) -> bytes:
+        """The whole body."""
+        while not self.complete:
+            if not self._feed():
+                self._closed_early()
+        blocks, self.blocks = self.blocks, []
+        return blocks[0] if len(blocks) == 1 else b"".join(blocks)
+
+    @property
+    def reusable(self) -> bool:
+        """The answer ended cleanly and the server keeps the connection open (HTTP/1.1, no `close`)."""
+        return self.complete and self.keep and not self.extra
+
+
 class _StaleConnection(Exception):
     """The first write on a reused connection failed before the socket took any byte."""
-
-
-def _raw_headers(response: http.client.HTTPResponse) -> Headers:
-    # http.client decoded the head as ISO-8859-1; encoding back gives the bytes as they came.
-    return [
-        (name.encode("latin-1"), str(value).encode("latin-1")) for name, value in response.headers.raw_items()
-    ]
 
 
 def _broken(error: BaseException, url: str) -> CTConnectionError:
@@ -257,15 +391,13 @@ class DirectPool:
             self._give_slot()
             raise
 
-    def _release(
-        self, connection: _Connection, response: http.client.HTTPResponse | None, reusable: bool
-    ) -> None:
+    def _release(self, connection: _Connection, reusable: bool) -> None:
         """Give the slot back; keep the connection idle when its last answer left it usable."""
         if reusable and not self._closed:
             connection.reused = True
             self._give_slot(connection)
         else:
-            connection.close(response)
+            connection.close()
             self._give_slot()
 
     # --- one exchange ----------------------------------------------------------------------------
@@ -330,11 +462,12 @@ class DirectPool:
 
     def _exchange(
         self, method: str, target: str, headers: Headers, body: Body | None, timeouts: Timeouts, url: str
-    ) -> tuple[_Connection, http.client.HTTPResponse, bool]:
+    ) -> tuple[_Connection, _Answer, bool]:
         """Take a connection, write the request, read the answer's head.
 
-        Returns the connection, the answer (body unread) and whether the connection may be kept
-        after it. On failure the connection is closed, its slot given back, and the ct exception
+        Returns the connection, the answer (its body maybe not yet read) and whether the request
+        was written whole (a connection whose write failed is never kept).
+        On failure the connection is closed, its slot given back, and the ct exception
         raised.
         """
         try:
@@ -348,7 +481,6 @@ class DirectPool:
         if isinstance(body, bytes) and len(body) <= JOINED_BODY_BYTES:
             head, rest = head + body, None
         connection = self._acquire(timeouts, url)
-        response: http.client.HTTPResponse | None = None
         write_error: OSError | None = None
         try:
             write_timeout, read_timeout = timeouts.get("write"), timeouts.get("read")
@@ -373,41 +505,33 @@ class DirectPool:
                 raise _broken(error, url) from error
             if read_timeout != write_timeout:
                 connection.sock.settimeout(read_timeout)
-            response = http.client.HTTPResponse(connection.sock, method=method)
+            answer = _Answer(connection)
             try:
-                response.begin()
-            except (OSError, http.client.HTTPException, ValueError) as error:
+                answer.read_head()
+            except (OSError, _MalformedAnswer) as error:
                 if write_error is not None:
                     raise _broken(write_error, url) from write_error
                 raise _read_failure(error, url) from error
-            if response.status < 200:
-                # http.client skips 100 Continue only; the final answer behind any other 1xx would
-                # be taken for the next request's: refuse it and drop the connection.
-                interim = http.client.HTTPException(
-                    f"informational answer {response.status} before the final one"
-                )
-                raise _broken(interim, url)
         except BaseException:
-            self._release(connection, response, False)
+            self._release(connection, False)
             raise
-        # http.client's verdict from the head: HTTP/1.1, no `Connection: close`, a framed body.
-        return connection, response, write_error is None and not response.will_close
+        return connection, answer, write_error is None
 
     def send(
         self, method: str, target: str, headers: Headers, body: Body | None, timeouts: Timeouts
     ) -> RawResponse:
         """Send one request and read the whole answer."""
         url = self._origin + target
-        connection, response, keep = self._exchange(method, target, headers, body, timeouts, url)
+        connection, answer, written = self._exchange(method, target, headers, body, timeouts, url)
         reusable = False
         try:
-            content = response.read()
-            reusable = keep
-        except (OSError, http.client.HTTPException, ValueError) as error:
+            content = answer.read_all()
+            reusable = written and answer.reusable
+        except (OSError, _MalformedAnswer) as error:
             raise _read_failure(error, url) from error
         finally:
-            self._release(connection, response, reusable)
-        return RawResponse(response.status, _raw_headers(response), content)
+            self._release(connection, reusable)
+        return RawResponse(answer.status, answer.headers, content)
 
     @contextmanager
     def stream(
@@ -418,15 +542,15 @@ class DirectPool:
         The connection is kept for another request only when the body was read to its end.
         """
         url = self._origin + target
-        connection, response, keep = self._exchange(method, target, headers, body, timeouts, url)
+        connection, answer, written = self._exchange(method, target, headers, body, timeouts, url)
         finished = False
 
         def blocks() -> Iterator[bytes]:
             nonlocal finished
             while True:
                 try:
-                    block = response.read1(STREAM_BLOCK_BYTES)
-                except (OSError, http.client.HTTPException, ValueError) as error:
+                    block = answer.read_block()
+                except (OSError, _MalformedAnswer) as error:
                     raise _read_failure(error, url) from error
                 if not block:
                     finished = True
@@ -434,9 +558,9 @@ class DirectPool:
                 yield block
 
         try:
-            yield response.status, _raw_headers(response), blocks()
+            yield answer.status, answer.headers, blocks()
         finally:
-            self._release(connection, response, finished and keep)
+            self._release(connection, finished and written and answer.reusable)
 
     def close(self) -> None:
         """Close the idle connections; those in use are closed when their request ends."""

@@ -5,10 +5,10 @@ moves bytes. `Pool` is the one interface (`send`, `stream`, `url`, `close`); beh
 one of two roads, chosen once when the client is made:
 
 - no proxy named by the environment (the usual case, and every training loop against its service):
-  `ct_core.http.direct`, keep-alive HTTP/1.1 connections over the standard library (`socket`,
-  `ssl`, and `http.client`'s answer parser). A small request costs about what a bare `http.client`
-  loop costs; profiling had shown most of a step or poll's client-side time in h11 and httpcore's
-  per-request machinery;
+  `ct_core.http.direct`, keep-alive HTTP/1.1 connections over the standard library's `socket` and
+  `ssl`, answers parsed by llhttp (C, through httptools). A small request costs less than a bare
+  `http.client` loop's; profiling had shown most of a step or poll's client-side time in h11 and
+  httpcore's per-request machinery, and then in `http.client`'s header parsing;
 - a proxy from the standard environment variables (`HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY`, minus
   `NO_PROXY`): `ct_core.http.proxied`, httpcore's public API, which speaks to proxies (CONNECT
   tunnels included) as httpx does. Only such a client imports httpcore: a command line that makes

@@ -70,6 +70,8 @@ class Answer:
     chunks: list[bytes] | None = None
     #: Send these bytes as the whole answer, as they are.
     raw: bytes | None = None
+    #: Write the answer in pieces of this many bytes, a moment apart (one read each, most likely).
+    pieces: int = 0
 
 
 @dataclass
@@ -180,6 +182,12 @@ class RawServer:
     @staticmethod
     def _write_answer(sock: socket.socket, answer: Answer, *, close: bool) -> None:
         if answer.raw is not None:
+            if answer.pieces:
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                for start in range(0, len(answer.raw), answer.pieces):
+                    sock.sendall(answer.raw[start : start + answer.pieces])
+                    time.sleep(0.001)
+                return
             sock.sendall(answer.raw)
             return
         lines = [f"HTTP/1.1 {answer.status} X"]
@@ -519,6 +527,102 @@ def test_an_answer_that_breaks_http_is_a_connection_error_and_drops_the_connecti
     finally:
         pool.close()
     assert [request.connection for request in server.requests] == [1, 2]
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nX-Endless: " + b"a" * (direct.MAX_HEAD_BYTES + 10),
+        b"HTTP/1.1 200 OK\r\n"
+        + b"".join(b"X-F%d: v\r\n" % n for n in range(direct.MAX_HEADER_FIELDS + 1))
+        + b"Content-Length: 2\r\n\r\n{}",
+        b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}",
+    ],
+    ids=["upgrade-101", "endless-head", "too-many-fields", "two-lengths"],
+)
+def test_an_answer_the_client_may_not_take_is_refused_and_its_connection_dropped(raw_server, raw):
+    server = raw_server(scripted(Answer(raw=raw, close_after=True), Answer(200, {"ok": True})))
+    pool = Pool(server.base_url, verify=True, max_connections=1)
+    try:
+        with pytest.raises(errors.CTConnectionError) as caught:
+            pool.send("GET", "/refused", [], None, TIMEOUTS)
+        assert not caught.value.never_sent and "/refused" in str(caught.value)
+        assert json.loads(pool.send("GET", "/next", [], None, TIMEOUTS).content) == {"ok": True}
+    finally:
+        pool.close()
+    assert [request.connection for request in server.requests] == [1, 2]
+
+
+def test_a_body_without_length_runs_to_the_close_and_the_connection_is_not_kept(raw_server):
+    unframed = Answer(raw=b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nall of it", close_after=True)
+    server = raw_server(scripted(unframed, Answer(200, {"ok": True})))
+    pool = Pool(server.base_url, verify=True, max_connections=1)
+    try:
+        answer = pool.send("GET", "/unframed", [], None, TIMEOUTS)
+        assert (answer.status, answer.content) == (200, b"all of it")
+        assert (b"Content-Type", b"text/plain") in answer.headers
+        assert pool.send("GET", "/next", [], None, TIMEOUTS).status == 200
+    finally:
+        pool.close()
+    assert [request.connection for request in server.requests] == [1, 2]
+
+
+def test_an_answer_cut_into_small_writes_reads_whole_and_keeps_the_connection(raw_server):
+    body = json.dumps({"request_id": "r", "status": "done", "text": "é" * 300}).encode()
+    raw = b"HTTP/1.1 201 Created\r\nX-Trace: a b  c\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
+    server = raw_server(scripted(Answer(raw=raw, pieces=7), Answer(200, {"ok": True})))
+    pool = Pool(server.base_url, verify=True, max_connections=1)
+    try:
+        answer = pool.send("GET", "/pieces", [], None, TIMEOUTS)
+        assert (answer.status, answer.content) == (201, body)
+        assert answer.headers == [(b"X-Trace", b"a b  c"), (b"Content-Length", str(len(body)).encode())]
+        assert pool.send("GET", "/next", [], None, TIMEOUTS).status == 200
+    finally:
+        pool.close()
+    assert [request.connection for request in server.requests] == [1, 1]
+
+
+def test_a_chunked_answers_trailer_is_not_taken_for_its_head(raw_server):
+    raw = (
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: X-Sum\r\n\r\n"
+        b"3\r\nabc\r\n2\r\nde\r\n0\r\nX-Sum: 5\r\n\r\n"
+    )
+    server = raw_server(scripted(Answer(raw=raw), Answer(200, {"ok": True})))
+    pool = Pool(server.base_url, verify=True, max_connections=1)
+    try:
+        answer = pool.send("GET", "/chunked", [], None, TIMEOUTS)
+        assert answer.content == b"abcde"
+        assert [name for name, _ in answer.headers] == [b"Transfer-Encoding", b"Trailer"]
+        assert pool.send("GET", "/next", [], None, TIMEOUTS).status == 200
+    finally:
+        pool.close()
+    assert [request.connection for request in server.requests] == [1, 1]
+
+
+def test_bytes_after_the_answer_keep_the_answer_and_drop_the_connection(raw_server):
+    # The server wrote more than its answer: whatever it is, it must never pass for the next answer.
+    raw = FINAL + b'HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\n{"x":1}'
+    server = raw_server(scripted(Answer(raw=raw), Answer(200, {"ok": True})))
+    pool = Pool(server.base_url, verify=True, max_connections=1)
+    try:
+        assert pool.send("GET", "/extra", [], None, TIMEOUTS).content == b"{}"
+        assert json.loads(pool.send("GET", "/next", [], None, TIMEOUTS).content) == {"ok": True}
+    finally:
+        pool.close()
+    assert [request.connection for request in server.requests] == [1, 2]
+
+
+def test_a_large_answer_arrives_whole(raw_server):
+    body = bytes(range(256)) * (3 * 1024 * 1024 // 256 + 7)
+    server = raw_server(lambda request: Answer(200, body))
+    pool = Pool(server.base_url, verify=True, max_connections=1)
+    try:
+        for _ in range(2):
+            assert pool.send("GET", "/large", [], None, TIMEOUTS).content == body
+    finally:
+        pool.close()
+    assert server.connections == 1
 
 
 # --- bodies --------------------------------------------------------------------------------------
