@@ -159,6 +159,9 @@ def _serve(
         access_log=False,
         lifespan="on",
         timeout_graceful_shutdown=5,
+        # h11, not httptools (which ct_core's client parses answers with, and uvicorn would pick):
+        # uvicorn's httptools road reads a request head of any length into memory; h11 stops at 16 KiB.
+        http="h11",
     )
     server = _Server(config, ready_file, base_url, state)
     # The folder in full: without --state-dir it is the platform's data folder, not the current one.

@@ -323,6 +323,29 @@ def test_a_body_longer_than_max_body_bytes_is_refused_before_it_is_read(server: 
     assert "max_body_bytes" in body["message"]
 
 
+def test_a_request_head_that_never_ends_is_cut_off_early(server: Any) -> None:
+    # A head is not a body: no Content-Length bounds it. The server must stop reading it long before
+    # a caller can fill its memory (uvicorn's h11 road stops at 16 KiB).
+    sent = 0
+    with socket.create_connection((urlsplit(server.base_url).hostname, server.port), timeout=LIMIT_S) as sock:
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Endless: ")
+        piece = b"a" * 65536
+        with pytest.raises(OSError):
+            while sent < 64 * 1024 * 1024:
+                sock.sendall(piece)
+                sent += len(piece)
+            # Everything went out: the server is still reading. Its answer, if any, says so.
+            sock.shutdown(socket.SHUT_WR)
+            assert sock.recv(1) == b"", "the server answered a 64 MiB head"
+            raise AssertionError("the server read a 64 MiB request head without cutting it off")
+    assert sent < 8 * 1024 * 1024
+    connection = Connection(server.base_url)
+    try:
+        assert connection.request("GET", "/healthz").status == 200
+    finally:
+        connection.close()
+
+
 # --- item: names ---------------------------------------------------------------------------------
 
 

@@ -157,7 +157,7 @@ def _run_http(service: RunsService, host: str, port: int, ready_file: Path | Non
             if self.started:
                 _write_ready(ready_file, {"base_url": base_url, "executor_id": service.executor_id})
 
-    server = Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on"))
+    server = Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", http="h11"))
     log.warning("runs service listening on %s (state dir %s)", base_url, service.state_dir)
     server.run(sockets=[sock])
     return 0 if server.started else 1

@@ -105,7 +105,7 @@ def run_service(
                     ready_file, json.dumps({"base_url": base_url, "pid": os.getpid()}), durable=False
                 )
 
-    server = Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on"))
+    server = Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", http="h11"))
     log.warning("Tinker API listening on %s (state dir %s)", base_url, state_dir)
     server.run(sockets=[sock])
     return 0 if server.started else 1
