@@ -61,9 +61,13 @@ class Engine:
         self.finalizer.finalize(run_id, outcome, error, by=by)
         return self.public(run_id)
 
-    def register_cancelled(self, run_id: str) -> tuple[dict[str, Any], bool]:
-        """Register the model of a cancelled run; (model, whether this call registered it)."""
-        return self.finalizer.register_cancelled(run_id)
+    def save_cancelled(self, run_id: str) -> dict[str, Any]:
+        """Export the best checkpoint of a cancelled run, the first step of its registration."""
+        return self.finalizer.save_cancelled(run_id)
+
+    def record_cancelled(self, run_id: str, model: dict[str, Any]) -> dict[str, Any]:
+        """Register the exported model as the run's, the second step of its registration."""
+        return self.finalizer.record_cancelled(run_id, model)
 
     def public(self, run_id: str) -> dict[str, Any]:
         row = self.store.run_row(run_id)

@@ -1,8 +1,9 @@
 """The end of a run: the terminal write, exactly once, and the registered model.
 
 :meth:`Finalizer.finalize` makes a run terminal; a succeeded run registers its model first (its
-best checkpoint saved again weights-only), and :meth:`Finalizer.register_cancelled` registers the
-model of a cancelled run on request. A registered model records where it comes from (run,
+best checkpoint saved again weights-only), and :meth:`Finalizer.save_cancelled` then
+:meth:`Finalizer.record_cancelled` register the model of a cancelled run on request, as the two
+steps of the registration workflow (ct_runs.workflows). A registered model records where it comes from (run,
 checkpoints, step, validation loss) and how it talks (the format of its rows and the chat template
 they were rendered with). :func:`refuse_unregistrable` and :func:`refuse_unresumable` say why a
 run's model cannot be registered, or the run resumed, now, and what to do instead.
@@ -13,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import threading
 import time
 import traceback
 from collections.abc import Callable, Mapping
@@ -22,7 +22,7 @@ from typing import Any
 from ct_core.errors import APIError
 from ct_runs import templates, tokenizers
 from ct_runs.checkpoints import best_of
-from ct_runs.errors import aborted
+from ct_runs.errors import RunsRefusal, aborted
 from ct_runs.ids import new_id
 from ct_runs.lifecycle import Jobs, RunFailed, load_run
 from ct_runs.progress import Pending, Progress
@@ -38,8 +38,6 @@ class Finalizer:
         self.store = store
         self.client_for = client_for
         self.jobs = jobs
-        #: One registration of a cancelled run's model at a time in this process.
-        self._registering = threading.Lock()
 
     def finalize(self, run_id: str, outcome: str, error: str | None = None, *, by: str = "workflow") -> bool:
         """Make the run terminal: export and register the model (succeeded), end the job, usage.
@@ -108,47 +106,71 @@ class Finalizer:
         value = json.loads(dataset.summary).get("format")
         return str(value) if value is not None else None
 
-    def register_cancelled(self, run_id: str) -> tuple[dict[str, Any], bool]:
-        """Register the model of a cancelled run from its best checkpoint; (model, created now).
+    def save_cancelled(self, run_id: str) -> dict[str, Any]:
+        """The first half of registering a cancelled run's model: export its best checkpoint.
 
         The run keeps its checkpoints when it is cancelled, so its best one (the lowest validation
-        loss) is exported weights-only and registered, as a succeeded run's is when it ends. A run
-        with a model answers that model. Anything else is refused with what to do instead.
+        loss) is loaded into a job and saved weights-only, as a succeeded run's is when it ends.
+        Answers ``{"saved": model record}`` for :meth:`record_cancelled`; ``{"model": ...,
+        "created": False}`` for a run that has a model; ``{"refused": error body}`` for a run whose
+        model cannot be registered now (the body says what to do instead). Runs as a step of the
+        registration workflow (ct_runs.workflows): run again after a crash, it exports again on a
+        new job, and the record step ends the job the lost attempt left.
         """
-        with self._registering:
-            row, record, progress = load_run(self.store, run_id)
-            registered = self.store.model_for_run(run_id)
-            if registered is not None:
-                return json.loads(registered.record), False
+        row, record, progress = load_run(self.store, run_id)
+        registered = self.store.model_for_run(run_id)
+        if registered is not None:
+            return {"model": json.loads(registered.record), "created": False}
+        try:
             refuse_unregistrable(row, progress)
-            client = self.client_for(row.owner, row.database, row.schema)
-            pending = Pending()
-            model = self._save_model(client, record, progress, run_status="cancelled")
-            # The job that loaded the checkpoint did its work; a cancelled run holds no job.
-            self.jobs.end(client, run_id, progress.live_job_id)
+        except RunsRefusal as exc:
+            return {"refused": exc.body()}
+        client = self.client_for(row.owner, row.database, row.schema)
+        return {"saved": self._save_model(client, record, progress, run_status="cancelled")}
+
+    def record_cancelled(self, run_id: str, model: Mapping[str, Any]) -> dict[str, Any]:
+        """The second half: register the exported ``model`` as the run's, end the run's jobs and
+        write its progress; ``{"model": the run's model, "created": whether it is this one}``.
+
+        Safe to run again after a crash (a step of the registration workflow): the model table
+        holds one model a run, and the progress and its ``model_registered`` line are written
+        once, by the call that finds the run without its model id.
+        """
+        row, _, progress = load_run(self.store, run_id)
+        client = self.client_for(row.owner, row.database, row.schema)
+        model_id = self.store.add_model(model, owner=row.owner)
+        if model_id != model["model_id"]:
+            # Another registration of the run came first: its model is the answer.
+            with contextlib.suppress(APIError):
+                client.delete_checkpoint(model["job_id"], model["checkpoint_id"])
+        first = self.store.model_for_run(run_id)
+        assert first is not None  # add_model answered with its id
+        registered = json.loads(first.record)
+        # The jobs that loaded the checkpoint did their work; a cancelled run holds no job. That
+        # includes one a registration interrupted by a crash created before it was run again.
+        for job in self.store.run_jobs(run_id):
+            if job.ended_at is None:
+                self.jobs.end(client, run_id, job.job_id)
+        if progress.model_id != registered["model_id"]:
             progress.live_job_id = None
+            if model["job_id"] not in progress.job_ids:
+                progress.job_ids = [*progress.job_ids, model["job_id"]]
             progress.gpu_seconds = self.store.gpu_seconds(run_id)
-            model_id = self.store.add_model(model, owner=row.owner)
-            if model_id != model["model_id"]:
-                with contextlib.suppress(APIError):
-                    client.delete_checkpoint(model["job_id"], model["checkpoint_id"])
-            first = self.store.model_for_run(run_id)
-            assert first is not None  # add_model answered with its id
-            model = json.loads(first.record)
-            progress.model_id = model["model_id"]
+            progress.model_id = registered["model_id"]
+            pending = Pending()
             pending.log(
                 "INFO",
-                f"registered model {model['model_id']} from checkpoint {model['source_checkpoint_id']} "
-                f"at step {model['step']} of the cancelled run",
+                f"registered model {registered['model_id']} from checkpoint "
+                f"{registered['source_checkpoint_id']} at step {registered['step']} of the cancelled run",
                 event="model_registered",
-                step=model["step"],
-                checkpoint_id=model["checkpoint_id"],
+                step=registered["step"],
+                checkpoint_id=registered["checkpoint_id"],
             )
             _, entries = pending.take()
             self.store.write_state(
                 run_id, progress.to_dict(), log_entries=entries, only_if_status=("cancelled",)
             )
-            return model, model_id == model["model_id"]
+        return {"model": registered, "created": model_id == model["model_id"]}
 
     def _register(
         self, client: Any, row: Any, record: Mapping[str, Any], progress: Progress, pending: Pending

@@ -50,7 +50,7 @@ from ct_runs import datasets as ds
 from ct_runs import spec as run_spec
 from ct_runs.engine import Engine, public_run
 from ct_runs.errors import RunsRefusal, aborted, invalid_argument, not_found
-from ct_runs.finalize import refuse_unresumable
+from ct_runs.finalize import refuse_unregistrable, refuse_unresumable
 from ct_runs.ids import is_id, new_id
 from ct_runs.progress import Progress, new_state
 from ct_runs.store import (
@@ -81,6 +81,8 @@ APPLICATION_VERSION = "ct-runs-2"
 MAX_DATASET_BYTES = ds.MAX_SOURCE_BYTES
 MAX_SPEC_BYTES = 1024 * 1024
 LIST_LIMIT_MAX = 1000
+#: How often a registration's queue is polled, and its result while a caller waits on it.
+REGISTER_POLL_S = 0.1
 #: How long a stopping process waits for DBOS to shut down before it lets go (see stop()).
 DBOS_STOP_WAIT_S = 0.3
 LOG_LIMIT_MAX = 10_000
@@ -201,6 +203,8 @@ class RunsService:
             workflows.RUNS_QUEUE, global_concurrency=self.concurrency, polling_interval_sec=0.5
         )
         DBOS.register_queue(workflows.DATASETS_QUEUE, worker_concurrency=1, polling_interval_sec=0.5)
+        # A caller waits on each registration: its queue is polled more often.
+        DBOS.register_queue(workflows.REGISTER_QUEUE, polling_interval_sec=REGISTER_POLL_S)
         self.started = True
         self.store.heartbeat(self.executor_id)
         self._sweep_unscheduled()
@@ -252,11 +256,11 @@ class RunsService:
             )
             return
         assert self._workflows is not None  # made by start() before DBOS was launched
-        function = (
-            self._workflows.run_workflow
-            if workflow == workflows.RUN_WORKFLOW
-            else self._workflows.dataset_workflow
-        )
+        function = {
+            workflows.RUN_WORKFLOW: self._workflows.run_workflow,
+            workflows.DATASET_WORKFLOW: self._workflows.dataset_workflow,
+            workflows.REGISTER_WORKFLOW: self._workflows.register_workflow,
+        }[workflow]
         with SetWorkflowID(workflow_id):
             _queue(queue).enqueue(function, argument)
 
@@ -442,11 +446,7 @@ class RunsService:
                         if wf.app_version not in (None, APPLICATION_VERSION):
                             self._carry_over(wf)
                             continue
-                        queue = (
-                            workflows.RUNS_QUEUE
-                            if wf.name == workflows.RUN_WORKFLOW
-                            else workflows.DATASETS_QUEUE
-                        )
+                        queue = workflows.QUEUE_OF.get(wf.name, workflows.DATASETS_QUEUE)
                         DBOS.resume_workflow(wf.workflow_id, queue_name=queue)
                     if pending:
                         log.warning(
@@ -884,8 +884,76 @@ class RunsService:
 
     async def register_model(self, request: Request, owner: str) -> Response:
         row = await run_in_threadpool(self._run_for, request, owner)
-        model, created = await run_in_threadpool(self.engine.register_cancelled, row.run_id)
-        return JSONResponse(_public_model(model), status_code=201 if created else 200)
+        return await run_in_threadpool(self._register, row.run_id)
+
+    def _register(self, run_id: str) -> Response:
+        """Register a cancelled run's model through its registration workflow and answer the model.
+
+        The contract answers with the RegisteredModel, so the request waits; the work is a DBOS
+        workflow (ct_runs.workflows), so a crash in the middle of the export is finished by
+        recovery, not left half done, and requests that ask at once wait on the same workflow."""
+        assert self.store is not None
+        row = self.store.run_row(run_id)
+        registered = self.store.model_for_run(run_id)
+        if registered is not None:
+            return JSONResponse(_public_model(json.loads(registered.record)), status_code=200)
+        refuse_unregistrable(row, Progress.load(row.state))
+        workflow_id = self._registration_workflow(run_id)
+        try:
+            result = self._workflow_result(workflow_id)
+        except Exception as exc:
+            log.error("registration %s failed:\n%s", workflow_id, traceback.format_exc())
+            raise RunsRefusal(
+                "internal",
+                f"registering the model of run {run_id} failed ({type(exc).__name__}: {exc}); "
+                "ask again to try once more",
+            ) from None
+        if "refused" in result:
+            refused = result["refused"]
+            raise RunsRefusal(refused["code"], refused["message"], field=refused.get("field"))
+        return JSONResponse(_public_model(result["model"]), status_code=201 if result["created"] else 200)
+
+    def _registration_workflow(self, run_id: str) -> str:
+        """The run's registration workflow to wait on, enqueued unless it is under way already.
+
+        Registrations are numbered (``run_….register-N``, a DBOS workflow id runs once): the first
+        whose workflow does not exist yet, or is queued or running. One that ended without a model
+        (it failed, or refused as the run changed meanwhile) is passed over: the run found no model
+        above, so asking again tries once more."""
+        from ct_runs import workflows
+
+        number = 1
+        while True:
+            workflow_id = f"{run_id}.register-{number}"
+            status = self._workflow_status(workflow_id)
+            if status is None:
+                self._enqueue(workflows.REGISTER_QUEUE, workflows.REGISTER_WORKFLOW, workflow_id, run_id)
+                return workflow_id
+            if status.status in ("PENDING", "ENQUEUED"):
+                return workflow_id
+            number += 1
+
+    def _workflow_status(self, workflow_id: str) -> Any:
+        """DBOS's status of a workflow (None when there is none), here or through DBOS's client."""
+        if self._dbos_client is not None:
+            found = self._dbos_client.list_workflows(
+                workflow_ids=[workflow_id], load_input=False, load_output=False
+            )
+        else:
+            from dbos import DBOS
+
+            found = DBOS.list_workflows(workflow_ids=[workflow_id], load_input=False, load_output=False)
+        return found[0] if found else None
+
+    def _workflow_result(self, workflow_id: str) -> dict[str, Any]:
+        """Wait for a workflow's result, here or through DBOS's client."""
+        if self._dbos_client is not None:
+            handle = self._dbos_client.retrieve_workflow(workflow_id)
+        else:
+            from dbos import DBOS
+
+            handle = DBOS.retrieve_workflow(workflow_id)
+        return dict(handle.get_result(polling_interval_sec=REGISTER_POLL_S))
 
     async def get_model(self, request: Request, owner: str) -> Response:
         assert self.store is not None

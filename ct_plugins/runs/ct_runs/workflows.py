@@ -1,4 +1,5 @@
-"""The DBOS workflows of the runs service: a run, and a dataset build.
+"""The DBOS workflows of the runs service: a run, a dataset build, and the registration of a
+cancelled run's model.
 
 DBOS records each step's output in its system database; after a crash (of the process, or of a
 worker machine whose runs another worker recovers) the workflow is executed again from the top,
@@ -31,11 +32,16 @@ log = logging.getLogger("ct_runs.workflows")
 RUNS_QUEUE = "ct-runs"
 #: Dataset builds have a queue of their own, so a long build never waits behind a long run.
 DATASETS_QUEUE = "ct-datasets"
+#: Registrations of cancelled runs' models too: the request that asked for one waits on it.
+REGISTER_QUEUE = "ct-registrations"
 
 #: The registered names of the two workflows (what DBOS's client enqueues by name), and the class
 #: and instance names DBOS records with them.
 RUN_WORKFLOW = "ct_runs.run"
 DATASET_WORKFLOW = "ct_runs.dataset"
+REGISTER_WORKFLOW = "ct_runs.register"
+#: The queue each workflow waits on.
+QUEUE_OF = {RUN_WORKFLOW: RUNS_QUEUE, DATASET_WORKFLOW: DATASETS_QUEUE, REGISTER_WORKFLOW: REGISTER_QUEUE}
 WORKFLOWS_CLASS = "ct_runs.RunsWorkflows"
 INSTANCE_NAME = "runs-service"
 
@@ -115,3 +121,23 @@ class RunsWorkflows(DBOSConfiguredInstance):
     @DBOS.workflow(name=DATASET_WORKFLOW)
     def dataset_workflow(self, dataset_id: str) -> str:
         return self.build_dataset_step(dataset_id)
+
+    # --- the registration of a cancelled run's model ----------------------------------------------
+
+    @DBOS.step(name="ct_runs.save_model")
+    def save_model_step(self, run_id: str) -> dict[str, Any]:
+        return self.host.engine.save_cancelled(run_id)
+
+    @DBOS.step(name="ct_runs.record_model")
+    def record_model_step(self, run_id: str, model: dict[str, Any]) -> dict[str, Any]:
+        return self.host.engine.record_cancelled(run_id, model)
+
+    @DBOS.workflow(name=REGISTER_WORKFLOW)
+    def register_workflow(self, run_id: str) -> dict[str, Any]:
+        """Export the cancelled run's best checkpoint, then register it: ``{"model", "created"}``,
+        or ``{"refused": error body}``. A crash between or inside the steps is finished by DBOS's
+        recovery: the export recorded is registered once (ct_runs.finalize)."""
+        saved = self.save_model_step(run_id)
+        if "saved" not in saved:
+            return saved
+        return self.record_model_step(run_id, saved["saved"])
