@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any, Protocol
 
 
@@ -91,8 +91,11 @@ class RequestHandle:
 class TrainingPipeline:
     """Submits data-plane requests for one job without waiting; each call returns a handle.
 
-    `workers=0` polls when `.result()` is called; `workers=N` starts every poll at once on a pool of N
-    threads (close the pipeline, or use it as a context manager, to release them).
+    `workers=0` polls when `.result()` is called; `workers=N` polls in the background on a pool of N
+    threads (close the pipeline, or use it as a context manager, to release them). The sub-job runs
+    its requests in arrival order, so a background poll of a request starts once the request ahead
+    of it has finished: polling it earlier could only hear "running", at the cost of a request to
+    the service each time (a loop with two steps in flight made about three times the polls).
     """
 
     def __init__(self, client: Submitter, job_id: str, *, workers: int = 0) -> None:
@@ -102,11 +105,20 @@ class TrainingPipeline:
         self.job_id = job_id
         self._pending: deque[RequestHandle] = deque()
         self._pool = ThreadPoolExecutor(workers, thread_name_prefix="ct-poll") if workers else None
+        #: The background poll of the newest request submitted (the next one waits for it).
+        self._newest: Future[Any] | None = None
+
+    def _poll_after(self, ahead: Future[Any] | None, request_id: str) -> Any:
+        # The pool runs polls in submission order, so `ahead` is running or finished: no deadlock.
+        if ahead is not None:
+            wait([ahead])
+        return self.client.poll_request(self.job_id, request_id)
 
     def _track(self, request_id: str) -> RequestHandle:
         future = None
         if self._pool is not None:
-            future = self._pool.submit(self.client.poll_request, self.job_id, request_id)
+            future = self._pool.submit(self._poll_after, self._newest, request_id)
+            self._newest = future
         handle = RequestHandle(self.client, self.job_id, request_id, future)
         self._pending.append(handle)
         return handle

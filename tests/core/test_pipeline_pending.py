@@ -72,3 +72,37 @@ def test_pipeline_calls_send_what_the_client_methods_send(counting_server):
         ("load", {"checkpoint_id": "cp_1", "source_job_id": "other", "target_sub_job_id": "job:training:0"}),
         ("step", {"learning_rate": 0.5}),
     ]
+
+
+def test_background_polls_follow_the_order_requests_run_in(misbehaving_server, act):
+    """A sub-job runs its requests in arrival order: a request is not polled before the one ahead of
+    it is done (those polls could only answer "running", and each costs the server a request)."""
+    numbers = itertools.count(1)
+    done: set[int] = set()
+    polls_while_behind: list[int] = []
+    polls: dict[int, int] = {}
+
+    def respond(seen):
+        if seen.method == "POST":
+            return act(200, {"request_id": f"r{next(numbers)}"})
+        number = int(seen.path.rsplit("/", 1)[-1][1:])
+        if number > 1 and number - 1 not in done:
+            polls_while_behind.append(number)
+            return act(200, {"status": "running"})
+        polls[number] = polls.get(number, 0) + 1
+        if polls[number] < 3:  # each request runs for two polls once it is at the head
+            return act(200, {"status": "running"})
+        done.add(number)
+        return act(200, {"status": "done", "result": {"global_steps": number}})
+
+    misbehaving_server.responder = respond
+    with (
+        CortexTrainingClient(
+            base_url=misbehaving_server.base_url, database="DB", schema="S", poll_interval=0.001
+        ) as client,
+        client.pipeline("job", workers=2) as pipe,
+    ):
+        handles = [pipe.step() for _ in range(6)]
+        assert [handle.result() for handle in handles] == [{"global_steps": n} for n in range(1, 7)]
+    assert polls_while_behind == []
+    assert polls == {n: 3 for n in range(1, 7)}
