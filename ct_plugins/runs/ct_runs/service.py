@@ -81,8 +81,10 @@ APPLICATION_VERSION = "ct-runs-2"
 MAX_DATASET_BYTES = ds.MAX_SOURCE_BYTES
 MAX_SPEC_BYTES = 1024 * 1024
 LIST_LIMIT_MAX = 1000
-#: How often a registration's queue is polled, and its result while a caller waits on it.
+#: How often a registration's queue is polled, and its result while a caller waits on it; and how
+#: long a caller waits before it is asked to ask again (well within the SDK's read timeout).
 REGISTER_POLL_S = 0.1
+REGISTER_WAIT_S = 300.0
 #: How long a stopping process waits for DBOS to shut down before it lets go (see stop()).
 DBOS_STOP_WAIT_S = 0.3
 LOG_LIMIT_MAX = 10_000
@@ -320,13 +322,24 @@ class RunsService:
             if status is None:
                 self._enqueue_run(run_id, workflow_id)
             elif self._stranded(status, live):
-                self._carry_over_run(run_id, status)
+                self._carry_over_quietly(self._carry_over_run, run_id, status)
         for dataset_id, workflow_id in dataset_ids:
             status = DBOS.get_workflow_status(workflow_id)
             if status is None:
                 self._enqueue_dataset(dataset_id, workflow_id)
             elif self._stranded(status, live):
-                self._carry_over_dataset(dataset_id, status)
+                self._carry_over_quietly(self._carry_over_dataset, dataset_id, status)
+
+    @staticmethod
+    def _carry_over_quietly(carry_over: Callable[[str, Any], None], subject: str, status: Any) -> None:
+        """One carry-over that fails is logged, and the service starts with the others done: the
+        next start tries it again (the run's or build's workflow is still the old one)."""
+        try:
+            carry_over(subject, status)
+        except Exception:
+            log.error(
+                "carrying %s over to %s failed:\n%s", subject, APPLICATION_VERSION, traceback.format_exc()
+            )
 
     def _stranded(self, status: Any, live: set[str]) -> bool:
         """Whether a run's or build's current workflow was left by another application version of
@@ -901,6 +914,8 @@ class RunsService:
         workflow_id = self._registration_workflow(run_id)
         try:
             result = self._workflow_result(workflow_id)
+        except RunsRefusal:
+            raise
         except Exception as exc:
             log.error("registration %s failed:\n%s", workflow_id, traceback.format_exc())
             raise RunsRefusal(
@@ -946,7 +961,21 @@ class RunsService:
         return found[0] if found else None
 
     def _workflow_result(self, workflow_id: str) -> dict[str, Any]:
-        """Wait for a workflow's result, here or through DBOS's client."""
+        """Wait for a workflow's result, here or through DBOS's client: at most
+        ``REGISTER_WAIT_S``, and not past the service's stop; then the caller is answered 503
+        ``unavailable`` (with Retry-After), and asking again waits on the same workflow."""
+        deadline = time.monotonic() + REGISTER_WAIT_S
+        while True:
+            status = self._workflow_status(workflow_id)
+            if status is not None and status.status not in ("PENDING", "ENQUEUED"):
+                break
+            if self._stop.is_set() or time.monotonic() > deadline:
+                raise RunsRefusal(
+                    "unavailable",
+                    f"the registration {workflow_id} is still under way; ask again in a moment "
+                    "(the answer is the model once it is registered)",
+                )
+            self._stop.wait(REGISTER_POLL_S)
         if self._dbos_client is not None:
             handle = self._dbos_client.retrieve_workflow(workflow_id)
         else:

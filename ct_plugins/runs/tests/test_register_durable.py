@@ -162,7 +162,13 @@ def test_a_service_killed_while_registering_finishes_the_registration_once(
         interval=0.05,
         message=f"the registration of run {run_id} was never finished",
     )
-    assert _workflow_status(server, f"{run_id}.register-1").status == "SUCCESS"
+    # The workflow ends right after its record step wrote the model id.
+    wait_until(
+        lambda: _workflow_status(server, f"{run_id}.register-1").status == "SUCCESS",
+        timeout=300,
+        interval=0.05,
+        message=lambda: str(_workflow_status(server, f"{run_id}.register-1")),
+    )
 
     answer = httpx.post(_register_url(server, run_id), timeout=600)
     assert answer.status_code == 200, answer.text

@@ -288,4 +288,10 @@ def test_a_running_run_left_by_version_1_goes_on_from_its_checkpoint(
     assert resumed["step"] == committed and resumed["checkpoint_id"] == upgraded[0]["checkpoint_id"]
     assert events.count("started") == 1
     assert len(run["job_ids"]) > trained_before
-    assert _workflow_status(server, f"{run_id}.resume-1").status == "SUCCESS"
+    # The workflow of this version drove it to its end (it ends right after the run's webhook step).
+    wait_until(
+        lambda: _workflow_status(server, f"{run_id}.resume-1").status == "SUCCESS",
+        timeout=300,
+        interval=0.05,
+        message=lambda: str(_workflow_status(server, f"{run_id}.resume-1")),
+    )
