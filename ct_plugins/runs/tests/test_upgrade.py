@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -295,3 +297,91 @@ def test_a_running_run_left_by_version_1_goes_on_from_its_checkpoint(
         interval=0.05,
         message=lambda: str(_workflow_status(server, f"{run_id}.resume-1")),
     )
+
+
+#: A version-1 worker, as far as DBOS sees it: an application ``ct-runs`` of version 1 with its own
+#: executor id, which starts the run's workflow (named as version 1 named it) and is then killed,
+#: leaving the workflow PENDING under its executor.
+OLD_WORKER = """
+import sys
+from dbos import DBOS, DBOSPortableJSONSerializer, SetWorkflowID
+
+url, executor, run_id = sys.argv[1:4]
+DBOS(config={
+    "name": "ct-runs", "system_database_url": url, "application_version": "ct-runs-1",
+    "executor_id": executor, "serializer": DBOSPortableJSONSerializer(), "log_level": "WARNING",
+})
+
+@DBOS.workflow(name="ct_runs.run")
+def run(run_id: str) -> str:
+    DBOS.sleep(3600)
+    return "never"
+
+DBOS.launch()
+with SetWorkflowID(run_id):
+    DBOS.start_workflow(run, run_id)
+print("started", flush=True)
+sys.stdin.read()
+"""
+
+
+def _queued_copy(server: Any, reference: dict[str, Any]) -> str:
+    """The reference run's config under a new id, queued, as a service inserts it (no workflow)."""
+    store = _store(server)
+    try:
+        source = store.run_row(reference["run"]["run_id"])
+        record = {**json.loads(source.record), "run_id": new_id("run"), "created_ts": time.time()}
+        run_id, created, _ = store.insert_run_unless_in_flight(record, new_state(), source.owner)
+        assert created
+        return run_id
+    finally:
+        store.close()
+
+
+@pytest.mark.timeout(900)
+def test_a_live_version_1_worker_keeps_its_run_until_it_dies_then_the_claimer_carries_it_over(
+    server: Any, client: CortexTrainingClient, reference: dict[str, Any]
+) -> None:
+    server.stop()
+    run_id = _queued_copy(server, reference)
+    old = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            OLD_WORKER,
+            sqlite_url(_service_dir(server) / "dbos.sqlite3"),
+            "old-worker",
+            run_id,
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    try:
+        assert old.stdout is not None and old.stdout.readline().strip() == b"started"
+    finally:
+        old.kill()
+        old.wait(timeout=60)
+    status = _workflow_status(server, run_id)
+    assert (status.status, status.app_version, status.executor_id) == ("PENDING", OLD_VERSION, "old-worker")
+    # The old worker was heard from just now: the starting service takes it for alive.
+    store = _store(server)
+    try:
+        store.heartbeat("old-worker")
+    finally:
+        store.close()
+
+    server.start()
+    assert not [e for e in _logs(client, run_id) if e.get("event") == "upgraded"]
+    assert _workflow_status(server, run_id).status == "PENDING"
+    # Silent for longer than a worker may be, it is claimed, and its run carried over.
+    upgraded = wait_until(
+        lambda: [e for e in _logs(client, run_id) if e.get("event") == "upgraded"],
+        timeout=300,
+        interval=0.1,
+        message=f"run {run_id} was never carried over",
+    )
+    assert len(upgraded) == 1 and upgraded[0]["from_version"] == OLD_VERSION, upgraded
+    run = client.runs.wait(run_id, timeout=600)
+    assert run["status"] == "succeeded", run.get("error")
+    _same_metrics(client, run, reference)
+    assert _workflow_status(server, run_id).status == "CANCELLED"
