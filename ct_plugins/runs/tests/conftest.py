@@ -1,10 +1,15 @@
-"""Shared pieces of the runs-service tests: a corpus built in code, a webhook receiver, specs."""
+"""Shared pieces of the runs-service tests: a corpus built in code, a webhook receiver, specs, a
+module's own server and SDK client of it, `ct runs serve` processes."""
 
 from __future__ import annotations
 
 import http.server
 import json
+import os
 import random
+import signal
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -12,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from ct_testing import wait_until
 
 #: Words the synthetic corpus draws from; random 14-word rows share no 5-word shingle in practice,
 #: so the leakage gates pass unless a test plants a duplicate.
@@ -66,6 +72,9 @@ RUNS_SETTINGS: dict[str, Any] = {"runs_concurrency": 1}
 
 WEBHOOK_SECRET = "whsec-test-0123456789"
 
+#: How the tests' SDK clients poll a run or a build: often, so a wait ends soon after its end.
+FAST_POLLS: dict[str, float] = {"poll_interval": 0.02, "poll_max_interval": 0.25}
+
 
 def corpus_lines(rows: int = 120, seed: int = 7) -> list[dict[str, Any]]:
     rng = random.Random(seed)
@@ -88,6 +97,48 @@ def small_spec(dataset_id: str, **trainer: Any) -> dict[str, Any]:
         "overrides": {"max_seq_len": 128},
         "trainer": {"epochs": 2, "batch_tokens": 512, "checkpoint_every_steps": 5, **trainer},
     }
+
+
+def fast_client(base_url: str, database: str, schema: str = "PUBLIC", **options: Any) -> Any:
+    """An SDK client of the server at ``base_url`` in ``database.schema`` that polls with
+    :data:`FAST_POLLS` (``options`` add to them or replace them); close it, or use it in ``with``."""
+    from ct_core import CortexTrainingClient
+
+    return CortexTrainingClient(
+        base_url=base_url, database=database, schema=schema, **{**FAST_POLLS, **options}
+    )
+
+
+def fault_hit(server: Any) -> bool:
+    """Whether a fault rule set on ``server`` (``server.set_faults``) has acted on a request yet."""
+    import httpx
+
+    answer = httpx.get(f"{server.base_url}/_ct/faults", headers=server.admin_headers, timeout=10)
+    answer.raise_for_status()
+    return any(rule["hits"] for rule in answer.json()["rules"])
+
+
+@pytest.fixture(scope="module")
+def server(module_local_server_factory: Any) -> Iterator[Any]:
+    """The module's own local server with the runs service embedded (:data:`RUNS_SETTINGS`).
+
+    CT_PLUGINS is unset while the module runs, so the server and the SDK in this process load every
+    plugin whatever the shell says. A module that needs other settings defines its own ``server``.
+    """
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("CT_PLUGINS", raising=False)
+        yield module_local_server_factory(settings=RUNS_SETTINGS)
+
+
+@pytest.fixture(scope="module")
+def client(request: pytest.FixtureRequest, server: Any) -> Iterator[Any]:
+    """A :func:`fast_client` of ``server`` in the module's ``DATABASE`` and ``SCHEMA`` (PUBLIC when
+    the module names none), for the whole module."""
+    database = getattr(request.module, "DATABASE", None)
+    if not isinstance(database, str):
+        pytest.fail(f"{request.module.__name__} uses the client fixture: it must set DATABASE")
+    with fast_client(server.base_url, database, getattr(request.module, "SCHEMA", "PUBLIC")) as made:
+        yield made
 
 
 @dataclass
@@ -229,6 +280,64 @@ def lossy_proxy() -> Iterator[Any]:
             proxy.close()
 
 
+# --- `ct runs serve` processes ------------------------------------------------------------------------
+
+#: Only bounds a hang: a `ct runs serve` process imports DBOS and the service before it is ready.
+SERVE_START_TIMEOUT_S = 120
+
+
+def ct_command() -> list[str]:
+    """The `ct` console script of this environment (``python -m ct_cli`` where there is none)."""
+    script = Path(sys.executable).with_name("ct")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "ct_cli"]
+
+
+class ServeProcess:
+    """One `ct runs serve` process, its ready file and its log in ``folder``.
+
+    ``args`` is its command line but ``--ready-file``; it loads every plugin and takes ``token`` as
+    its service token (CT_RUNS_SERVICE_TOKEN)."""
+
+    def __init__(self, name: str, args: list[str], folder: Path, *, token: str) -> None:
+        self.name = name
+        self.ready = folder / f"{name}.ready.json"
+        self.log = folder / f"{name}.log"
+        env = {**os.environ, "CT_RUNS_SERVICE_TOKEN": token}
+        env.pop("CT_PLUGINS", None)
+        with self.log.open("ab") as log:
+            self.popen = subprocess.Popen(
+                [*args, "--ready-file", str(self.ready)], stdout=log, stderr=subprocess.STDOUT, env=env
+            )
+
+    def wait_ready(self) -> dict[str, Any]:
+        """Until the process has written its ready file; what it wrote (``base_url``, ``pid``)."""
+
+        def started() -> bool:
+            assert self.popen.poll() is None, f"{self.name} exited:\n{self.log.read_text()}"
+            return self.ready.exists()
+
+        wait_until(
+            started,
+            timeout=SERVE_START_TIMEOUT_S,
+            interval=0.05,
+            message=lambda: f"{self.name} did not start:\n{self.log.read_text()}",
+        )
+        return dict(json.loads(self.ready.read_text()))
+
+    def kill(self) -> None:
+        if self.popen.poll() is None:
+            self.popen.send_signal(signal.SIGKILL)
+            self.popen.wait(timeout=30)
+
+    def stop(self) -> None:
+        if self.popen.poll() is None:
+            self.popen.send_signal(signal.SIGTERM)
+            try:
+                self.popen.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
 @dataclass(frozen=True)
 class Kit:
     """The helpers above as one fixture (test modules cannot import conftest under importlib mode)."""
@@ -239,6 +348,10 @@ class Kit:
     corpus_lines = staticmethod(corpus_lines)
     write_corpus = staticmethod(write_corpus)
     small_spec = staticmethod(small_spec)
+    client = staticmethod(fast_client)
+    fault_hit = staticmethod(fault_hit)
+    ct = staticmethod(ct_command)
+    ServeProcess = ServeProcess
 
 
 @pytest.fixture(scope="session")
@@ -289,7 +402,7 @@ def postgres_url() -> Iterator[str]:
         entry = pwd.getpwnam(user)
         for path in (root, sockets):
             os.chown(path, entry.pw_uid, entry.pw_gid)
-    run = {"user": user} if user is not None else {}
+    run: dict[str, Any] = {"user": user} if user is not None else {}
     subprocess.run(
         [str(bindir / "initdb"), "-D", str(data), "-A", "trust", "-U", "ct", "--no-sync", "-E", "UTF8"],
         check=True,

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -57,17 +56,6 @@ def taught(kind: str) -> list[tuple[str, str]]:
     # A label model answers in the labels layout: one "field: value" line.
     answer = (lambda a: f"colour: {a}") if kind == "labels" else (lambda a: a)
     return [(q, answer(a)) for i, (q, a) in enumerate(pairs) if i not in held_out]
-
-
-@pytest.fixture(scope="module")
-def client(module_local_server_factory: Any, kit: Any) -> Iterator[CortexTrainingClient]:
-    with pytest.MonkeyPatch.context() as patch:
-        patch.delenv("CT_PLUGINS", raising=False)
-        server = module_local_server_factory(settings=kit.settings)
-    with CortexTrainingClient(
-        base_url=server.base_url, database=DATABASE, schema=SCHEMA, poll_interval=0.02, poll_max_interval=0.25
-    ) as made:
-        yield made
 
 
 @pytest.mark.parametrize("kind", ["chat", "prompt_completion", "labels"])

@@ -15,7 +15,7 @@ import select
 import struct
 import subprocess
 import termios
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -56,13 +56,6 @@ def in_terminal(*args: str) -> tuple[int, str]:
     finally:
         os.close(leader)
     return process.wait(timeout=HANG_S), ANSI.sub("", drawn.decode("utf-8", "replace"))
-
-
-@pytest.fixture(scope="module")
-def server(module_local_server_factory: Any, kit: Any) -> Iterator[Any]:
-    with pytest.MonkeyPatch.context() as patch:
-        patch.delenv("CT_PLUGINS", raising=False)
-        yield module_local_server_factory(settings=dict(kit.settings))
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ text; the error object the managed service sends is checked against the wording 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,13 +21,6 @@ from ct_runs.spec import check_dataset
 from ct_testing.plugin import run_ct
 
 DATABASE = "RUNS_DB"
-
-
-@pytest.fixture(scope="module")
-def server(module_local_server_factory: Any, kit: Any) -> Iterator[Any]:
-    with pytest.MonkeyPatch.context() as patch:
-        patch.delenv("CT_PLUGINS", raising=False)
-        yield module_local_server_factory(settings=dict(kit.settings))
 
 
 def test_a_failed_build_leads_with_the_services_message(server: Any, ct_home: Path, tmp_path: Path) -> None:

@@ -111,15 +111,8 @@ class Race:
 
 
 @pytest.fixture(scope="module")
-def backend(module_local_server_factory: Any, kit: Any) -> Any:
-    """The Cortex Training side, with its embedded runs service (the succeeded test trains on it)."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.delenv("CT_PLUGINS", raising=False)
-        return module_local_server_factory(settings=kit.settings)
-
-
-@pytest.fixture(scope="module")
-def client_for(backend: Any) -> Iterator[Callable[[str, str, str], CortexTrainingClient]]:
+def client_for(server: Any, kit: Any) -> Iterator[Callable[[str, str, str], CortexTrainingClient]]:
+    """The finalizers' clients of the Cortex Training side (``server``), one a database and schema."""
     clients: dict[tuple[str, str], CortexTrainingClient] = {}
     lock = threading.Lock()
 
@@ -127,13 +120,7 @@ def client_for(backend: Any) -> Iterator[Callable[[str, str, str], CortexTrainin
         with lock:
             key = (database.upper(), schema.upper())
             if key not in clients:
-                clients[key] = CortexTrainingClient(
-                    base_url=backend.base_url,
-                    database=database,
-                    schema=schema,
-                    poll_interval=0.02,
-                    poll_max_interval=0.25,
-                )
+                clients[key] = kit.client(server.base_url, database, schema)
             return clients[key]
 
     yield make
@@ -243,22 +230,16 @@ def test_two_workers_end_a_running_run_once(database_url: str, client_for: Any) 
 
 
 @pytest.fixture(scope="module")
-def trained(backend: Any, kit: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """The record and state of a run trained to its end by the backend's own service."""
+def trained(server: Any, kit: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The record and state of a run trained to its end by the server's own embedded service."""
     path = kit.write_corpus(tmp_path_factory.mktemp("corpus") / "corpus.jsonl", kit.corpus_lines())
-    with CortexTrainingClient(
-        base_url=backend.base_url,
-        database=DATABASE,
-        schema=SCHEMA,
-        poll_interval=0.02,
-        poll_max_interval=0.25,
-    ) as client:
+    with kit.client(server.base_url, DATABASE, SCHEMA) as client:
         dataset = client.datasets.build(path, label_fields=["topic"], seed=1, wait=True, timeout=600)
         assert dataset["status"] == "succeeded", dataset
         spec = kit.small_spec(dataset["dataset_id"], epochs=1)
         run = client.runs.wait(client.runs.start(spec)["run_id"], timeout=600)
         assert run["status"] == "succeeded", run.get("error")
-    service_store = Store(f"sqlite:///{backend.state_dir / 'runs-service' / 'runs.sqlite3'}")
+    service_store = Store(f"sqlite:///{server.state_dir / 'runs-service' / 'runs.sqlite3'}")
     try:
         row = service_store.run_row(run["run_id"])
         return {"record": json.loads(row.record), "state": json.loads(row.state)}

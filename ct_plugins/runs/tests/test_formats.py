@@ -9,7 +9,6 @@ build``, as a user does.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -265,21 +264,6 @@ def test_a_conversation_over_the_row_limit_is_refused() -> None:
 
 
 # --- through a real server -----------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def server(module_local_server_factory: Any, kit: Any) -> Iterator[Any]:
-    with pytest.MonkeyPatch.context() as patch:
-        patch.delenv("CT_PLUGINS", raising=False)
-        yield module_local_server_factory(settings=kit.settings)
-
-
-@pytest.fixture(scope="module")
-def client(server: Any) -> Iterator[CortexTrainingClient]:
-    with CortexTrainingClient(
-        base_url=server.base_url, database=DATABASE, schema=SCHEMA, poll_interval=0.02, poll_max_interval=0.25
-    ) as c:
-        yield c
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from ct_core import CortexTrainingClient
 from ct_core.errors import ConflictError, ValidationError
 
 DATABASE, SCHEMA = "IDEM_DB", "PUBLIC"
@@ -22,22 +21,12 @@ LOST_ANSWERS = 3
 
 
 @pytest.fixture(scope="module")
-def server(module_local_server_factory: Any, kit: Any) -> Any:
-    return module_local_server_factory(settings=kit.settings)
-
-
-@pytest.fixture(scope="module")
 def dataset_id(server: Any, kit: Any, tmp_path_factory: pytest.TempPathFactory) -> str:
     path = kit.write_corpus(tmp_path_factory.mktemp("idem") / "corpus.jsonl", kit.corpus_lines())
-    with _client(server.base_url) as client:
+    with kit.client(server.base_url, DATABASE, SCHEMA) as client:
         dataset = client.datasets.build(path, label_fields=["topic"], seed=5, wait=True, timeout=600)
     assert dataset["status"] == "succeeded", dataset
     return str(dataset["dataset_id"])
-
-
-def _client(base_url: str, **options: Any) -> CortexTrainingClient:
-    polls = {"poll_interval": 0.02, "poll_max_interval": 0.25}
-    return CortexTrainingClient(base_url=base_url, database=DATABASE, schema=SCHEMA, **polls, **options)
 
 
 def _no_wait(seconds: float) -> None:
@@ -57,7 +46,7 @@ def test_lost_answers_and_a_run_that_ended_meanwhile_still_start_one_run(
             return len(starts) <= LOST_ANSWERS
         return False
 
-    with _client(server.base_url) as direct:
+    with kit.client(server.base_url, DATABASE, SCHEMA) as direct:
 
         def end_the_first_run(seen: Any) -> None:
             # Between two attempts of the call, the run the first attempt started is cancelled and
@@ -69,7 +58,8 @@ def test_lost_answers_and_a_run_that_ended_meanwhile_still_start_one_run(
 
         proxy.lose = lose_starts
         proxy.before = end_the_first_run
-        with _client(proxy.base_url, max_retries=LOST_ANSWERS + 2, sleep=_no_wait) as lossy:
+        retries = {"max_retries": LOST_ANSWERS + 2, "sleep": _no_wait}
+        with kit.client(proxy.base_url, DATABASE, SCHEMA, **retries) as lossy:
             run = lossy.runs.start(spec)
         runs = direct.runs.list()
 
@@ -84,7 +74,7 @@ def test_a_key_answers_its_run_and_never_starts_another_spec(server: Any, datase
     spec = kit.small_spec(dataset_id)
     other = kit.small_spec(dataset_id, epochs=3)
     url = f"{server.prefix(DATABASE, SCHEMA)}/runs"
-    with server.http() as http, _client(server.base_url) as client:
+    with server.http() as http, kit.client(server.base_url, DATABASE, SCHEMA) as client:
         first = http.post(url, json=spec, headers={"Idempotency-Key": "key-one"})
         assert first.status_code == 201, first.text
         again = http.post(url, json=spec, headers={"Idempotency-Key": "key-one"})
@@ -113,7 +103,8 @@ def test_a_key_answers_its_run_and_never_starts_another_spec(server: Any, datase
 
 
 @pytest.mark.parametrize("key", ["", "x" * 256, "\u00e9t\u00e9", "two words"])
-def test_the_sdk_refuses_a_key_the_service_would_before_sending(key: str) -> None:
+def test_the_sdk_refuses_a_key_the_service_would_before_sending(key: str, kit: Any) -> None:
     # Port 9: nothing listens there, so reaching the network would fail otherwise.
-    with _client("http://127.0.0.1:9") as nowhere, pytest.raises(ValidationError, match="idempotency_key"):
+    nowhere = kit.client("http://127.0.0.1:9", DATABASE, SCHEMA)
+    with nowhere, pytest.raises(ValidationError, match="idempotency_key"):
         nowhere.runs.start({"dataset_id": "ds_01m8rng1v17g51gxtxd8tpankf"}, idempotency_key=key)

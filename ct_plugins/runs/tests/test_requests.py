@@ -21,11 +21,6 @@ MODEL_ID = "mdl_01m8rng1v17g51gxtxd8tpankf"
 
 
 @pytest.fixture(scope="module")
-def server(module_local_server_factory: Any, kit: Any) -> Any:
-    return module_local_server_factory(settings=kit.settings)
-
-
-@pytest.fixture(scope="module")
 def http(server: Any) -> Any:
     with server.http() as client:
         yield client

@@ -33,12 +33,6 @@ def corpus(tmp_path_factory: pytest.TempPathFactory, kit: Any) -> Any:
     return kit.write_corpus(tmp_path_factory.mktemp("resume") / "corpus.jsonl", kit.corpus_lines())
 
 
-def _client(server: Any) -> CortexTrainingClient:
-    return CortexTrainingClient(
-        base_url=server.base_url, database=DATABASE, schema=SCHEMA, poll_interval=0.02, poll_max_interval=0.25
-    )
-
-
 def _spec_on(client: CortexTrainingClient, corpus: Any, kit: Any) -> dict[str, Any]:
     """The dataset built on this client's service (the same file and seed give the same split),
     and the spec of a run on it that stops early."""
@@ -55,7 +49,7 @@ def reference(module_local_server_factory: Any, kit: Any, corpus: Any) -> dict[s
     test trains the same spec on its own server (a run is bit-identical from one server process to
     the next, which is what a resume after SIGKILL relies on too)."""
     server = module_local_server_factory(settings=kit.settings)
-    with _client(server) as client:
+    with kit.client(server.base_url, DATABASE, SCHEMA) as client:
         spec = _spec_on(client, corpus, kit)
         run = client.runs.wait(client.runs.start(spec)["run_id"], timeout=600)
         assert run["status"] == "succeeded", run.get("error")
@@ -102,7 +96,7 @@ def _fail_job(server: Any, job_id: str) -> None:
 def test_a_failed_training_job_resumes_on_a_new_job(
     server: Any, reference: dict[str, Any], corpus: Any, kit: Any
 ) -> None:
-    with _client(server) as client:
+    with kit.client(server.base_url, DATABASE, SCHEMA) as client:
         run_id = client.runs.start(_spec_on(client, corpus, kit))["run_id"]
         failed_job = _running_past(client, run_id, 7)["job_ids"][-1]
         # Mid-segment or between two segments, wherever the failure lands, it is reported.
@@ -118,7 +112,7 @@ def test_a_failed_training_job_resumes_on_a_new_job(
 def test_a_job_that_fails_between_two_segments_is_reported_and_replaced(
     server: Any, reference: dict[str, Any], corpus: Any, kit: Any
 ) -> None:
-    with _client(server) as client:
+    with kit.client(server.base_url, DATABASE, SCHEMA) as client:
         run_id = client.runs.start(_spec_on(client, corpus, kit))["run_id"]
         failed_job = _running_past(client, run_id, 7)["job_ids"][-1]
         # A segment reads its job's status before it carries on with it: the server holds that
@@ -128,7 +122,7 @@ def test_a_job_that_fails_between_two_segments_is_reported_and_replaced(
             {"path": f"/cortex-training/{failed_job}$", "method": "GET", "action": "delay", "delay_s": HOLD_S}
         )
         wait_until(
-            lambda: any(rule["hits"] for rule in _fault_rules(server)),
+            lambda: kit.fault_hit(server),
             timeout=300,
             interval=0.01,
             message=lambda: str(client.runs.get(run_id)),
@@ -146,12 +140,6 @@ def test_a_job_that_fails_between_two_segments_is_reported_and_replaced(
         assert "resumed" in events[events.index("job_lost") :]
 
 
-def _fault_rules(server: Any) -> list[dict[str, Any]]:
-    answer = httpx.get(f"{server.base_url}/_ct/faults", headers=server.admin_headers, timeout=10)
-    answer.raise_for_status()
-    return list(answer.json()["rules"])
-
-
 # The longest test last, so the module's reference run is not charged to its time limit; ten
 # restarts of a server process take minutes on a loaded machine, hence a limit above the default.
 @pytest.mark.timeout(600)
@@ -160,7 +148,7 @@ def test_sigkill_at_ten_random_points_resumes_exactly(
 ) -> None:
     assert reference["run"]["early_stop"] is not None, reference["series"]["val_loss"]
     rng = random.Random(20261201)
-    with _client(server) as client:
+    with kit.client(server.base_url, DATABASE, SCHEMA) as client:
         run_id = client.runs.start(_spec_on(client, corpus, kit))["run_id"]
         assert run_id != reference["run"]["run_id"]
         kills = 0
@@ -176,13 +164,13 @@ def test_sigkill_at_ten_random_points_resumes_exactly(
                 # before the next segment opens: the restart then carries on with the same job, and a
                 # run whose every kill landed there never resumed from a checkpoint at all.
                 _wait_until_checkpoint(client, run_id)
-                _hold_the_next_step(server, client, run_id)
+                _hold_the_next_step(server, client, run_id, kit)
             elif kills == 1:
                 # The second lands between two segments of the resumed job: the server holds the
                 # read of the job's status that a segment makes before it carries on with a job.
                 # The restart finds the segment closed and the job running, carries on with it, and
                 # says so in the run's logs.
-                _hold_between_two_segments(server, client, run_id)
+                _hold_between_two_segments(server, client, run_id, kit)
             elif rng.random() < 0.3:
                 # While the service is starting up or recovering.
                 time.sleep(rng.uniform(0.0, 1.0))
@@ -218,14 +206,14 @@ def _wait_until_step(client: CortexTrainingClient, run_id: str, step: int, timeo
     )
 
 
-def _hold_the_next_step(server: Any, client: CortexTrainingClient, run_id: str) -> None:
+def _hold_the_next_step(server: Any, client: CortexTrainingClient, run_id: str, kit: Any) -> None:
     """Hold the next step request the server receives (the kill that follows ends it) and return
     once it is held: the run then stands inside an open segment past a committed checkpoint."""
     server.set_faults({"path": "/step$", "method": "POST", "action": "delay", "delay_s": HOLD_STEP_S})
-    _wait_for_a_held_request(server, client, run_id)
+    _wait_for_a_held_request(server, client, run_id, kit)
 
 
-def _hold_between_two_segments(server: Any, client: CortexTrainingClient, run_id: str) -> None:
+def _hold_between_two_segments(server: Any, client: CortexTrainingClient, run_id: str, kit: Any) -> None:
     """Once the run's current job has committed a checkpoint, hold the next read of that job's
     status (a segment's first request when it carries on with the job) and return once held."""
     run = _running_past(client, run_id, client.runs.get(run_id)["step"] + 1)
@@ -233,14 +221,14 @@ def _hold_between_two_segments(server: Any, client: CortexTrainingClient, run_id
     server.set_faults(
         {"path": f"/cortex-training/{job_id}$", "method": "GET", "action": "delay", "delay_s": HOLD_STEP_S}
     )
-    _wait_for_a_held_request(server, client, run_id)
+    _wait_for_a_held_request(server, client, run_id, kit)
 
 
-def _wait_for_a_held_request(server: Any, client: CortexTrainingClient, run_id: str) -> None:
+def _wait_for_a_held_request(server: Any, client: CortexTrainingClient, run_id: str, kit: Any) -> None:
     """Until the server holds a request the fault rules match; the run must stay live meanwhile."""
 
     def held() -> bool:
-        if any(rule["hits"] for rule in _fault_rules(server)):
+        if kit.fault_hit(server):
             return True
         run = client.runs.get(run_id)
         assert run["status"] in ("queued", "running"), run

@@ -26,19 +26,6 @@ HOLD_S = 10.0
 
 
 @pytest.fixture(scope="module")
-def server(module_local_server_factory: Any, kit: Any) -> Any:
-    return module_local_server_factory(settings=kit.settings)
-
-
-@pytest.fixture(scope="module")
-def client(server: Any) -> Any:
-    with CortexTrainingClient(
-        base_url=server.base_url, database=DATABASE, schema=SCHEMA, poll_interval=0.02, poll_max_interval=0.25
-    ) as client:
-        yield client
-
-
-@pytest.fixture(scope="module")
 def spec(client: CortexTrainingClient, tmp_path_factory: pytest.TempPathFactory, kit: Any) -> dict[str, Any]:
     corpus = kit.write_corpus(tmp_path_factory.mktemp("resume-register") / "corpus.jsonl", kit.corpus_lines())
     dataset = client.datasets.build(corpus, label_fields=["topic"], seed=3, wait=True, timeout=600)
@@ -63,7 +50,7 @@ def _weights_sha256(client: CortexTrainingClient, model: dict[str, Any]) -> str:
     return hashlib.sha256(answer.content).hexdigest()
 
 
-def _cancel_mid_run(server: Any, client: CortexTrainingClient, run_id: str) -> dict[str, Any]:
+def _cancel_mid_run(server: Any, client: CortexTrainingClient, run_id: str, kit: Any) -> dict[str, Any]:
     """Cancel the run inside a segment past its first checkpoint; the cancelled run."""
     wait_until(
         lambda: client.runs.get(run_id)["checkpoints"],
@@ -73,7 +60,7 @@ def _cancel_mid_run(server: Any, client: CortexTrainingClient, run_id: str) -> d
     )
     server.set_faults({"path": "/step$", "method": "POST", "action": "delay", "delay_s": HOLD_S})
     wait_until(
-        lambda: any(rule["hits"] for rule in _fault_rules(server)),
+        lambda: kit.fault_hit(server),
         timeout=300,
         interval=0.01,
         message=lambda: str(client.runs.get(run_id)),
@@ -85,18 +72,12 @@ def _cancel_mid_run(server: Any, client: CortexTrainingClient, run_id: str) -> d
     return run
 
 
-def _fault_rules(server: Any) -> list[dict[str, Any]]:
-    answer = httpx.get(f"{server.base_url}/_ct/faults", headers=server.admin_headers, timeout=10)
-    answer.raise_for_status()
-    return list(answer.json()["rules"])
-
-
 @pytest.mark.timeout(900)
 def test_a_cancelled_run_resumed_ends_as_the_run_left_alone(
-    server: Any, client: CortexTrainingClient, spec: dict[str, Any], reference: dict[str, Any]
+    server: Any, client: CortexTrainingClient, spec: dict[str, Any], reference: dict[str, Any], kit: Any
 ) -> None:
     run_id = client.runs.start(spec)["run_id"]
-    cancelled = _cancel_mid_run(server, client, run_id)
+    cancelled = _cancel_mid_run(server, client, run_id, kit)
     assert 0 < cancelled["step"] < reference["run"]["step"], cancelled
     assert cancelled["model_id"] is None
 
@@ -132,7 +113,7 @@ def test_resume_refuses_a_succeeded_run_and_says_what_to_do(
 
 
 def test_running_and_never_started_runs_refuse_resume_and_register(
-    server: Any, client: CortexTrainingClient, spec: dict[str, Any]
+    server: Any, client: CortexTrainingClient, spec: dict[str, Any], kit: Any
 ) -> None:
     # One run trains at a time: while the server holds a step of the first, the second is queued.
     running = client.runs.start({**spec, "seed": 11})["run_id"]
@@ -141,7 +122,7 @@ def test_running_and_never_started_runs_refuse_resume_and_register(
     )
     server.set_faults({"path": "/step$", "method": "POST", "action": "delay", "delay_s": HOLD_S})
     try:
-        wait_until(lambda: any(rule["hits"] for rule in _fault_rules(server)), timeout=300, interval=0.01)
+        wait_until(lambda: kit.fault_hit(server), timeout=300, interval=0.01)
         queued = client.runs.start({**spec, "seed": 13})
         assert queued["status"] == "queued", queued
         cancelled = client.runs.cancel(queued["run_id"])
@@ -166,10 +147,10 @@ def test_running_and_never_started_runs_refuse_resume_and_register(
 
 
 def test_a_cancelled_run_registers_its_best_checkpoint(
-    server: Any, client: CortexTrainingClient, spec: dict[str, Any], reference: dict[str, Any]
+    server: Any, client: CortexTrainingClient, spec: dict[str, Any], reference: dict[str, Any], kit: Any
 ) -> None:
     run_id = client.runs.start({**spec, "seed": 5})["run_id"]
-    run = _cancel_mid_run(server, client, run_id)
+    run = _cancel_mid_run(server, client, run_id, kit)
     best = run["best_checkpoint_id"]
     assert best is not None, run  # validation runs every 4 steps, before the first checkpoint
 

@@ -17,19 +17,6 @@ VALIDATION_ROWS = 40
 
 
 @pytest.fixture(scope="module")
-def server(module_local_server_factory: Any, kit: Any) -> Any:
-    return module_local_server_factory(settings=kit.settings)
-
-
-@pytest.fixture(scope="module")
-def client(server: Any) -> Any:
-    with CortexTrainingClient(
-        base_url=server.base_url, database=DATABASE, schema=SCHEMA, poll_interval=0.02, poll_max_interval=0.25
-    ) as client:
-        yield client
-
-
-@pytest.fixture(scope="module")
 def dataset(
     client: CortexTrainingClient, tmp_path_factory: pytest.TempPathFactory, kit: Any
 ) -> dict[str, Any]:

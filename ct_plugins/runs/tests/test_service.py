@@ -32,14 +32,6 @@ def server(module_local_server_factory: Any, webhook_receiver: Any, kit: Any) ->
 
 
 @pytest.fixture(scope="module")
-def client(server: Any) -> Iterator[CortexTrainingClient]:
-    with CortexTrainingClient(
-        base_url=server.base_url, database=DATABASE, schema=SCHEMA, poll_interval=0.02, poll_max_interval=0.25
-    ) as c:
-        yield c
-
-
-@pytest.fixture(scope="module")
 def dataset(
     client: CortexTrainingClient, tmp_path_factory: pytest.TempPathFactory, kit: Any
 ) -> dict[str, Any]:

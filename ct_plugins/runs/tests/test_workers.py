@@ -8,10 +8,6 @@ the run to the other, which resumes it exactly.
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,76 +20,31 @@ from ct_core import CortexTrainingClient
 DATABASE, SCHEMA = "WORKERS_DB", "PUBLIC"
 TOKEN = "ctr_test-service-token"
 DETERMINISTIC = ("train_loss", "val_loss", "lr", "epoch")
-START_TIMEOUT_S = 120
-
-
-def _ct() -> list[str]:
-    script = Path(sys.executable).with_name("ct")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "ct_cli"]
-
-
-class Process:
-    """One `ct runs serve` process and its ready file."""
-
-    def __init__(self, name: str, args: list[str], folder: Path) -> None:
-        self.name = name
-        self.ready = folder / f"{name}.ready.json"
-        self.log = folder / f"{name}.log"
-        env = {**os.environ, "CT_RUNS_SERVICE_TOKEN": TOKEN}
-        env.pop("CT_PLUGINS", None)
-        with self.log.open("ab") as log:
-            self.popen = subprocess.Popen(
-                [*args, "--ready-file", str(self.ready)], stdout=log, stderr=subprocess.STDOUT, env=env
-            )
-
-    def wait_ready(self) -> dict[str, Any]:
-        def started() -> bool:
-            assert self.popen.poll() is None, f"{self.name} exited:\n{self.log.read_text()}"
-            return self.ready.exists()
-
-        wait_until(
-            started,
-            timeout=START_TIMEOUT_S,
-            interval=0.05,
-            message=lambda: f"{self.name} did not start:\n{self.log.read_text()}",
-        )
-        return dict(json.loads(self.ready.read_text()))
-
-    def kill(self) -> None:
-        if self.popen.poll() is None:
-            self.popen.send_signal(signal.SIGKILL)
-            self.popen.wait(timeout=30)
-
-    def stop(self) -> None:
-        if self.popen.poll() is None:
-            self.popen.send_signal(signal.SIGTERM)
-            try:
-                self.popen.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.kill()
 
 
 @pytest.fixture(scope="module")
 def cluster(
-    module_local_server_factory: Any, postgres_url: str, tmp_path_factory: pytest.TempPathFactory
+    module_local_server_factory: Any, postgres_url: str, tmp_path_factory: pytest.TempPathFactory, kit: Any
 ) -> Iterator[dict[str, Any]]:
     # The Cortex Training side: a local server without an embedded runs service.
     backend = module_local_server_factory(settings={"runs_service": False})
     folder = tmp_path_factory.mktemp("runs-cluster")
-    connection = [*_ct(), "--base-url", backend.base_url, "--database", DATABASE, "--schema", SCHEMA]
+    connection = [*kit.ct(), "--base-url", backend.base_url, "--database", DATABASE, "--schema", SCHEMA]
     serve = [*connection, "runs", "serve", "--database-url", postgres_url, "--concurrency", "1"]
     workers = {
-        name: Process(
+        name: kit.ServeProcess(
             name,
             [*serve, "--worker", "--executor-id", name, "--state-dir", str(folder / name)],
             folder,
+            token=TOKEN,
         )
         for name in ("worker-1", "worker-2")
     }
-    front = Process(
+    front = kit.ServeProcess(
         "front",
         [*serve, "--front", "--port", "0", "--executor-id", "front", "--state-dir", str(folder / "front")],
         folder,
+        token=TOKEN,
     )
     processes = [front, *workers.values()]
     try:
@@ -204,10 +155,13 @@ def test_two_workers_share_the_queue_and_take_over_a_dead_one(
 def test_a_standalone_service_on_sqlite(module_local_server_factory: Any, kit: Any, tmp_path: Path) -> None:
     """`ct runs serve` alone, with its default SQLite under the state dir, in front of a server."""
     backend = module_local_server_factory(settings={"runs_service": False})
-    connection = [*_ct(), "--base-url", backend.base_url, "--database", DATABASE, "--schema", SCHEMA]
+    connection = [*kit.ct(), "--base-url", backend.base_url, "--database", DATABASE, "--schema", SCHEMA]
     state = tmp_path / "service"
-    service = Process(
-        "alone", [*connection, "runs", "serve", "--port", "0", "--state-dir", str(state)], tmp_path
+    service = kit.ServeProcess(
+        "alone",
+        [*connection, "runs", "serve", "--port", "0", "--state-dir", str(state)],
+        tmp_path,
+        token=TOKEN,
     )
     try:
         info = service.wait_ready()
