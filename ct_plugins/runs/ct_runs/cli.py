@@ -14,7 +14,7 @@ matplotlib and the service are imported inside the commands, so `ct --help` stay
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -29,6 +29,19 @@ runs_app = App(
 )
 
 RunStatus = Literal["queued", "running", "succeeded", "failed", "cancelled"]
+
+#: The parameters several commands share, with their help.
+RunId = Annotated[str, Parameter(help="The run id, run_<ULID>.")]
+WaitTimeout = Annotated[
+    float | None, Parameter(help="Seconds --wait may take (default: the global --poll-timeout).")
+]
+WaitForRun = Annotated[
+    bool, Parameter(negative=(), help="Wait until the run has ended, showing its progress on a terminal.")
+]
+FollowPoll = Annotated[
+    float | None,
+    Parameter(help="Seconds between reads with --follow (default: the global --poll-interval)."),
+]
 
 #: Where `ct runs serve` keeps its state unless --state-dir says otherwise (under XDG_DATA_HOME).
 STATE_SUBDIR = Path("cortex-training") / "runs-service"
@@ -103,9 +116,7 @@ def build(
     seed: Annotated[int, Parameter(help="Seed of the deterministic train/validation split.")] = 0,
     name: Annotated[str | None, Parameter(help="A name for people; the id stays the reference.")] = None,
     wait: Annotated[bool, Parameter(negative=(), help="Wait until the build succeeds or fails.")] = False,
-    timeout: Annotated[
-        float | None, Parameter(help="Seconds --wait may take (default: the global --poll-timeout).")
-    ] = None,
+    timeout: WaitTimeout = None,
 ) -> int:
     """Upload a JSONL file and build a dataset from it: row format, splits, fingerprints, leakage gates.
 
@@ -155,28 +166,51 @@ def ended_line(what: str, ident: str, record: Mapping[str, Any]) -> str:
     return f"{what} {ident} ended {record.get('status')}" + (f": {said}" if said else "")
 
 
-def _wait_for_dataset(datasets: Any, dataset_id: str, timeout: float | None) -> int:
+def _settled(
+    wait: Callable[[], Mapping[str, Any]],
+    what: str,
+    ident: str,
+    *,
+    interrupted: tuple[str, str],
+    hint: Callable[[Mapping[str, Any]], str | None],
+) -> int:
+    """Print the record `wait` ends with; exit 1 with `what ident ended ...` and `hint(record)`
+    unless it succeeded. Ctrl+C stops the wait alone (`interrupted` says what goes on, and the next
+    step); running out of time prints the last record read, then raises."""
     from ct_core.errors import RunWaitTimeout
 
     try:
-        output.progress(f"building {dataset_id}; waiting until it settles")
-        dataset = datasets.wait(dataset_id, timeout=timeout)
+        record = wait()
     except KeyboardInterrupt:
-        return _interrupted(f"the build of {dataset_id}", f"read it later with ct datasets get {dataset_id}")
+        return _interrupted(*interrupted)
     except RunWaitTimeout as exc:
         output.emit(exc.last)
         raise
-    output.emit(dataset)
-    if dataset.get("status") != "succeeded":
-        violations = dataset.get("violations") or []
-        output.error(
-            ended_line("dataset", dataset_id, dataset),
-            hint=f"{len(violations)} leakage violation(s) are listed in the printed report"
-            if violations
-            else None,
-        )
+    output.emit(record)
+    if record.get("status") != "succeeded":
+        output.error(ended_line(what, ident, record), hint=hint(record))
         return output.EXIT_ERROR
     return output.EXIT_OK
+
+
+def _wait_for_dataset(datasets: Any, dataset_id: str, timeout: float | None) -> int:
+    def wait() -> Mapping[str, Any]:
+        output.progress(f"building {dataset_id}; waiting until it settles")
+        return datasets.wait(dataset_id, timeout=timeout)
+
+    def hint(dataset: Mapping[str, Any]) -> str | None:
+        violations = dataset.get("violations") or []
+        if not violations:
+            return None
+        return f"{len(violations)} leakage violation(s) are listed in the printed report"
+
+    return _settled(
+        wait,
+        "dataset",
+        dataset_id,
+        interrupted=(f"the build of {dataset_id}", f"read it later with ct datasets get {dataset_id}"),
+        hint=hint,
+    )
 
 
 @datasets_app.command
@@ -283,12 +317,8 @@ def start(
         str | None, Parameter(help="A separate dataset build to validate on (ds_...).")
     ] = None,
     seed: Annotated[int | None, Parameter(help="The run's seed (default 0).")] = None,
-    wait: Annotated[
-        bool, Parameter(negative=(), help="Wait until the run has ended, showing its progress on a terminal.")
-    ] = False,
-    timeout: Annotated[
-        float | None, Parameter(help="Seconds --wait may take (default: the global --poll-timeout).")
-    ] = None,
+    wait: WaitForRun = False,
+    timeout: WaitTimeout = None,
 ) -> int:
     """Start a training run on a dataset build, from flags, a JSON spec, or both.
 
@@ -336,23 +366,19 @@ def _stderr_is_terminal() -> bool:
 def _wait_for_run(runs: Any, run_id: str, timeout: float | None, *, status: str) -> int:
     """Wait for the run's end: a live progress line and a summary on a terminal, silence otherwise;
     then the ended run on stdout (exit 1 unless it succeeded)."""
-    from ct_core.errors import RunWaitTimeout
 
-    try:
+    def wait() -> Mapping[str, Any]:
         if _stderr_is_terminal():
-            run = watch_run(runs, run_id, timeout, status=status)
-        else:
-            run = runs.wait(run_id, timeout=timeout)
-    except KeyboardInterrupt:
-        return _interrupted(f"run {run_id}", f"cancel it with ct runs cancel {run_id}")
-    except RunWaitTimeout as exc:
-        output.emit(exc.last)
-        raise
-    output.emit(run)
-    if run.get("status") != "succeeded":
-        output.error(ended_line("run", run_id, run), hint=f"see its logs with ct runs logs {run_id}")
-        return output.EXIT_ERROR
-    return output.EXIT_OK
+            return watch_run(runs, run_id, timeout, status=status)
+        return runs.wait(run_id, timeout=timeout)
+
+    return _settled(
+        wait,
+        "run",
+        run_id,
+        interrupted=(f"run {run_id}", f"cancel it with ct runs cancel {run_id}"),
+        hint=lambda run: f"see its logs with ct runs logs {run_id}",
+    )
 
 
 class RunProgress:
@@ -489,14 +515,14 @@ def list_runs(
 
 
 @runs_app.command(name="get")
-def get_run(run_id: Annotated[str, Parameter(help="The run id, run_<ULID>.")], /) -> None:
+def get_run(run_id: RunId, /) -> None:
     """Print a run: status, fingerprints, resolved trainer, progress, checkpoints and outcome."""
     with _not_found(RUN_NOT_FOUND_HINT):
         output.emit(_client().runs.get(run_id))
 
 
 @runs_app.command
-def cancel(run_id: Annotated[str, Parameter(help="The run id, run_<ULID>.")], /) -> None:
+def cancel(run_id: RunId, /) -> None:
     """Cancel a run: a queued one ends at once, a running one after a final checkpoint."""
     with _not_found(RUN_NOT_FOUND_HINT):
         output.emit(_client().runs.cancel(run_id))
@@ -547,7 +573,7 @@ def model(model_id: Annotated[str, Parameter(help="The registered model id, mdl_
 
 
 @runs_app.command
-def register(run_id: Annotated[str, Parameter(help="The run id, run_<ULID>.")], /) -> None:
+def register(run_id: RunId, /) -> None:
     """Register the model of a cancelled run from its best checkpoint; prints the model.
 
     A run that has a model (a succeeded one, or one registered before) prints that model.
@@ -558,15 +584,11 @@ def register(run_id: Annotated[str, Parameter(help="The run id, run_<ULID>.")], 
 
 @runs_app.command
 def resume(
-    run_id: Annotated[str, Parameter(help="The run id, run_<ULID>.")],
+    run_id: RunId,
     /,
     *,
-    wait: Annotated[
-        bool, Parameter(negative=(), help="Wait until the run has ended, showing its progress on a terminal.")
-    ] = False,
-    timeout: Annotated[
-        float | None, Parameter(help="Seconds --wait may take (default: the global --poll-timeout).")
-    ] = None,
+    wait: WaitForRun = False,
+    timeout: WaitTimeout = None,
 ) -> int:
     """Resume a failed or cancelled run from its last resumable checkpoint; prints the run.
 
@@ -588,9 +610,7 @@ def deploy(
     /,
     *,
     wait: Annotated[bool, Parameter(negative=(), help="Wait until the deployment is READY.")] = False,
-    timeout: Annotated[
-        float | None, Parameter(help="Seconds --wait may take (default: the global --poll-timeout).")
-    ] = None,
+    timeout: WaitTimeout = None,
 ) -> None:
     """Deploy the model a run registered: one replica on one GPU, answering OpenAI's API.
 
@@ -640,17 +660,14 @@ def chat(
 
 @runs_app.command
 def metrics(
-    run_id: Annotated[str, Parameter(help="The run id, run_<ULID>.")],
+    run_id: RunId,
     /,
     *,
     after_step: Annotated[int | None, Parameter(help="Only points after this step.")] = None,
     follow: Annotated[
         bool, Parameter(negative=(), help="Keep printing new pages, one JSON line each, until the run ends.")
     ] = False,
-    poll: Annotated[
-        float | None,
-        Parameter(help="Seconds between reads with --follow (default: the global --poll-interval)."),
-    ] = None,
+    poll: FollowPoll = None,
 ) -> int:
     """Print the run's metric series {"series": {name: [[step, value], ...]}, "cursor"}.
 
@@ -678,7 +695,7 @@ def log_line(entry: Mapping[str, Any]) -> str:
 
 @runs_app.command
 def logs(
-    run_id: Annotated[str, Parameter(help="The run id, run_<ULID>.")],
+    run_id: RunId,
     /,
     *,
     structured: Annotated[
@@ -696,10 +713,7 @@ def logs(
     json_lines: Annotated[
         bool, Parameter(name="--json", negative=(), help="With --follow, JSON lines on a terminal too.")
     ] = False,
-    poll: Annotated[
-        float | None,
-        Parameter(help="Seconds between reads with --follow (default: the global --poll-interval)."),
-    ] = None,
+    poll: FollowPoll = None,
 ) -> int:
     """Print the run's log {"logs": [{timestamp, severity, message, ...}], "cursor"}.
 
@@ -745,7 +759,7 @@ def _all_metrics(runs: Any, run_id: str) -> dict[str, Any]:
 
 @runs_app.command
 def plot(
-    run_id: Annotated[str, Parameter(help="The run id, run_<ULID>.")],
+    run_id: RunId,
     /,
     *,
     output_file: Annotated[
