@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-import numpy as np
 import pytest
 
 BASE_MODEL = "Qwen/Qwen3-0.6B"
@@ -42,19 +41,17 @@ def test_a_key_that_is_no_token_is_refused(secured: Any) -> None:
         assert "Tinker API key" in answer.json()["error"]
 
 
-def test_roles_do_not_see_each_others_training_clients(secured: Any, tinker_env: Any) -> None:
+def test_roles_do_not_see_each_others_training_clients(
+    secured: Any, tinker_env: Any, next_token_datum: Any
+) -> None:
     import tinker
-    from tinker import types
 
     # Alice drives the SDK with her token behind the SDK's prefix.
     tinker_env(secured.base_url, "tml-alice-token")
     with tinker.ServiceClient() as service:
         training = service.create_lora_training_client(base_model=BASE_MODEL, rank=4).result()
         tokens = training.get_tokenizer().encode("alice trains")
-        datum = types.Datum(
-            model_input=types.ModelInput.from_ints(tokens[:-1]),
-            loss_fn_inputs={"target_tokens": np.array(tokens[1:]), "weights": np.ones(len(tokens) - 1)},
-        )
+        datum = next_token_datum(tokens)
         training.forward_backward([datum], "cross_entropy").result()
         saved = training.save_state("alice-state").result()
         model_id = training.model_id

@@ -63,17 +63,14 @@ def test_the_cookbook_supervised_run_trains_offline(
     assert np.mean(losses[-2:]) < np.mean(losses[:2]), losses
 
 
-def test_adam_parameters_apply_per_step(service_client: Any) -> None:
+def test_adam_parameters_apply_per_step(service_client: Any, next_token_datum: Any) -> None:
     """A huge eps makes Adam's step tiny; the default eps lets the same step move the weights."""
     from tinker import types
 
     tokens = service_client.create_lora_training_client(base_model=BASE_MODEL, rank=4).result()
     tokenizer = tokens.get_tokenizer()
     ids = tokenizer.encode("adam settings apply per step")
-    datum = types.Datum(
-        model_input=types.ModelInput.from_ints(ids[:-1]),
-        loss_fn_inputs={"target_tokens": np.array(ids[1:]), "weights": np.ones(len(ids) - 1)},
-    )
+    datum = next_token_datum(ids)
 
     def moved(params: Any) -> float:
         training = service_client.create_lora_training_client(base_model=BASE_MODEL, rank=4).result()
@@ -91,16 +88,13 @@ def test_adam_parameters_apply_per_step(service_client: Any) -> None:
     assert damped < default / 100, (damped, default)
 
 
-def test_adam_settings_no_adam_takes_are_refused(service_client: Any) -> None:
+def test_adam_settings_no_adam_takes_are_refused(service_client: Any, next_token_datum: Any) -> None:
     import tinker
     from tinker import types
 
     training = service_client.create_lora_training_client(base_model=BASE_MODEL, rank=4).result()
     ids = training.get_tokenizer().encode("refused settings")
-    datum = types.Datum(
-        model_input=types.ModelInput.from_ints(ids[:-1]),
-        loss_fn_inputs={"target_tokens": np.array(ids[1:]), "weights": np.ones(len(ids) - 1)},
-    )
+    datum = next_token_datum(ids)
     training.forward_backward([datum], "cross_entropy").result()
     with pytest.raises(tinker.BadRequestError, match=r"beta1 and beta2 must lie in \[0, 1\)"):
         training.optim_step(types.AdamParams(learning_rate=1e-2, beta1=1.5)).result()

@@ -7,8 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 MODEL = "tiny-real-qwen3"
 TEXT = "the quick brown fox jumps over the lazy dog"
 
@@ -50,7 +48,7 @@ def save_model(folder: Path) -> Path:
 
 
 def test_a_real_model_trains_with_its_own_tokenizer(
-    local_server_factory: Any, tinker_env: Any, tmp_path: Path
+    local_server_factory: Any, tinker_env: Any, tmp_path: Path, next_token_datum: Any
 ) -> None:
     import tinker
     from tinker import types
@@ -69,10 +67,7 @@ def test_a_real_model_trains_with_its_own_tokenizer(
         assert tokenizer.encode(TEXT) == expected.encode(TEXT)
         assert len(tokenizer) == len(expected)
         tokens = tokenizer.encode(TEXT)
-        datum = types.Datum(
-            model_input=types.ModelInput.from_ints(tokens[:-1]),
-            loss_fn_inputs={"target_tokens": np.array(tokens[1:]), "weights": np.ones(len(tokens) - 1)},
-        )
+        datum = next_token_datum(tokens)
         losses = []
         for _ in range(4):
             fb = training.forward_backward([datum], "cross_entropy")

@@ -68,7 +68,9 @@ def front(local_server: Any, tmp_path: Path) -> Iterator[str]:
             process.wait()
 
 
-def test_the_sdk_loop_through_ct_tinker_serve(front: str, local_server: Any, tinker_env: Any) -> None:
+def test_the_sdk_loop_through_ct_tinker_serve(
+    front: str, local_server: Any, tinker_env: Any, next_token_datum: Any
+) -> None:
     import tinker
     from tinker import types
 
@@ -82,10 +84,7 @@ def test_the_sdk_loop_through_ct_tinker_serve(front: str, local_server: Any, tin
         training = service.create_lora_training_client(base_model=BASE_MODEL, rank=4).result()
         tokenizer = training.get_tokenizer()
         tokens = tokenizer.encode("through the front, into Cortex Training.")
-        datum = types.Datum(
-            model_input=types.ModelInput.from_ints(tokens[:-1]),
-            loss_fn_inputs={"target_tokens": np.array(tokens[1:]), "weights": np.ones(len(tokens) - 1)},
-        )
+        datum = next_token_datum(tokens)
         losses = []
         for _ in range(5):
             fb = training.forward_backward([datum], "cross_entropy")
