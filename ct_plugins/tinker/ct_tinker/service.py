@@ -45,6 +45,7 @@ from starlette.routing import Route
 
 from ct_core.fs import atomic_write
 from ct_tinker import wire
+from ct_tinker.pacing import Pacer, batch_key
 from ct_tinker.tokenizer import ensure_byte_tokenizer
 
 log = logging.getLogger(__name__)
@@ -140,6 +141,8 @@ class TrainingModel:
     #: The Adam settings the trainer holds (per_step_optimizer), as the job was created with them;
     #: None when unknown (after a load, or a refused settings request), so the next step sends them.
     optimizer: dict[str, Any] | None = field(default_factory=lambda: job_optimizer_settings())
+    #: When the polling thread reads each result (ct_tinker.pacing).
+    pace: Pacer = field(default_factory=Pacer)
 
     @property
     def training_sub_job(self) -> str:
@@ -359,7 +362,8 @@ class TinkerService:
         self, model: TrainingModel, submit: Callable[[Any], Any], finish: Callable[[Any, Any], Any]
     ) -> concurrent.futures.Future[Any]:
         """Run `submit(client)` on the model's ordering thread, then `finish(client, submitted)` on
-        its polling thread, in the same order; the returned future holds finish's value."""
+        its polling thread, in the same order; the returned future holds finish's value. finish
+        reads each result with `_poll`, which the model's pacer times."""
         result: concurrent.futures.Future[Any] = concurrent.futures.Future()
         client = self.client_for(model.owner)
 
@@ -370,9 +374,10 @@ class TinkerService:
             except BaseException as exc:
                 result.set_exception(exc)
                 return
-            model.finish.submit(second, submitted)
+            model.finish.submit(second, submitted, model.pace.now())
 
-        def second(submitted: Any) -> None:
+        def second(submitted: Any, submitted_at: float) -> None:
+            model.pace.begin(submitted_at)
             try:
                 result.set_result(finish(client, submitted))
             except BaseException as exc:
@@ -380,6 +385,12 @@ class TinkerService:
 
         model.submit.submit(first)
         return result
+
+    @staticmethod
+    def _poll(model: TrainingModel, client: Any, request_id: str, key: Any = None) -> Any:
+        """The result of one of the model's requests, polled when due (`key`: see `Pacer.poll`)."""
+        read = lambda: client.poll_request(model.job_id, request_id)  # noqa: E731
+        return model.pace.poll(key, read, float(client.poll_interval))
 
     # --- session and configuration ------------------------------------------------------------------
 
@@ -617,11 +628,13 @@ class TinkerService:
             fb = None if forward_only else client.forward_backward(model.job_id, batch["train_frame"])
             return forward["request_id"], fb
 
+        rows, width = batch["shape"]
+
         def finish(client: Any, submitted: tuple[str, str | None]) -> bytes:
             forward_id, fb_id = submitted
-            result = client.poll_request(model.job_id, forward_id)
+            result = self._poll(model, client, forward_id, batch_key("forward", rows, width))
             if fb_id is not None:
-                client.poll_request(model.job_id, fb_id)
+                self._poll(model, client, fb_id, batch_key("forward_backward", rows, width))
             return batch_outputs(batch, np.asarray(result["logprobs"], dtype=np.float64))
 
         return self._future(owner, self._ordered(model, submit, finish), model.model_id)
@@ -638,8 +651,10 @@ class TinkerService:
                 return str(answer["request_id"])
             return str(client.forward_backward(model.job_id, batch["frame"]))
 
+        key = batch_key("forward" if forward_only else "forward_backward", *batch["shape"])
+
         def finish(client: Any, request_id: str) -> bytes:
-            result = client.poll_request(model.job_id, request_id)
+            result = self._poll(model, client, request_id, key)
             logprobs = (result.get("post_process_outputs") or {}).get("logprobs")
             if logprobs is None:
                 raise RuntimeError("the training backend returned no per-token log-probabilities")
@@ -687,7 +702,7 @@ class TinkerService:
                 except Exception:
                     model.optimizer = None  # refused: what the trainer holds is unknown, sent again
                     raise
-            result = client.poll_request(model.job_id, request_id)
+            result = self._poll(model, client, request_id, "step")
             metrics = {
                 k: float(v)
                 for k, v in result.items()
@@ -1216,7 +1231,13 @@ def backend_batch(data: list[dict[str, Any]], loss_fn: str, config: dict[str, An
         context=context,
         processing=processing,
     )
-    return {"loss_fn": loss_fn, "config": processing["config"], "rows": rows, "frame": frame}
+    return {
+        "loss_fn": loss_fn,
+        "config": processing["config"],
+        "rows": rows,
+        "frame": frame,
+        "shape": ids.shape,
+    }
 
 
 def backend_outputs(batch: dict[str, Any], logprobs: np.ndarray) -> bytes:
@@ -1297,7 +1318,12 @@ def build_batch(data: list[dict[str, Any]]) -> dict[str, Any]:
     train_frame = serialize_forward_backward_args(
         kwargs={"input_ids": ids, "attention_mask": attention, "labels": labels, "loss_mask": mask}
     )
-    return {"rows": rows, "forward_frame": forward_frame, "train_frame": train_frame}
+    return {
+        "rows": rows,
+        "forward_frame": forward_frame,
+        "train_frame": train_frame,
+        "shape": ids.shape,
+    }
 
 
 def batch_outputs(batch: dict[str, Any], logprobs: np.ndarray) -> bytes:
