@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import signal
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,19 +30,6 @@ HOLD_SAVE_S = 600.0
 
 
 @pytest.fixture(scope="module")
-def server(module_local_server_factory: Any, kit: Any) -> Any:
-    return module_local_server_factory(settings=kit.settings)
-
-
-@pytest.fixture(scope="module")
-def client(server: Any) -> Iterator[CortexTrainingClient]:
-    with CortexTrainingClient(
-        base_url=server.base_url, database=DATABASE, schema=SCHEMA, poll_interval=0.02, poll_max_interval=0.25
-    ) as client:
-        yield client
-
-
-@pytest.fixture(scope="module")
 def spec(client: CortexTrainingClient, tmp_path_factory: pytest.TempPathFactory, kit: Any) -> dict[str, Any]:
     corpus = kit.write_corpus(tmp_path_factory.mktemp("register") / "corpus.jsonl", kit.corpus_lines())
     dataset = client.datasets.build(corpus, label_fields=["topic"], seed=3, wait=True, timeout=600)
@@ -52,13 +38,9 @@ def spec(client: CortexTrainingClient, tmp_path_factory: pytest.TempPathFactory,
     return dict(kit.small_spec(dataset["dataset_id"], epochs=3, val_every_steps=4))
 
 
-def _fault_rules(server: Any) -> list[dict[str, Any]]:
-    answer = httpx.get(f"{server.base_url}/_ct/faults", headers=server.admin_headers, timeout=10)
-    answer.raise_for_status()
-    return list(answer.json()["rules"])
-
-
-def _cancelled_run(server: Any, client: CortexTrainingClient, spec: dict[str, Any]) -> dict[str, Any]:
+def _cancelled_run(
+    server: Any, client: CortexTrainingClient, spec: dict[str, Any], kit: Any
+) -> dict[str, Any]:
     """A run cancelled inside a segment past its first checkpoint."""
     run_id = client.runs.start(spec)["run_id"]
     wait_until(
@@ -69,7 +51,7 @@ def _cancelled_run(server: Any, client: CortexTrainingClient, spec: dict[str, An
     )
     server.set_faults({"path": "/step$", "method": "POST", "action": "delay", "delay_s": HOLD_S})
     wait_until(
-        lambda: any(rule["hits"] for rule in _fault_rules(server)),
+        lambda: kit.fault_hit(server),
         timeout=300,
         interval=0.01,
         message=lambda: str(client.runs.get(run_id)),
@@ -105,9 +87,9 @@ def _events(client: CortexTrainingClient, run_id: str) -> list[str]:
 
 
 def test_the_answer_is_the_model_registered_by_a_workflow(
-    server: Any, client: CortexTrainingClient, spec: dict[str, Any]
+    server: Any, client: CortexTrainingClient, spec: dict[str, Any], kit: Any
 ) -> None:
-    run = _cancelled_run(server, client, {**spec, "seed": 1})
+    run = _cancelled_run(server, client, {**spec, "seed": 1}, kit)
     run_id = run["run_id"]
     first = httpx.post(_register_url(server, run_id), timeout=600)
     assert first.status_code == 201, first.text
@@ -128,9 +110,9 @@ def test_the_answer_is_the_model_registered_by_a_workflow(
 
 @pytest.mark.timeout(900)
 def test_a_service_killed_while_registering_finishes_the_registration_once(
-    server: Any, client: CortexTrainingClient, spec: dict[str, Any]
+    server: Any, client: CortexTrainingClient, spec: dict[str, Any], kit: Any
 ) -> None:
-    run = _cancelled_run(server, client, {**spec, "seed": 2})
+    run = _cancelled_run(server, client, {**spec, "seed": 2}, kit)
     run_id = run["run_id"]
     # The server holds the weights-only export; the service is killed while it waits on it.
     server.set_faults({"path": "/save$", "method": "POST", "action": "delay", "delay_s": HOLD_SAVE_S})
@@ -145,7 +127,7 @@ def test_a_service_killed_while_registering_finishes_the_registration_once(
     caller = threading.Thread(target=register, daemon=True)
     caller.start()
     wait_until(
-        lambda: any(rule["hits"] for rule in _fault_rules(server)),
+        lambda: kit.fault_hit(server),
         timeout=300,
         interval=0.01,
         message="the registration never reached the export",

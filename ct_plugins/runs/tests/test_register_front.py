@@ -7,11 +7,6 @@ is the RegisteredModel, as from a service that executes its own workflows.
 
 from __future__ import annotations
 
-import json
-import os
-import signal
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,74 +15,31 @@ import httpx
 import pytest
 from ct_testing import wait_until
 
-from ct_core import CortexTrainingClient
-
 DATABASE, SCHEMA = "REGFRONT_DB", "PUBLIC"
 TOKEN = "ctr_test-service-token"
-START_TIMEOUT_S = 120
 #: How long the backend holds the step the test cancels at (the test waits for the hold, not a time).
 HOLD_S = 10.0
 
 
-def _ct() -> list[str]:
-    script = Path(sys.executable).with_name("ct")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "ct_cli"]
-
-
-class Process:
-    """One `ct runs serve` process and its ready file."""
-
-    def __init__(self, name: str, args: list[str], folder: Path) -> None:
-        self.name = name
-        self.ready = folder / f"{name}.ready.json"
-        self.log = folder / f"{name}.log"
-        env = {**os.environ, "CT_RUNS_SERVICE_TOKEN": TOKEN}
-        env.pop("CT_PLUGINS", None)
-        with self.log.open("ab") as log:
-            self.popen = subprocess.Popen(
-                [*args, "--ready-file", str(self.ready)], stdout=log, stderr=subprocess.STDOUT, env=env
-            )
-
-    def wait_ready(self) -> dict[str, Any]:
-        def started() -> bool:
-            assert self.popen.poll() is None, f"{self.name} exited:\n{self.log.read_text()}"
-            return self.ready.exists()
-
-        wait_until(
-            started,
-            timeout=START_TIMEOUT_S,
-            interval=0.05,
-            message=lambda: f"{self.name} did not start:\n{self.log.read_text()}",
-        )
-        return dict(json.loads(self.ready.read_text()))
-
-    def stop(self) -> None:
-        if self.popen.poll() is None:
-            self.popen.send_signal(signal.SIGTERM)
-            try:
-                self.popen.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.popen.kill()
-                self.popen.wait(timeout=30)
-
-
 @pytest.fixture(scope="module")
 def cluster(
-    module_local_server_factory: Any, postgres_url: str, tmp_path_factory: pytest.TempPathFactory
+    module_local_server_factory: Any, postgres_url: str, tmp_path_factory: pytest.TempPathFactory, kit: Any
 ) -> Iterator[dict[str, Any]]:
     backend = module_local_server_factory(settings={"runs_service": False})
     folder = tmp_path_factory.mktemp("register-front")
-    connection = [*_ct(), "--base-url", backend.base_url, "--database", DATABASE, "--schema", SCHEMA]
+    connection = [*kit.ct(), "--base-url", backend.base_url, "--database", DATABASE, "--schema", SCHEMA]
     serve = [*connection, "runs", "serve", "--database-url", postgres_url, "--concurrency", "1"]
-    worker = Process(
+    worker = kit.ServeProcess(
         "worker",
         [*serve, "--worker", "--executor-id", "worker", "--state-dir", str(folder / "worker")],
         folder,
+        token=TOKEN,
     )
-    front = Process(
+    front = kit.ServeProcess(
         "front",
         [*serve, "--front", "--port", "0", "--executor-id", "front", "--state-dir", str(folder / "front")],
         folder,
+        token=TOKEN,
     )
     try:
         worker.wait_ready()
@@ -98,19 +50,11 @@ def cluster(
         worker.stop()
 
 
-def _fault_rules(server: Any) -> list[dict[str, Any]]:
-    answer = httpx.get(f"{server.base_url}/_ct/faults", headers=server.admin_headers, timeout=10)
-    answer.raise_for_status()
-    return list(answer.json()["rules"])
-
-
 def test_a_front_answers_the_model_its_worker_registered(
     cluster: dict[str, Any], kit: Any, tmp_path: Path
 ) -> None:
     backend = cluster["backend"]
-    with CortexTrainingClient(
-        base_url=cluster["base_url"], database=DATABASE, schema=SCHEMA, token=TOKEN, poll_interval=0.05
-    ) as client:
+    with kit.client(cluster["base_url"], DATABASE, SCHEMA, token=TOKEN) as client:
         path = kit.write_corpus(tmp_path / "corpus.jsonl", kit.corpus_lines())
         dataset = client.datasets.build(path, label_fields=["topic"], seed=3, wait=True, timeout=600)
         assert dataset["status"] == "succeeded", dataset
@@ -124,7 +68,7 @@ def test_a_front_answers_the_model_its_worker_registered(
             message=f"run {run_id} saved no checkpoint",
         )
         backend.set_faults({"path": "/step$", "method": "POST", "action": "delay", "delay_s": HOLD_S})
-        wait_until(lambda: any(rule["hits"] for rule in _fault_rules(backend)), timeout=300, interval=0.01)
+        wait_until(lambda: kit.fault_hit(backend), timeout=300, interval=0.01)
         client.runs.cancel(run_id)
         backend.clear_faults()
         run = client.runs.wait(run_id, timeout=600)

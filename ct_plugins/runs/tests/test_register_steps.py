@@ -27,12 +27,8 @@ OWNER = "tester"
 
 
 @pytest.fixture(scope="module")
-def backend(module_local_server_factory: Any, kit: Any) -> Any:
-    return module_local_server_factory(settings=kit.settings)
-
-
-@pytest.fixture(scope="module")
-def client_for(backend: Any) -> Iterator[Callable[[str, str, str], CortexTrainingClient]]:
+def client_for(server: Any, kit: Any) -> Iterator[Callable[[str, str, str], CortexTrainingClient]]:
+    """The engine's clients of the Cortex Training side (``server``), one a database and schema."""
     clients: dict[tuple[str, str], CortexTrainingClient] = {}
     lock = threading.Lock()
 
@@ -40,13 +36,7 @@ def client_for(backend: Any) -> Iterator[Callable[[str, str, str], CortexTrainin
         with lock:
             key = (database.upper(), schema.upper())
             if key not in clients:
-                clients[key] = CortexTrainingClient(
-                    base_url=backend.base_url,
-                    database=database,
-                    schema=schema,
-                    poll_interval=0.02,
-                    poll_max_interval=0.25,
-                )
+                clients[key] = kit.client(server.base_url, database, schema)
             return clients[key]
 
     yield make
@@ -55,22 +45,17 @@ def client_for(backend: Any) -> Iterator[Callable[[str, str, str], CortexTrainin
 
 
 @pytest.fixture(scope="module")
-def trained(backend: Any, kit: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """The record and state of a run trained to its end by the backend's own service."""
+def trained(
+    server: Any, client: CortexTrainingClient, kit: Any, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Any]:
+    """The record and state of a run trained to its end by the server's own service."""
     path = kit.write_corpus(tmp_path_factory.mktemp("corpus") / "corpus.jsonl", kit.corpus_lines())
-    with CortexTrainingClient(
-        base_url=backend.base_url,
-        database=DATABASE,
-        schema=SCHEMA,
-        poll_interval=0.02,
-        poll_max_interval=0.25,
-    ) as client:
-        dataset = client.datasets.build(path, label_fields=["topic"], seed=1, wait=True, timeout=600)
-        assert dataset["status"] == "succeeded", dataset
-        spec = kit.small_spec(dataset["dataset_id"], epochs=1, val_every_steps=4)
-        run = client.runs.wait(client.runs.start(spec)["run_id"], timeout=600)
-        assert run["status"] == "succeeded", run.get("error")
-    service_store = Store(f"sqlite:///{backend.state_dir / 'runs-service' / 'runs.sqlite3'}")
+    dataset = client.datasets.build(path, label_fields=["topic"], seed=1, wait=True, timeout=600)
+    assert dataset["status"] == "succeeded", dataset
+    spec = kit.small_spec(dataset["dataset_id"], epochs=1, val_every_steps=4)
+    run = client.runs.wait(client.runs.start(spec)["run_id"], timeout=600)
+    assert run["status"] == "succeeded", run.get("error")
+    service_store = Store(f"sqlite:///{server.state_dir / 'runs-service' / 'runs.sqlite3'}")
     try:
         row = service_store.run_row(run["run_id"])
         return {"record": json.loads(row.record), "state": json.loads(row.state)}

@@ -20,11 +20,9 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from ct_runs.ids import new_id
 from ct_runs.progress import Progress, new_state
@@ -44,19 +42,6 @@ OLD_DATASET_WORKFLOW = "ct_runs.dataset"
 HOLD_STEP_S = 600.0
 #: The fields of a build's summary that come from its request.
 NAMING = ("name", "text_field", "label_fields")
-
-
-@pytest.fixture(scope="module")
-def server(module_local_server_factory: Any, kit: Any) -> Any:
-    return module_local_server_factory(settings=kit.settings)
-
-
-@pytest.fixture(scope="module")
-def client(server: Any) -> Iterator[CortexTrainingClient]:
-    with CortexTrainingClient(
-        base_url=server.base_url, database=DATABASE, schema=SCHEMA, poll_interval=0.02, poll_max_interval=0.25
-    ) as client:
-        yield client
 
 
 @pytest.fixture(scope="module")
@@ -153,12 +138,6 @@ def _logs(client: CortexTrainingClient, run_id: str) -> list[dict[str, Any]]:
     return list(client.runs.logs(run_id, structured=True, limit=10_000)["logs"])
 
 
-def _fault_rules(server: Any) -> list[dict[str, Any]]:
-    answer = httpx.get(f"{server.base_url}/_ct/faults", headers=server.admin_headers, timeout=10)
-    answer.raise_for_status()
-    return list(answer.json()["rules"])
-
-
 def test_a_queued_run_and_a_build_left_by_version_1_finish_after_the_upgrade(
     server: Any,
     client: CortexTrainingClient,
@@ -237,7 +216,7 @@ def test_a_queued_run_and_a_build_left_by_version_1_finish_after_the_upgrade(
 
 @pytest.mark.timeout(900)
 def test_a_running_run_left_by_version_1_goes_on_from_its_checkpoint(
-    server: Any, client: CortexTrainingClient, spec: dict[str, Any], reference: dict[str, Any]
+    server: Any, client: CortexTrainingClient, spec: dict[str, Any], reference: dict[str, Any], kit: Any
 ) -> None:
     run_id = client.runs.start({**spec})["run_id"]
     assert run_id != reference["run"]["run_id"]
@@ -251,7 +230,7 @@ def test_a_running_run_left_by_version_1_goes_on_from_its_checkpoint(
     # segment's next step until the kill.
     server.set_faults({"path": "/step$", "method": "POST", "action": "delay", "delay_s": HOLD_STEP_S})
     wait_until(
-        lambda: any(rule["hits"] for rule in _fault_rules(server)),
+        lambda: kit.fault_hit(server),
         timeout=300,
         interval=0.01,
         message=lambda: str(client.runs.get(run_id)),
