@@ -394,9 +394,11 @@ class Decoder:
                     input_ids=step_ids, attention_mask=mask, position_ids=positions, use_cache=True, **kwargs
                 )
             cache = output.get(self._cache_arg)
-            logits = output.logits.float().cpu()
-            last = logits[:, -1]
-            greedy = torch.argmax(last, dim=-1).tolist()
+            logits = output.logits
+            # The greedy pick of every row is made where the logits are; only the rows that draw
+            # at a temperature or report log-probabilities copy their last logits to the host.
+            greedy = torch.argmax(logits[:, -1], dim=-1).tolist()
+            hosted = self._hosted_last(logits, rows)
             drawn = []
             for row, prompt in enumerate(rows):
                 if prompt.done:
@@ -404,19 +406,36 @@ class Decoder:
                 if not prompt.out and prompt.params.prompt_logprobs is not None:
                     # Left padding: the prompt's own positions end at the last column.
                     start = logits.shape[1] - len(prompt.ids)
-                    own = logits[row, start : start + len(prompt.prompt_ids)]
+                    own = logits[row, start : start + len(prompt.prompt_ids)].float().cpu()
                     prompt.prompt_logprobs = self._prompt_logprobs(
                         own, prompt.prompt_ids, prompt.params.prompt_logprobs
                     )
-                self._advance(prompt, last[row], greedy[row])
+                self._advance(prompt, hosted.get(row), greedy[row])
                 drawn.append(prompt)
             yield drawn
 
-    def _advance(self, prompt: Prompt, last: torch.Tensor, greedy: int) -> None:
-        """Draw one prompt's next token from its last logits and apply its stop rules."""
+    def _hosted_last(self, logits: torch.Tensor, rows: list[Prompt]) -> dict[int, torch.Tensor]:
+        """The last position's logits (float32, on the host) of the rows that need more than the
+        greedy token, by row; one copy for all of them."""
+        wanted = [row for row, prompt in enumerate(rows) if not prompt.done and _needs_logits(prompt)]
+        if not wanted:
+            return {}
+        last = logits[:, -1]
+        if len(wanted) < len(rows):
+            last = last[torch.tensor(wanted, device=last.device)]
+        copied = last.float().cpu()
+        return {row: copied[i] for i, row in enumerate(wanted)}
+
+    def _advance(self, prompt: Prompt, last: torch.Tensor | None, greedy: int) -> None:
+        """Draw one prompt's next token and apply its stop rules. ``last`` is its last logits on
+        the host, given when :func:`_needs_logits` says the prompt reads more than ``greedy``."""
         params = prompt.params
-        token = greedy if params.temperature == 0 else self._pick(last, params, prompt.generator)
-        if params.logprobs is not None or prompt.keep_logprobs:
+        if params.temperature == 0:
+            token = greedy
+        else:
+            assert last is not None
+            token = self._pick(last, params, prompt.generator)
+        if last is not None and (params.logprobs is not None or prompt.keep_logprobs):
             table = torch.log_softmax(last, dim=-1)
             if prompt.keep_logprobs:
                 prompt.step_logprobs = table
@@ -449,11 +468,16 @@ class Decoder:
 
     def _entry(self, logprobs: torch.Tensor, token: int, k: int) -> dict[str, Any]:
         """The chosen token plus the k most likely ones, keyed by token id (vLLM's logprobs shape)."""
-        ranks = torch.argsort(logprobs, descending=True)
+        ranked = _top_and_rank(logprobs, token, k)
+        if ranked is None:
+            # A tie decides an order: the whole vocabulary sorted, whose order among equal values
+            # is the one these entries have always had.
+            ranks = torch.argsort(logprobs, descending=True)
+            ranked = ranks[:k].tolist(), int((ranks == token).nonzero()[0][0]) + 1
+        top, rank_of_token = ranked
         entry: dict[str, Any] = {}
-        rank_of_token = int((ranks == token).nonzero()[0][0]) + 1
         entry[str(token)] = self._logprob(logprobs, token, rank_of_token)
-        for rank, alt in enumerate(ranks[:k].tolist(), start=1):
+        for rank, alt in enumerate(top, start=1):
             entry.setdefault(str(alt), self._logprob(logprobs, alt, rank))
         return entry
 
@@ -503,6 +527,30 @@ def pick_token(
         scaled = scaled.clone()
         scaled[order[drop]] = -math.inf
     return int(torch.multinomial(torch.softmax(scaled, dim=-1), 1, generator=generator))
+
+
+def _needs_logits(prompt: Prompt) -> bool:
+    """Whether drawing ``prompt``'s next token reads its logits (more than the greedy pick)."""
+    params = prompt.params
+    return params.temperature != 0 or params.logprobs is not None or prompt.keep_logprobs
+
+
+def _top_and_rank(logprobs: torch.Tensor, token: int, k: int) -> tuple[list[int], int] | None:
+    """The ``k`` most likely ids in order and ``token``'s 1-based rank, without sorting the whole
+    vocabulary; None when equal values make either depend on how a sort orders ties."""
+    value = logprobs[token]
+    if int((logprobs == value).sum()) != 1:
+        return None
+    rank = int((logprobs > value).sum()) + 1
+    if k == 0:
+        return [], rank
+    if k >= logprobs.numel():
+        return None
+    # One more than asked: the k-th must be strictly above the next for the top k to be settled.
+    values, ids = torch.topk(logprobs, k + 1)
+    if not bool((values[:-1] > values[1:]).all()):
+        return None
+    return ids[:k].tolist(), rank
 
 
 def _batches(prompts: list[Prompt]) -> Iterator[list[Prompt]]:
