@@ -31,6 +31,7 @@ import uvicorn
 
 from ct_core.fs import atomic_write, exclusive_lock
 from ct_local.app import create_app, plugin_services, start_services
+from ct_local.http.protocol import BoundedHeadProtocol
 from ct_local.settings import ServerSettings
 from ct_local.state import ServerState
 
@@ -159,9 +160,8 @@ def _serve(
         access_log=False,
         lifespan="on",
         timeout_graceful_shutdown=5,
-        # h11, not httptools (which ct_core's client parses answers with, and uvicorn would pick):
-        # uvicorn's httptools road reads a request head of any length into memory; h11 stops at 16 KiB.
-        http="h11",
+        # llhttp parses requests (uvicorn's httptools road), the head bounded as h11's is.
+        http=BoundedHeadProtocol,
     )
     server = _Server(config, ready_file, base_url, state)
     # The folder in full: without --state-dir it is the platform's data folder, not the current one.

@@ -325,7 +325,7 @@ def test_a_body_longer_than_max_body_bytes_is_refused_before_it_is_read(server: 
 
 def test_a_request_head_that_never_ends_is_cut_off_early(server: Any) -> None:
     # A head is not a body: no Content-Length bounds it. The server must stop reading it long before
-    # a caller can fill its memory (uvicorn's h11 road stops at 16 KiB).
+    # a caller can fill its memory (uvicorn's httptools road alone never does; h11 stops at 16 KiB).
     sent = 0
     with socket.create_connection((urlsplit(server.base_url).hostname, server.port), timeout=LIMIT_S) as sock:
         sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Endless: ")
@@ -344,6 +344,22 @@ def test_a_request_head_that_never_ends_is_cut_off_early(server: Any) -> None:
         assert connection.request("GET", "/healthz").status == 200
     finally:
         connection.close()
+
+
+def test_a_long_head_within_the_limit_is_served_and_one_past_it_refused(server: Any) -> None:
+    address = (urlsplit(server.base_url).hostname, server.port)
+
+    def healthz(header_bytes: int) -> int:
+        with socket.create_connection(address, timeout=LIMIT_S) as sock:
+            # In one write: the server may read it whole, its head complete in one read.
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Long: " + b"a" * header_bytes + b"\r\n\r\n")
+            response = HTTPResponse(sock, method="GET")
+            response.begin()
+            response.read()
+            return response.status
+
+    assert healthz(12 * 1024) == 200
+    assert healthz(20 * 1024) == 400
 
 
 # --- item: names ---------------------------------------------------------------------------------
