@@ -12,18 +12,24 @@ ct_local one) and its answer back: what a client really sent can then be read of
 from __future__ import annotations
 
 import datetime
+import importlib
+import importlib.util
 import ipaddress
 import json
+import shutil
 import socket
 import ssl
 import struct
+import subprocess
+import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import Any, cast
 
 import pytest
 
@@ -145,11 +151,32 @@ def misbehaving_server() -> Iterator[ScriptedServer]:
 
 
 def _self_signed(directory: Path) -> tuple[Path, Path]:
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
+    """A certificate for 127.0.0.1 (and its key), from `cryptography`, else the openssl command."""
+    cert_path, key_path = directory / "cert.pem", directory / "key.pem"
+    try:
+        from cryptography import x509
+        from cryptography.hazmat.primitives import hashes, serialization
+        from cryptography.hazmat.primitives.asymmetric import ec
+        from cryptography.x509.oid import NameOID
+    except ImportError:
+        if shutil.which("openssl") is None:
+            pytest.skip("neither the cryptography package nor the openssl command is here")
+        command = ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"]
+        command += [
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+        ]
+        subprocess.run(
+            [*command, "-keyout", str(key_path), "-out", str(cert_path)],
+            check=True,
+            capture_output=True,
+        )
+        return cert_path, key_path
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
     now = datetime.datetime.now(datetime.UTC)
@@ -159,7 +186,7 @@ def _self_signed(directory: Path) -> tuple[Path, Path]:
         .issuer_name(name)
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_before(now - datetime.timedelta(hours=1))
         .not_valid_after(now + datetime.timedelta(days=1))
         .add_extension(
             x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False
@@ -167,7 +194,6 @@ def _self_signed(directory: Path) -> tuple[Path, Path]:
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
         .sign(key, hashes.SHA256())
     )
-    cert_path, key_path = directory / "cert.pem", directory / "key.pem"
     cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
     key_path.write_bytes(
         key.private_bytes(
@@ -178,9 +204,14 @@ def _self_signed(directory: Path) -> tuple[Path, Path]:
 
 
 @pytest.fixture
-def tls_server(tmp_path: Path) -> Iterator[tuple[ScriptedServer, Path]]:
-    pytest.importorskip("cryptography")
-    cert, key = _self_signed(tmp_path)
+def self_signed_cert(tmp_path: Path) -> tuple[Path, Path]:
+    """A fresh self-signed certificate for 127.0.0.1 and its key, as PEM files in ``tmp_path``."""
+    return _self_signed(tmp_path)
+
+
+@pytest.fixture
+def tls_server(self_signed_cert: tuple[Path, Path]) -> Iterator[tuple[ScriptedServer, Path]]:
+    cert, key = self_signed_cert
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)
     server = ScriptedServer(tls_context=context)
@@ -188,6 +219,44 @@ def tls_server(tmp_path: Path) -> Iterator[tuple[ScriptedServer, Path]]:
         yield server, cert
     finally:
         server.close()
+
+
+#: The stand-in of the Snowflake Connector (tests/core/fake_snowflake/snowflake/connector).
+FAKE_SNOWFLAKE_ROOT = Path(__file__).parent / "fake_snowflake"
+
+
+def _drop_snowflake_modules() -> None:
+    for name in [n for n in sys.modules if n == "snowflake" or n.startswith("snowflake.")]:
+        del sys.modules[name]
+
+
+@pytest.fixture
+def fake_connector(monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
+    """`snowflake.connector` resolved to the stand-in for this test, the real one again after."""
+    for name in [n for n in sys.modules if n == "snowflake" or n.startswith("snowflake.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.syspath_prepend(str(FAKE_SNOWFLAKE_ROOT))
+    module = importlib.import_module("snowflake.connector")
+    assert Path(module.__file__ or "").is_relative_to(FAKE_SNOWFLAKE_ROOT)
+    try:
+        yield module
+    finally:
+        _drop_snowflake_modules()  # monkeypatch then puts back whatever was imported before
+
+
+#: Material shared by the wire tests (tests/fixtures/wire): golden-frame cases, `assert_same`.
+WIRE_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "wire"
+
+
+@pytest.fixture(scope="session")
+def assert_same() -> Callable[..., None]:
+    """``assert_same(actual, expected)`` of tests/fixtures/wire/cases.py (loaded by path: tests are not
+    packages): the two values are equal in structure, types, dtypes and contents."""
+    spec = importlib.util.spec_from_file_location("ct_wire_cases_for_core_tests", WIRE_FIXTURES / "cases.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return cast("Callable[..., None]", module.assert_same)
 
 
 @pytest.fixture

@@ -10,14 +10,10 @@ by the environment sends the client down httpcore's road instead.
 
 from __future__ import annotations
 
-import datetime
-import ipaddress
 import json
-import shutil
 import socket
 import ssl
 import struct
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -709,62 +705,9 @@ def test_an_error_answer_to_a_stream_is_the_api_error(raw_server, no_sleep):
 # --- TLS -----------------------------------------------------------------------------------------
 
 
-def _self_signed(directory: Path) -> tuple[Path, Path]:
-    """A certificate for 127.0.0.1 (and its key), from `cryptography`, else the openssl command."""
-    cert_path, key_path = directory / "cert.pem", directory / "key.pem"
-    try:
-        from cryptography import x509
-        from cryptography.hazmat.primitives import hashes, serialization
-        from cryptography.hazmat.primitives.asymmetric import ec
-        from cryptography.x509.oid import NameOID
-    except ImportError:
-        if shutil.which("openssl") is None:
-            pytest.skip("neither the cryptography package nor the openssl command is here")
-        command = ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"]
-        command += [
-            "-nodes",
-            "-days",
-            "1",
-            "-subj",
-            "/CN=127.0.0.1",
-            "-addext",
-            "subjectAltName=IP:127.0.0.1",
-        ]
-        subprocess.run(
-            [*command, "-keyout", str(key_path), "-out", str(cert_path)],
-            check=True,
-            capture_output=True,
-        )
-        return cert_path, key_path
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
-    now = datetime.datetime.now(datetime.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(hours=1))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(
-            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False
-        )
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        )
-    )
-    return cert_path, key_path
-
-
 @pytest.fixture
-def tls_raw_server(raw_server, tmp_path) -> tuple[RawServer, Path]:
-    cert, key = _self_signed(tmp_path)
+def tls_raw_server(raw_server, self_signed_cert) -> tuple[RawServer, Path]:
+    cert, key = self_signed_cert
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)
     return raw_server(dataplane, tls=context), cert

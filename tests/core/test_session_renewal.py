@@ -8,10 +8,7 @@ token together, and each thread's renewal must see that another thread already r
 
 from __future__ import annotations
 
-import importlib
-import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -20,25 +17,9 @@ import pytest
 
 from ct_core.client import CortexTrainingClient
 
-FAKE_ROOT = Path(__file__).parent / "fake_snowflake"
 EXPIRED = {"code": "390112", "message": "Your session has expired. Please login again."}
 OLD, NEW = "session-old", "session-new"
 THREADS = 6
-
-
-@pytest.fixture
-def fake_connector(monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
-    """`snowflake.connector` resolved to the stand-in for this test, the real one again after."""
-    for name in [n for n in sys.modules if n == "snowflake" or n.startswith("snowflake.")]:
-        monkeypatch.delitem(sys.modules, name)
-    monkeypatch.syspath_prepend(str(FAKE_ROOT))
-    module = importlib.import_module("snowflake.connector")
-    assert Path(module.__file__ or "").is_relative_to(FAKE_ROOT)
-    try:
-        yield module
-    finally:
-        for name in [n for n in sys.modules if n == "snowflake" or n.startswith("snowflake.")]:
-            del sys.modules[name]
 
 
 @pytest.fixture

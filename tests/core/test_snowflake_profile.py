@@ -9,9 +9,7 @@ reads the headers a client sent, a recording relay sits between the client and t
 
 from __future__ import annotations
 
-import importlib
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -21,31 +19,11 @@ import pytest
 from ct_core import errors
 from ct_core.client import CortexTrainingClient
 
-FAKE_ROOT = Path(__file__).parent / "fake_snowflake"
 SESSION_1 = "session-token-one"
 SESSION_2 = "session-token-two"
 DATABASE = "CT_PROFILE_DB"
 #: What Snowflake answers for a session token that expired (a code of SESSION_EXPIRED_CODES).
 EXPIRED = {"code": "390112", "message": "Your session has expired. Please login again."}
-
-
-def _drop_snowflake_modules() -> None:
-    for name in [n for n in sys.modules if n == "snowflake" or n.startswith("snowflake.")]:
-        del sys.modules[name]
-
-
-@pytest.fixture
-def fake_connector(monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
-    """`snowflake.connector` resolved to the stand-in for this test, the real one again after."""
-    for name in [n for n in sys.modules if n == "snowflake" or n.startswith("snowflake.")]:
-        monkeypatch.delitem(sys.modules, name)
-    monkeypatch.syspath_prepend(str(FAKE_ROOT))
-    module = importlib.import_module("snowflake.connector")
-    assert Path(module.__file__ or "").is_relative_to(FAKE_ROOT)
-    try:
-        yield module
-    finally:
-        _drop_snowflake_modules()  # monkeypatch then puts back whatever was imported before
 
 
 @pytest.fixture(scope="module")

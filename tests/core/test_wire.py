@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import io
 import json
 import math
@@ -11,8 +10,7 @@ import os
 import pickle
 import subprocess
 import sys
-from pathlib import Path
-from types import ModuleType
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -23,19 +21,6 @@ from ct_core.errors import CTError, WireError
 
 torch = pytest.importorskip("torch")
 ml_dtypes = pytest.importorskip("ml_dtypes")
-
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "wire"
-
-
-def _load_cases() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("ct_wire_cases_for_test_wire", FIXTURES / "cases.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-assert_same = _load_cases().assert_same
 
 
 def header_of(frame: bytes) -> dict[str, Any]:
@@ -112,7 +97,7 @@ def test_public_surface() -> None:
         assert callable(getattr(wire, name))
 
 
-def test_nested_structure_roundtrip() -> None:
+def test_nested_structure_roundtrip(assert_same: Callable[..., None]) -> None:
     value = {
         "input_ids": torch.arange(12).reshape(3, 4),
         "kwargs": {"loss_mask": torch.ones(3, 4), "extra": [torch.zeros(2), "text", 3, None]},
@@ -124,7 +109,7 @@ def test_nested_structure_roundtrip() -> None:
 
 
 @pytest.mark.parametrize("dtype", TORCH_DTYPES, ids=str)
-def test_every_torch_dtype_roundtrips(dtype: Any) -> None:
+def test_every_torch_dtype_roundtrips(dtype: Any, assert_same: Callable[..., None]) -> None:
     tensor = _sample(dtype)
     decoded = roundtrip({"t": tensor})
     assert_same(decoded, {"t": tensor})
@@ -132,7 +117,7 @@ def test_every_torch_dtype_roundtrips(dtype: Any) -> None:
 
 
 @pytest.mark.parametrize("dtype", TORCH_DTYPES, ids=str)
-def test_every_dtype_decodes_to_numpy(dtype: Any) -> None:
+def test_every_dtype_decodes_to_numpy(dtype: Any, assert_same: Callable[..., None]) -> None:
     tensor = _sample(dtype)
     array = wire.loads(wire.dumps(tensor), backend="numpy")
     assert isinstance(array, np.ndarray)
@@ -150,7 +135,7 @@ def test_every_dtype_decodes_to_numpy(dtype: Any) -> None:
     ],
     ids=lambda d: np.dtype(d).name,
 )
-def test_numpy_in_numpy_out(dtype: Any) -> None:
+def test_numpy_in_numpy_out(dtype: Any, assert_same: Callable[..., None]) -> None:
     array = np.arange(6, dtype=np.float32).reshape(2, 3).astype(dtype)
     decoded = wire.loads(wire.dumps({"a": array}), backend="numpy")["a"]
     assert decoded.dtype == array.dtype
@@ -183,14 +168,14 @@ def test_zero_dim_tensors() -> None:
     assert wire.loads(frame, backend="numpy")["n"].shape == ()
 
 
-def test_bare_root_tensor_uses_root_key() -> None:
+def test_bare_root_tensor_uses_root_key(assert_same: Callable[..., None]) -> None:
     frame = wire.dumps(torch.arange(3))
     assert "__root__" in header_of(frame)
     assert_same(wire.loads(frame), torch.arange(3))
 
 
 @pytest.mark.parametrize("shape", [(0,), (2, 0, 3), (0, 0)])
-def test_empty_tensors(shape: tuple[int, ...]) -> None:
+def test_empty_tensors(shape: tuple[int, ...], assert_same: Callable[..., None]) -> None:
     value = {"e": torch.zeros(shape, dtype=torch.float32), "f": np.zeros(shape, dtype=np.int16)}
     assert_same(roundtrip(value), {"e": value["e"], "f": torch.from_numpy(value["f"])})
     assert_same(roundtrip(value, backend="numpy")["f"], value["f"])
@@ -223,20 +208,20 @@ def test_shared_and_overlapping_storage() -> None:
     assert decoded["np"].tolist() == [2, 3]
 
 
-def test_tuples_are_kept_everywhere() -> None:
+def test_tuples_are_kept_everywhere(assert_same: Callable[..., None]) -> None:
     value = {"plain": (1, (2, 3), [4, (5,)]), "in_list": [{"t": ()}], "top": ()}
     assert_same(roundtrip(value), value)
     assert_same(roundtrip((1, "a")), (1, "a"))
 
 
-def test_unicode_json_and_keys() -> None:
+def test_unicode_json_and_keys(assert_same: Callable[..., None]) -> None:
     value = {"ключ": "значение ☃", "emoji 🎉": [torch.tensor([1]), "日本"], "tab\tkey": 'a"b\\c\n'}
     frame = wire.dumps(value)
     assert_same(wire.loads(frame), value)
     assert frame.isascii() is False  # tensor keys are raw UTF-8 in the header, as serde_json writes
 
 
-def test_json_only_values_and_placeholder() -> None:
+def test_json_only_values_and_placeholder(assert_same: Callable[..., None]) -> None:
     for value in ({}, [], None, 0, "x", {"loss": 0.5, "metrics": {"a": 1}}, [1, [2, [3]]]):
         frame = wire.dumps(value)
         header = header_of(frame)
@@ -251,7 +236,7 @@ def test_user_key_named_like_placeholder_survives() -> None:
     assert decoded["__metadata__"].tolist() == [6]
 
 
-def test_colliding_paths_get_opaque_keys() -> None:
+def test_colliding_paths_get_opaque_keys(assert_same: Callable[..., None]) -> None:
     value = {"a.b": torch.tensor([1]), "a": {"b": torch.tensor([2])}}
     frame = wire.dumps(value)
     assert sorted(k for k in header_of(frame) if k != "__metadata__") == ["t0", "t1"]
@@ -627,7 +612,7 @@ def test_torch_save_payload_is_refused() -> None:
         wire.loads(data)
 
 
-def test_frame_starting_like_pickle_is_still_a_frame() -> None:
+def test_frame_starting_like_pickle_is_still_a_frame(assert_same: Callable[..., None]) -> None:
     # A header of 0x0280 + ... bytes starts with the pickle protocol-2 prefix; it must still decode.
     value = {"pad": "x" * 300, "t": torch.tensor([1])}
     frame = wire.dumps(value)
@@ -867,7 +852,7 @@ def test_read_byte_chunk_metadata() -> None:
     assert desc is not None and desc["kind"] == "result"
 
 
-def test_result_chunks_roundtrip() -> None:
+def test_result_chunks_roundtrip(assert_same: Callable[..., None]) -> None:
     result = {"logprobs": torch.randn(300, 40), "metrics": {"loss": 0.1}, "tokens": [[1, 2], [3]]}
     chunks = wire.encode_result_chunks(result, max_bytes=8192 + 4096)
     assert len(chunks) > 1 and all(_desc(c)["kind"] == "result" for c in chunks)

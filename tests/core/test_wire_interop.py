@@ -7,10 +7,8 @@ chunk lists made by either side reassemble on the other.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
-from types import ModuleType
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -20,18 +18,6 @@ from ct_core import wire
 torch = pytest.importorskip("torch")
 reference = pytest.importorskip("cortex_training.wire")
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "wire"
-
-
-def _load_cases() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("ct_wire_cases_for_interop", FIXTURES / "cases.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-assert_same = _load_cases().assert_same
 
 # Every dtype the reference (through safetensors.torch) carries.
 DTYPES = [
@@ -93,7 +79,7 @@ def _split(frame: bytes) -> tuple[dict[str, Any], bytes]:
 
 @pytest.mark.parametrize("name", sorted(CORPUS))
 @pytest.mark.parametrize("meta", sorted(METADATA))
-def test_our_frames_decode_with_reference(name: str, meta: str) -> None:
+def test_our_frames_decode_with_reference(name: str, meta: str, assert_same: Callable[..., None]) -> None:
     value, metadata = CORPUS[name], METADATA[meta]
     frame = wire.dumps(value, metadata=metadata)
     assert_same(reference.loads(frame), value)
@@ -102,7 +88,7 @@ def test_our_frames_decode_with_reference(name: str, meta: str) -> None:
 
 @pytest.mark.parametrize("name", sorted(CORPUS))
 @pytest.mark.parametrize("meta", sorted(METADATA))
-def test_reference_frames_decode_with_ours(name: str, meta: str) -> None:
+def test_reference_frames_decode_with_ours(name: str, meta: str, assert_same: Callable[..., None]) -> None:
     value, metadata = CORPUS[name], METADATA[meta]
     frame = reference.dumps(value, metadata=metadata)
     assert_same(wire.loads(frame), value)
@@ -172,7 +158,7 @@ def test_chunks_cross_decode(big_frame: bytes, max_bytes: int, kind: str) -> Non
     assert reference.read_metadata(wire.decode_byte_chunks(theirs)) == ROUTER_REPLAY
 
 
-def test_result_chunks_cross_decode() -> None:
+def test_result_chunks_cross_decode(assert_same: Callable[..., None]) -> None:
     result = {"logprobs": torch.randn(200, 50), "metrics": {"loss": 0.5}, "tokens": [[1, 2], [3]]}
     ours = wire.encode_result_chunks(result, max_bytes=8192 + 8000)
     theirs = reference.encode_result_chunks(result, max_bytes=8192 + 8000)
