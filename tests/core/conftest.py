@@ -251,7 +251,7 @@ WIRE_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "wire"
 @pytest.fixture(scope="session")
 def assert_same() -> Callable[..., None]:
     """``assert_same(actual, expected)`` of tests/fixtures/wire/cases.py (loaded by path: tests are not
-    packages): the two values are equal in structure, types, dtypes and contents."""
+    packages): equal values with equal container types; tensors by kind, dtype, shape and bytes."""
     spec = importlib.util.spec_from_file_location("ct_wire_cases_for_core_tests", WIRE_FIXTURES / "cases.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

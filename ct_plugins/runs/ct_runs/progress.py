@@ -56,8 +56,10 @@ class Progress:
     lowest_val: dict[str, Any] | None = None
     #: Which finalizer ended the run ("workflow" or "cancel"): only that one sends the webhook.
     finalized_by: str | None = None
-    #: Resumes asked for by the caller, and the DBOS workflow that drives the run now (None: the
-    #: first one, named by the run id).
+    #: How many workflows after the first have driven the run: resumes asked for by the caller and
+    #: carry-overs of a run an older version left in flight (the service's start-up sweep), each one
+    #: a new ``run_….resume-N``; and the DBOS workflow that drives the run now (None: the first one,
+    #: named by the run id).
     resumes: int = 0
     workflow_id: str | None = None
 
