@@ -81,9 +81,13 @@ APPLICATION_VERSION = "ct-runs-2"
 MAX_DATASET_BYTES = ds.MAX_SOURCE_BYTES
 MAX_SPEC_BYTES = 1024 * 1024
 LIST_LIMIT_MAX = 1000
-#: How often a registration's queue is polled, and its result while a caller waits on it; and how
-#: long a caller waits before it is asked to ask again (well within the SDK's read timeout).
+#: How often a registration's result is read while a caller waits on it; and how long a caller
+#: waits before it is asked to ask again (well within the SDK's read timeout).
 REGISTER_POLL_S = 0.1
+#: How often a worker polls the registration queue, where a front that executes nothing puts them
+#: (a process that executes workflows starts its callers' registrations at once). Each poll of a
+#: DBOS queue is a few SQL statements: polled ten times a second it cost an idle server 4 % of a core.
+REGISTER_QUEUE_POLL_S = 1.0
 REGISTER_WAIT_S = 300.0
 #: How long a stopping process waits for DBOS to shut down before it lets go (see stop()).
 DBOS_STOP_WAIT_S = 0.3
@@ -205,8 +209,7 @@ class RunsService:
             workflows.RUNS_QUEUE, global_concurrency=self.concurrency, polling_interval_sec=0.5
         )
         DBOS.register_queue(workflows.DATASETS_QUEUE, worker_concurrency=1, polling_interval_sec=0.5)
-        # A caller waits on each registration: its queue is polled more often.
-        DBOS.register_queue(workflows.REGISTER_QUEUE, polling_interval_sec=REGISTER_POLL_S)
+        DBOS.register_queue(workflows.REGISTER_QUEUE, polling_interval_sec=REGISTER_QUEUE_POLL_S)
         self.started = True
         self.store.heartbeat(self.executor_id)
         self._sweep_unscheduled()
@@ -942,7 +945,17 @@ class RunsService:
             workflow_id = f"{run_id}.register-{number}"
             status = self._workflow_status(workflow_id)
             if status is None:
-                self._enqueue(workflows.REGISTER_QUEUE, workflows.REGISTER_WORKFLOW, workflow_id, run_id)
+                if self._dbos_client is not None:
+                    # A front: the workers take it from the queue.
+                    self._enqueue(workflows.REGISTER_QUEUE, workflows.REGISTER_WORKFLOW, workflow_id, run_id)
+                else:
+                    # This process executes workflows: a caller waits, so start it now (two
+                    # requests starting the same id get the one workflow).
+                    from dbos import DBOS, SetWorkflowID
+
+                    assert self._workflows is not None  # made by start() before DBOS was launched
+                    with SetWorkflowID(workflow_id):
+                        DBOS.start_workflow(self._workflows.register_workflow, run_id)
                 return workflow_id
             if status.status in ("PENDING", "ENQUEUED"):
                 return workflow_id
