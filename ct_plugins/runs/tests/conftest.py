@@ -118,6 +118,41 @@ def fault_hit(server: Any) -> bool:
     return any(rule["hits"] for rule in answer.json()["rules"])
 
 
+#: How long a server holds the step a test cancels at: ample time to send the cancel, which the run
+#: then reads at its next step boundary (the test waits for the hold to begin, not a time).
+CANCEL_HOLD_S = 10.0
+
+
+def hold_past_checkpoint(server: Any, client: Any, run_id: str, delay_s: float) -> None:
+    """Once run ``run_id`` (read through ``client``) has saved a checkpoint, ``server`` holds each
+    training step for ``delay_s``; returns when the run's next step is held, inside a segment past
+    its first checkpoint. The hold lasts until ``server.clear_faults()``."""
+    wait_until(
+        lambda: client.runs.get(run_id)["checkpoints"],
+        timeout=300,
+        interval=0.05,
+        message=f"run {run_id} saved no checkpoint",
+    )
+    server.set_faults({"path": "/step$", "method": "POST", "action": "delay", "delay_s": delay_s})
+    wait_until(
+        lambda: fault_hit(server),
+        timeout=300,
+        interval=0.01,
+        message=lambda: str(client.runs.get(run_id)),
+    )
+
+
+def cancel_mid_run(server: Any, client: Any, run_id: str) -> dict[str, Any]:
+    """Cancel run ``run_id`` inside a segment past its first checkpoint (``server`` trains it,
+    ``client`` reads and cancels it); the cancelled run."""
+    hold_past_checkpoint(server, client, run_id, CANCEL_HOLD_S)
+    client.runs.cancel(run_id)
+    server.clear_faults()
+    run = client.runs.wait(run_id, timeout=600)
+    assert run["status"] == "cancelled", run
+    return dict(run)
+
+
 @pytest.fixture(scope="module")
 def server(module_local_server_factory: Any) -> Iterator[Any]:
     """The module's own local server with the runs service embedded (:data:`RUNS_SETTINGS`).
@@ -139,6 +174,46 @@ def client(request: pytest.FixtureRequest, server: Any) -> Iterator[Any]:
         pytest.fail(f"{request.module.__name__} uses the client fixture: it must set DATABASE")
     with fast_client(server.base_url, database, getattr(request.module, "SCHEMA", "PUBLIC")) as made:
         yield made
+
+
+@pytest.fixture(scope="module")
+def client_for(server: Any) -> Iterator[Any]:
+    """``client_for(owner, database, schema)``: the module's :func:`fast_client` of ``server`` in that
+    database and schema, one a database and schema (as a runs engine or finalizer asks for them)."""
+    clients: dict[tuple[str, str], Any] = {}
+    lock = threading.Lock()
+
+    def make(owner: str, database: str, schema: str) -> Any:
+        with lock:
+            key = (database.upper(), schema.upper())
+            if key not in clients:
+                clients[key] = fast_client(server.base_url, database, schema)
+            return clients[key]
+
+    yield make
+    for made in clients.values():
+        made.close()
+
+
+@pytest.fixture(scope="module")
+def trained(server: Any, client: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The record and state (as the service's store holds them) of a run that ``server``'s own
+    service trained to its end, validating every 4 steps: a copy of it stands for a run a test
+    finalizes or registers."""
+    from ct_runs.store import Store
+
+    path = write_corpus(tmp_path_factory.mktemp("corpus") / "corpus.jsonl", corpus_lines())
+    dataset = client.datasets.build(path, label_fields=["topic"], seed=1, wait=True, timeout=600)
+    assert dataset["status"] == "succeeded", dataset
+    spec = small_spec(dataset["dataset_id"], epochs=1, val_every_steps=4)
+    run = client.runs.wait(client.runs.start(spec)["run_id"], timeout=600)
+    assert run["status"] == "succeeded", run.get("error")
+    service_store = Store(f"sqlite:///{server.state_dir / 'runs-service' / 'runs.sqlite3'}")
+    try:
+        row = service_store.run_row(run["run_id"])
+        return {"record": json.loads(row.record), "state": json.loads(row.state)}
+    finally:
+        service_store.close()
 
 
 @dataclass
@@ -350,6 +425,8 @@ class Kit:
     small_spec = staticmethod(small_spec)
     client = staticmethod(fast_client)
     fault_hit = staticmethod(fault_hit)
+    hold_past_checkpoint = staticmethod(hold_past_checkpoint)
+    cancel_mid_run = staticmethod(cancel_mid_run)
     ct = staticmethod(ct_command)
     ServeProcess = ServeProcess
 

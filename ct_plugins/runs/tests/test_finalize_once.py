@@ -13,7 +13,7 @@ import json
 import secrets
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +24,6 @@ from ct_runs.engine import Engine, new_state
 from ct_runs.ids import new_id
 from ct_runs.service import RunsService
 from ct_runs.store import TERMINAL, Store
-
-from ct_core import CortexTrainingClient
 
 DATABASE, SCHEMA = "FINALIZE_DB", "PUBLIC"
 OWNER = "tester"
@@ -108,24 +106,6 @@ class Race:
 
 
 # --- fixtures ------------------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def client_for(server: Any, kit: Any) -> Iterator[Callable[[str, str, str], CortexTrainingClient]]:
-    """The finalizers' clients of the Cortex Training side (``server``), one a database and schema."""
-    clients: dict[tuple[str, str], CortexTrainingClient] = {}
-    lock = threading.Lock()
-
-    def make(owner: str, database: str, schema: str) -> CortexTrainingClient:
-        with lock:
-            key = (database.upper(), schema.upper())
-            if key not in clients:
-                clients[key] = kit.client(server.base_url, database, schema)
-            return clients[key]
-
-    yield make
-    for client in clients.values():
-        client.close()
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -227,24 +207,6 @@ def test_two_workers_end_a_running_run_once(database_url: str, client_for: Any) 
 
 
 # --- a succeeded run: one registered model --------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def trained(server: Any, kit: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """The record and state of a run trained to its end by the server's own embedded service."""
-    path = kit.write_corpus(tmp_path_factory.mktemp("corpus") / "corpus.jsonl", kit.corpus_lines())
-    with kit.client(server.base_url, DATABASE, SCHEMA) as client:
-        dataset = client.datasets.build(path, label_fields=["topic"], seed=1, wait=True, timeout=600)
-        assert dataset["status"] == "succeeded", dataset
-        spec = kit.small_spec(dataset["dataset_id"], epochs=1)
-        run = client.runs.wait(client.runs.start(spec)["run_id"], timeout=600)
-        assert run["status"] == "succeeded", run.get("error")
-    service_store = Store(f"sqlite:///{server.state_dir / 'runs-service' / 'runs.sqlite3'}")
-    try:
-        row = service_store.run_row(run["run_id"])
-        return {"record": json.loads(row.record), "state": json.loads(row.state)}
-    finally:
-        service_store.close()
 
 
 def _unfinished_copy(store: Store, trained: dict[str, Any]) -> str:

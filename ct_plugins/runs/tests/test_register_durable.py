@@ -22,9 +22,6 @@ from ct_testing import wait_until
 from ct_core import CortexTrainingClient
 
 DATABASE, SCHEMA = "REGISTER_DB", "PUBLIC"
-#: How long the server holds the step the test cancels at: ample time to send the cancel, which
-#: the run then reads at its next step boundary (the test waits for the hold to begin, not a time).
-HOLD_S = 10.0
 #: How long the server would hold the export the kill lands on: longer than any wait for it.
 HOLD_SAVE_S = 600.0
 
@@ -41,26 +38,10 @@ def spec(client: CortexTrainingClient, tmp_path_factory: pytest.TempPathFactory,
 def _cancelled_run(
     server: Any, client: CortexTrainingClient, spec: dict[str, Any], kit: Any
 ) -> dict[str, Any]:
-    """A run cancelled inside a segment past its first checkpoint."""
-    run_id = client.runs.start(spec)["run_id"]
-    wait_until(
-        lambda: client.runs.get(run_id)["checkpoints"],
-        timeout=300,
-        interval=0.05,
-        message=f"run {run_id} saved no checkpoint",
-    )
-    server.set_faults({"path": "/step$", "method": "POST", "action": "delay", "delay_s": HOLD_S})
-    wait_until(
-        lambda: kit.fault_hit(server),
-        timeout=300,
-        interval=0.01,
-        message=lambda: str(client.runs.get(run_id)),
-    )
-    client.runs.cancel(run_id)
-    server.clear_faults()
-    run = client.runs.wait(run_id, timeout=600)
-    assert run["status"] == "cancelled" and run["best_checkpoint_id"], run
-    return run
+    """A run cancelled inside a segment past its first checkpoint, with a best checkpoint."""
+    run = kit.cancel_mid_run(server, client, client.runs.start(spec)["run_id"])
+    assert run["best_checkpoint_id"], run
+    return dict(run)
 
 
 def _register_url(server: Any, run_id: str) -> str:

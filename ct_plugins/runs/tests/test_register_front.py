@@ -13,12 +13,9 @@ from typing import Any
 
 import httpx
 import pytest
-from ct_testing import wait_until
 
 DATABASE, SCHEMA = "REGFRONT_DB", "PUBLIC"
 TOKEN = "ctr_test-service-token"
-#: How long the backend holds the step the test cancels at (the test waits for the hold, not a time).
-HOLD_S = 10.0
 
 
 @pytest.fixture(scope="module")
@@ -61,18 +58,9 @@ def test_a_front_answers_the_model_its_worker_registered(
         run_id = client.runs.start(kit.small_spec(dataset["dataset_id"], epochs=3, val_every_steps=4))[
             "run_id"
         ]
-        wait_until(
-            lambda: client.runs.get(run_id)["checkpoints"],
-            timeout=300,
-            interval=0.05,
-            message=f"run {run_id} saved no checkpoint",
-        )
-        backend.set_faults({"path": "/step$", "method": "POST", "action": "delay", "delay_s": HOLD_S})
-        wait_until(lambda: kit.fault_hit(backend), timeout=300, interval=0.01)
-        client.runs.cancel(run_id)
-        backend.clear_faults()
-        run = client.runs.wait(run_id, timeout=600)
-        assert run["status"] == "cancelled" and run["best_checkpoint_id"], run
+        # Cancelled through the front while the backend holds a step past the first checkpoint.
+        run = kit.cancel_mid_run(backend, client, run_id)
+        assert run["best_checkpoint_id"], run
 
         url = f"{cluster['base_url']}/api/v2/databases/{DATABASE}/schemas/{SCHEMA}/cortex-training"
         headers = {"Authorization": f"Bearer {TOKEN}"}

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import json
 import secrets
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,47 +19,8 @@ from ct_runs.engine import Engine
 from ct_runs.ids import new_id
 from ct_runs.store import Store
 
-from ct_core import CortexTrainingClient
-
 DATABASE, SCHEMA = "REGSTEPS_DB", "PUBLIC"
 OWNER = "tester"
-
-
-@pytest.fixture(scope="module")
-def client_for(server: Any, kit: Any) -> Iterator[Callable[[str, str, str], CortexTrainingClient]]:
-    """The engine's clients of the Cortex Training side (``server``), one a database and schema."""
-    clients: dict[tuple[str, str], CortexTrainingClient] = {}
-    lock = threading.Lock()
-
-    def make(owner: str, database: str, schema: str) -> CortexTrainingClient:
-        with lock:
-            key = (database.upper(), schema.upper())
-            if key not in clients:
-                clients[key] = kit.client(server.base_url, database, schema)
-            return clients[key]
-
-    yield make
-    for client in clients.values():
-        client.close()
-
-
-@pytest.fixture(scope="module")
-def trained(
-    server: Any, client: CortexTrainingClient, kit: Any, tmp_path_factory: pytest.TempPathFactory
-) -> dict[str, Any]:
-    """The record and state of a run trained to its end by the server's own service."""
-    path = kit.write_corpus(tmp_path_factory.mktemp("corpus") / "corpus.jsonl", kit.corpus_lines())
-    dataset = client.datasets.build(path, label_fields=["topic"], seed=1, wait=True, timeout=600)
-    assert dataset["status"] == "succeeded", dataset
-    spec = kit.small_spec(dataset["dataset_id"], epochs=1, val_every_steps=4)
-    run = client.runs.wait(client.runs.start(spec)["run_id"], timeout=600)
-    assert run["status"] == "succeeded", run.get("error")
-    service_store = Store(f"sqlite:///{server.state_dir / 'runs-service' / 'runs.sqlite3'}")
-    try:
-        row = service_store.run_row(run["run_id"])
-        return {"record": json.loads(row.record), "state": json.loads(row.state)}
-    finally:
-        service_store.close()
 
 
 @pytest.fixture

@@ -50,34 +50,12 @@ def _weights_sha256(client: CortexTrainingClient, model: dict[str, Any]) -> str:
     return hashlib.sha256(answer.content).hexdigest()
 
 
-def _cancel_mid_run(server: Any, client: CortexTrainingClient, run_id: str, kit: Any) -> dict[str, Any]:
-    """Cancel the run inside a segment past its first checkpoint; the cancelled run."""
-    wait_until(
-        lambda: client.runs.get(run_id)["checkpoints"],
-        timeout=300,
-        interval=0.05,
-        message=f"run {run_id} saved no checkpoint",
-    )
-    server.set_faults({"path": "/step$", "method": "POST", "action": "delay", "delay_s": HOLD_S})
-    wait_until(
-        lambda: kit.fault_hit(server),
-        timeout=300,
-        interval=0.01,
-        message=lambda: str(client.runs.get(run_id)),
-    )
-    client.runs.cancel(run_id)
-    server.clear_faults()
-    run = client.runs.wait(run_id, timeout=600)
-    assert run["status"] == "cancelled", run
-    return run
-
-
 @pytest.mark.timeout(900)
 def test_a_cancelled_run_resumed_ends_as_the_run_left_alone(
     server: Any, client: CortexTrainingClient, spec: dict[str, Any], reference: dict[str, Any], kit: Any
 ) -> None:
     run_id = client.runs.start(spec)["run_id"]
-    cancelled = _cancel_mid_run(server, client, run_id, kit)
+    cancelled = kit.cancel_mid_run(server, client, run_id)
     assert 0 < cancelled["step"] < reference["run"]["step"], cancelled
     assert cancelled["model_id"] is None
 
@@ -150,7 +128,7 @@ def test_a_cancelled_run_registers_its_best_checkpoint(
     server: Any, client: CortexTrainingClient, spec: dict[str, Any], reference: dict[str, Any], kit: Any
 ) -> None:
     run_id = client.runs.start({**spec, "seed": 5})["run_id"]
-    run = _cancel_mid_run(server, client, run_id, kit)
+    run = kit.cancel_mid_run(server, client, run_id)
     best = run["best_checkpoint_id"]
     assert best is not None, run  # validation runs every 4 steps, before the first checkpoint
 

@@ -220,21 +220,9 @@ def test_a_running_run_left_by_version_1_goes_on_from_its_checkpoint(
 ) -> None:
     run_id = client.runs.start({**spec})["run_id"]
     assert run_id != reference["run"]["run_id"]
-    wait_until(
-        lambda: client.runs.get(run_id)["checkpoints"],
-        timeout=300,
-        interval=0.05,
-        message=f"run {run_id} saved no checkpoint",
-    )
     # The service dies inside a segment past its first committed checkpoint: the server holds the
     # segment's next step until the kill.
-    server.set_faults({"path": "/step$", "method": "POST", "action": "delay", "delay_s": HOLD_STEP_S})
-    wait_until(
-        lambda: kit.fault_hit(server),
-        timeout=300,
-        interval=0.01,
-        message=lambda: str(client.runs.get(run_id)),
-    )
+    kit.hold_past_checkpoint(server, client, run_id, HOLD_STEP_S)
     server.stop(signal.SIGKILL)
 
     store = _store(server)
