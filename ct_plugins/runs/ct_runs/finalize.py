@@ -138,14 +138,7 @@ class Finalizer:
         """
         row, _, progress = load_run(self.store, run_id)
         client = self.client_for(row.owner, row.database, row.schema)
-        model_id = self.store.add_model(model, owner=row.owner)
-        if model_id != model["model_id"]:
-            # Another registration of the run came first: its model is the answer.
-            with contextlib.suppress(APIError):
-                client.delete_checkpoint(model["job_id"], model["checkpoint_id"])
-        first = self.store.model_for_run(run_id)
-        assert first is not None  # add_model answered with its id
-        registered = json.loads(first.record)
+        registered, created = self._store_model(client, model, owner=row.owner)
         # The jobs that loaded the checkpoint did their work; a cancelled run holds no job. That
         # includes one a registration interrupted by a crash created before it was run again.
         for job in self.store.run_jobs(run_id):
@@ -158,19 +151,29 @@ class Finalizer:
             progress.gpu_seconds = self.store.gpu_seconds(run_id)
             progress.model_id = registered["model_id"]
             pending = Pending()
-            pending.log(
-                "INFO",
-                f"registered model {registered['model_id']} from checkpoint "
-                f"{registered['source_checkpoint_id']} at step {registered['step']} of the cancelled run",
-                event="model_registered",
-                step=registered["step"],
-                checkpoint_id=registered["checkpoint_id"],
-            )
+            _log_registered(pending, registered, " of the cancelled run")
             _, entries = pending.take()
             self.store.write_state(
                 run_id, progress.to_dict(), log_entries=entries, only_if_status=("cancelled",)
             )
-        return {"model": registered, "created": model_id == model["model_id"]}
+        return {"model": registered, "created": created}
+
+    def _store_model(
+        self, client: Any, model: Mapping[str, Any], *, owner: str
+    ) -> tuple[dict[str, Any], bool]:
+        """Register ``model`` (a record :meth:`_save_model` made) as its run's model; the run's
+        registered model as stored, and whether it is ``model``.
+
+        A run has one registered model: when another registration of the run came first, its model
+        is the answer and the weights ``model`` names are deleted again.
+        """
+        created = self.store.add_model(model, owner=owner) == model["model_id"]
+        if not created:
+            with contextlib.suppress(APIError):
+                client.delete_checkpoint(model["job_id"], model["checkpoint_id"])
+        stored = self.store.model_for_run(model["run_id"])
+        assert stored is not None  # add_model answered with its id
+        return json.loads(stored.record), created
 
     def _register(
         self, client: Any, row: Any, record: Mapping[str, Any], progress: Progress, pending: Pending
@@ -185,22 +188,9 @@ class Finalizer:
         if registered is not None:
             model = json.loads(registered.record)
         else:
-            model = self._save_model(client, record, progress)
-            if self.store.add_model(model, owner=row.owner) != model["model_id"]:
-                with contextlib.suppress(APIError):
-                    client.delete_checkpoint(model["job_id"], model["checkpoint_id"])
-                first = self.store.model_for_run(record["run_id"])
-                assert first is not None  # add_model answered with its id
-                model = json.loads(first.record)
+            model, _ = self._store_model(client, self._save_model(client, record, progress), owner=row.owner)
         note = " (fallback: validation never ran, the newest checkpoint)" if model["fallback"] else ""
-        pending.log(
-            "INFO",
-            f"registered model {model['model_id']} from checkpoint {model['source_checkpoint_id']} "
-            f"at step {model['step']}{note}",
-            event="model_registered",
-            step=model["step"],
-            checkpoint_id=model["checkpoint_id"],
-        )
+        _log_registered(pending, model, note)
         return str(model["model_id"])
 
     def _save_model(
@@ -243,6 +233,18 @@ class Finalizer:
             "config_fingerprint": record["config_fingerprint"],
             "created_ts": time.time(),
         }
+
+
+def _log_registered(pending: Pending, model: Mapping[str, Any], detail: str) -> None:
+    """The run's ``model_registered`` line for its registered ``model``; ``detail`` ends the message."""
+    pending.log(
+        "INFO",
+        f"registered model {model['model_id']} from checkpoint {model['source_checkpoint_id']} "
+        f"at step {model['step']}{detail}",
+        event="model_registered",
+        step=model["step"],
+        checkpoint_id=model["checkpoint_id"],
+    )
 
 
 def chat_template_of(
