@@ -10,10 +10,8 @@ which host the client asked for, and the server sees the statement and its token
 
 from __future__ import annotations
 
-import importlib
 import json
 import socket
-import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,7 +23,6 @@ import pytest
 from ct_core.client import CortexTrainingClient
 from ct_core.downloads.snowflake_store import connector_for
 
-FAKE_ROOT = Path(__file__).parent / "fake_snowflake"
 PAT = "pat-for-artifacts-0123456789"
 UNDERSCORE_HOST = "my_org-acct.snowflakecomputing.com"
 HYPHEN_HOST = "my-org-acct.snowflakecomputing.com"
@@ -92,20 +89,6 @@ class TunnelProxy:
 
     def close(self) -> None:
         self.listener.close()
-
-
-@pytest.fixture
-def fake_connector(monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
-    """`snowflake.connector` resolved to the stand-in for this test, the real one again after."""
-    for name in [n for n in sys.modules if n == "snowflake" or n.startswith("snowflake.")]:
-        monkeypatch.delitem(sys.modules, name)
-    monkeypatch.syspath_prepend(str(FAKE_ROOT))
-    module = importlib.import_module("snowflake.connector")
-    try:
-        yield module
-    finally:
-        for name in [n for n in sys.modules if n == "snowflake" or n.startswith("snowflake.")]:
-            del sys.modules[name]
 
 
 @pytest.fixture
