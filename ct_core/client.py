@@ -123,10 +123,16 @@ class CortexTrainingClient:
         sleep: Callable[[float], None] | None = None,
         max_request_chunk_bytes: int = MAX_REQUEST_CHUNK_BYTES,
         token: str | None = None,
+        request_waiter: Callable[[str, float], bool] | None = None,
     ) -> None:
         """`token`, when given, signs every request as `Authorization: Bearer <token>` (a server that
         wants a bearer token, such as a ct_local started with --token); it is never shown in an
-        error message. It cannot be combined with `auth`, which signs requests itself."""
+        error message. It cannot be combined with `auth`, which signs requests itself.
+
+        `request_waiter(request_id, seconds) -> bool`, for code running inside the server's own
+        process (a service of `ct local serve`): blocks until the request may have finished (True)
+        or `seconds` passed (False). `poll_request` then reads a request's status when the waiter
+        returns, instead of every `poll_interval` (see docs/plugins.md)."""
         # Checked in this order so the first bad argument names itself (tests pin the messages);
         # each rule is a thunk so a later comparison never runs ahead of an earlier failure.
         rules: tuple[tuple[Callable[[], bool], str], ...] = (
@@ -172,6 +178,7 @@ class CortexTrainingClient:
         )
         self._owns_transport = True
         self.max_request_chunk_bytes = max_request_chunk_bytes
+        self.request_waiter = request_waiter
         # Shared with the clients for_job derives, keyed by location, so it spans databases.
         self._experiment_runs = functools.lru_cache(maxsize=EXPERIMENT_RUN_CACHE_SIZE)(
             self._fetch_experiment_run
@@ -193,6 +200,7 @@ class CortexTrainingClient:
             get_job=self.get_job,
             list_checkpoints=self.list_checkpoints,
             model_deployments=lambda: self.model_deployments,
+            request_waiter=self.request_waiter,
         )
         self._ctx = ctx
         self._data = DataPlane(ctx)
@@ -374,6 +382,7 @@ class CortexTrainingClient:
         twin.poll_max_interval = self.poll_max_interval if poll_max_interval is None else poll_max_interval
         twin.max_retries, twin.request_timeout = self.max_retries, self.request_timeout
         twin.verify_ssl, twin.max_request_chunk_bytes = self.verify_ssl, self.max_request_chunk_bytes
+        twin.request_waiter = self.request_waiter
         twin._auth, twin._pat_host = self._auth, self._pat_host
         twin._transport = self._transport if transport is None else transport
         twin._owns_transport = False

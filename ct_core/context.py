@@ -65,6 +65,9 @@ class ClientContext:
     list_checkpoints: Callable[[str], list[dict[str, Any]]]
     #: The client's model-deployment methods (a plugin's, through a hook), read when first needed.
     model_deployments: Callable[[], Any]
+    #: `waiter(request_id, seconds) -> bool`: blocks until the request may have finished (True) or
+    #: `seconds` passed (False); request polls wait on it instead of sleeping. None: sleeps.
+    request_waiter: Callable[[str, float], bool] | None = None
 
     def operations(self) -> OperationsContext:
         """The narrower context of a part that only sends operations and waits (the runs views)."""

@@ -85,7 +85,7 @@ def ct_local_services(state_dir: str, settings: Any) -> Any:
     """Offer a service that runs inside `ct local serve`, with REST routes of its own.
 
     Called once when the local server builds its app. Return None to add nothing, or an object
-    with three members (see docs/plugins.md, "Services inside the local server"):
+    with three members, and optional ones (see docs/plugins.md, "Services inside the local server"):
 
     - `routes() -> list[starlette.routing.BaseRoute]`: the routes to serve; they are matched before
       the server's own, so a path such as `{prefix}/runs` is not read as a job id. Each handler
@@ -93,6 +93,10 @@ def ct_local_services(state_dir: str, settings: Any) -> Any:
     - `start(base_url: str) -> None`: called once the server listens, with its own base URL, so
       the service can drive Cortex Training jobs on this very server through ct_core.
     - `stop() -> None`: called when the server shuts down, before its store closes.
+    - `use_request_waiter(wait) -> None` (optional): called just before `start` with the server's
+      `wait(request_id, seconds) -> bool`, which returns once a data-plane request of this server
+      ended (True) or after `seconds` (False); pass it to the service's clients (their
+      `request_waiter`) so results are read when ready instead of polled over loopback.
 
     :param state_dir: the server's state directory; a service keeps its files in a folder of its
         own under it.

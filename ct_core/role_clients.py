@@ -37,11 +37,15 @@ class RoleClients:
         self._poll_interval = poll_interval
         self._poll_max_interval = poll_max_interval
         self._base_url: str | None = None
+        self._request_waiter: Callable[[str, float], bool] | None = None
         self._clients: dict[tuple[str, str, str], CortexTrainingClient] = {}
         self._lock = threading.Lock()
 
-    def start(self, base_url: str) -> None:
+    def start(self, base_url: str, *, request_waiter: Callable[[str, float], bool] | None = None) -> None:
+        """Clients are made for the server at `base_url` from now on; `request_waiter`: the
+        server's own (its `ct_local_services` object got it), which they wait on for results."""
         self._base_url = base_url
+        self._request_waiter = request_waiter
 
     def get(self, role: str, database: str, schema: str) -> CortexTrainingClient:
         from ct_core.client import CortexTrainingClient
@@ -59,6 +63,7 @@ class RoleClients:
                     token=self._token_of(role),
                     poll_interval=self._poll_interval,
                     poll_max_interval=self._poll_max_interval,
+                    request_waiter=self._request_waiter,
                 )
                 self._clients[key] = client
             return client

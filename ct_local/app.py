@@ -205,6 +205,10 @@ def start_services(state: ServerState, base_url: str) -> None:
     """Start every plugin service once the server listens at ``base_url``."""
     for service in state.services:
         try:
+            # Optional: a service whose clients call this server waits on its requests in memory.
+            use_waiter = getattr(service, "use_request_waiter", None)
+            if use_waiter is not None:
+                use_waiter(state.request_signals.wait)
             service.start(base_url)
         except Exception:
             log.exception("a local-server service failed to start")

@@ -42,6 +42,12 @@ class PollSchedule:
     max_interval: float
     clock: Callable[[], float] = time.monotonic
     sleep: Callable[[float], None] = time.sleep
+    #: `until_done(seconds)` blocks up to `seconds` and returns True early once what is polled may
+    #: have finished (a request waiter of the server's own process; see CortexTrainingClient's
+    #: `request_waiter`). While set, each wait is one such call of up to `max_interval`; after it
+    #: answered True once, waits are plain sleeps again, so a poll that still finds the request
+    #: running never turns into a busy loop.
+    until_done: Callable[[float], bool] | None = None
 
     def __post_init__(self) -> None:
         self.deadline = self.clock() + self.timeout
@@ -53,6 +59,10 @@ class PollSchedule:
     def wait(self) -> None:
         """Sleep before the next poll (never past the deadline) and grow the next delay."""
         remaining = self.deadline - self.clock()
+        if remaining > 0 and self.until_done is not None:
+            if self.until_done(min(self.max_interval, remaining)):
+                self.until_done = None
+            return
         if remaining > 0:
             self.sleep(min(self._delay, remaining))
         self._delay = min(self._delay * self.multiplier, self.max_interval)

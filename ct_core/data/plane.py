@@ -25,6 +25,7 @@ Under both rules, a 409 or a 404 517601 that would be retried makes the client r
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import math
@@ -573,11 +574,17 @@ class DataPlane:
                 trace = f"{label} phase=poll request_id={request_id} poll={next(polls)}"
             return self._status_page(job_id, request_id, max_events=None, cursor=cursor, trace=trace)
 
+        schedule = self._poll_schedule()
+        waiter = self._ctx.request_waiter
+        if waiter is not None:
+            schedule.until_done = functools.partial(waiter, request_id)
+            # The request was just sent: its status is read once the waiter says it may be done.
+            schedule.wait()
         try:
             return poll_until_done(
                 request_id,
                 page,
-                self._poll_schedule(),
+                schedule,
                 kind=kind,
                 timeout=self.poll_timeout,
             )

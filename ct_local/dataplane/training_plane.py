@@ -124,7 +124,7 @@ class TrainingDataPlane(DataPlane):
         #: Training states above this many bytes are snapshotted at graceful stops only.
         self.snapshot_max_bytes = snapshot_max_bytes
         self.state_dir: Path = state.settings.state_dir
-        self.dp = DataPlaneStore(state.store)
+        self.dp = DataPlaneStore(state.store, state.request_signals)
         self.chunks = ChunkGroups(self.dp, self.state_dir)
         self.pages = results.ResultPages(self.settings.result_chunk_max_bytes)
         self.workers: dict[str, SubJobWorker] = {}
@@ -209,6 +209,8 @@ class TrainingDataPlane(DataPlane):
         for worker in stopping:
             if worker is not None:
                 worker.stop(snapshot=False)
+        # Whatever of the job a waiter still waits on now ends here; its status read tells how.
+        self.dp.signals.job_finished(job.job_id)
         for sub in job.sub_jobs:
             self.boards.weights.forget(str(sub["sub_job_id"]))
 

@@ -62,6 +62,7 @@ async def create_job(request: Request) -> Response:
     )
     _check_sources(request, identity, job)
     state.store.insert_job(job)
+    state.lifecycle.wake()
     return JSONResponse({"job_id": job.job_id})
 
 

@@ -13,6 +13,7 @@ a conditional UPDATE, so two racing final chunks cannot both schedule work.
 from __future__ import annotations
 
 import json
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -113,11 +114,63 @@ def _request(row: Any) -> RequestRow:
     return RequestRow(**values)
 
 
-class DataPlaneStore:
-    """Request and chunk-group records on top of the shared :class:`Store` connection."""
+class RequestSignals:
+    """In memory, which requests this process accepted and has not finished, so code in the same
+    process can wait for one to finish instead of asking over HTTP every few milliseconds.
 
-    def __init__(self, store: Store) -> None:
+    ``wait(request_id, timeout_s)`` returns True once the request finished or is not one this
+    process knows in flight (then a status read tells), False when ``timeout_s`` passed first. A
+    request is marked when its row is inserted and released once a final status is committed, so a
+    waiter woken by it always reads that status. Transitions this class is not told of only cost a
+    waiter its timeout, never a wrong answer: the status read stays the truth.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        #: request id -> (job id, the event set when it finishes)
+        self._in_flight: dict[str, tuple[str, threading.Event]] = {}
+
+    def accepted(self, request_id: str, job_id: str) -> bool:
+        """Mark ``request_id`` in flight; False when it was already (the same name sent twice)."""
+        with self._lock:
+            if request_id in self._in_flight:
+                return False
+            self._in_flight[request_id] = (job_id, threading.Event())
+            return True
+
+    def finished(self, request_id: str) -> None:
+        with self._lock:
+            entry = self._in_flight.pop(request_id, None)
+        if entry is not None:
+            entry[1].set()
+
+    def job_finished(self, job_id: str) -> None:
+        """Every request of ``job_id`` this process knows in flight is released (its job ended)."""
+        with self._lock:
+            ids = [rid for rid, (job, _) in self._in_flight.items() if job == job_id]
+            events = [self._in_flight.pop(rid)[1] for rid in ids]
+        for event in events:
+            event.set()
+
+    def wait(self, request_id: str, timeout_s: float) -> bool:
+        with self._lock:
+            entry = self._in_flight.get(request_id)
+        return True if entry is None else entry[1].wait(max(0.0, timeout_s))
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._in_flight)
+
+
+class DataPlaneStore:
+    """Request and chunk-group records on top of the shared :class:`Store` connection.
+
+    ``signals`` (optional) is told of every request accepted and finished (see
+    :class:`RequestSignals`)."""
+
+    def __init__(self, store: Store, signals: RequestSignals | None = None) -> None:
         self.store = store
+        self.signals = signals if signals is not None else RequestSignals()
         store.ensure_schema(SCHEMA)
 
     # --- requests -----------------------------------------------------------------------------
@@ -133,11 +186,19 @@ class DataPlaneStore:
         input_path: str | None = None,
     ) -> RequestRow:
         now = time.time()
-        with self.store.transaction() as conn:
-            conn.execute(
-                _INSERT_REQUEST,
-                (request_id, job_id, sub_job_id, kind, now, now, json.dumps(params or {}), input_path),
-            )
+        # Marked before the row exists: a worker may finish the request as soon as it is committed.
+        marked = self.signals.accepted(request_id, job_id)
+        try:
+            with self.store.transaction() as conn:
+                conn.execute(
+                    _INSERT_REQUEST,
+                    (request_id, job_id, sub_job_id, kind, now, now, json.dumps(params or {}), input_path),
+                )
+        except BaseException:
+            # The name was taken (an idempotent retry): the request that holds it keeps its mark.
+            if marked:
+                self.signals.finished(request_id)
+            raise
         row = self.get_request(request_id)
         assert row is not None
         return row
@@ -186,7 +247,10 @@ class DataPlaneStore:
                 "error = ?, updated_at = ?, input_path = NULL WHERE request_id = ? AND status = 'running'",
                 (status, result_json, result_path, delivery, error, time.time(), request_id),
             )
-            return cur.rowcount > 0
+            changed = cur.rowcount > 0
+        if changed:
+            self.signals.finished(request_id)
+        return changed
 
     def cancel_pending(self, *, job_id: str | None = None, request_id: str | None = None, error: str) -> int:
         """Cancel requests that have not started (all of a job's, or one); returns how many."""
@@ -197,7 +261,12 @@ class DataPlaneStore:
                 f"WHERE {where} AND status = 'pending'",
                 [error, time.time(), *params],
             )
-            return cur.rowcount
+            count = cur.rowcount
+        if count and request_id is not None:
+            self.signals.finished(request_id)
+        elif count and job_id is not None:
+            self.signals.job_finished(job_id)
+        return count
 
     def with_status(self, status: str) -> list[RequestRow]:
         """Every request in ``status``, in arrival order (start-up reconciliation)."""
@@ -229,7 +298,10 @@ class DataPlaneStore:
                 "WHERE request_id = ? AND status IN ('pending', 'running')",
                 (error, time.time(), request_id),
             )
-            return cur.rowcount > 0
+            changed = cur.rowcount > 0
+        if changed:
+            self.signals.finished(request_id)
+        return changed
 
     def execution_counts(self, job_id: str) -> dict[str, int]:
         """How many requests of each kind a job's workers have started (tests: at-most-once)."""
@@ -290,6 +362,19 @@ class DataPlaneStore:
         existing one when the group had already been executed or scheduled (at-most-once).
         """
         now = time.time()
+        self.signals.accepted(request["request_id"], job_id)
+        created = False
+        try:
+            claimed, created = self._claim_group(job_id, group_id, request, now)
+            return claimed, created
+        finally:
+            # Released unless this call inserted the request (which a worker may have finished already).
+            if not created:
+                self.signals.finished(request["request_id"])
+
+    def _claim_group(
+        self, job_id: str, group_id: str, request: dict[str, Any], now: float
+    ) -> tuple[str, bool]:
         with self.store.transaction() as conn:
             cur = conn.execute(
                 "UPDATE dp_chunk_groups SET request_id = ? "

@@ -281,3 +281,60 @@ def test_poll_timing_uses_monotonic_deadline(dataplane: Any) -> None:
     time.sleep(0.01)
     service.pages["r"] = [_page("done", result={"v": 1})]
     assert client.poll_request("job", "r") == {"v": 1}
+
+
+class ScriptedWaiter:
+    """A request waiter (see CortexTrainingClient's `request_waiter`) answering from a script."""
+
+    def __init__(self, *answers: bool) -> None:
+        self.answers = list(answers)
+        self.calls: list[tuple[str, float]] = []
+
+    def __call__(self, request_id: str, seconds: float) -> bool:
+        self.calls.append((request_id, seconds))
+        return self.answers.pop(0)
+
+
+def _waiting_client(server: Any, waiter: ScriptedWaiter, sleep: Any) -> CortexTrainingClient:
+    return CortexTrainingClient(
+        base_url=server.base_url,
+        database="D",
+        schema="S",
+        poll_interval=0.5,
+        poll_max_interval=2.0,
+        sleep=sleep,
+        request_waiter=waiter,
+    )
+
+
+def test_a_waiter_is_asked_before_the_first_read_and_one_read_follows(dataplane: Any, no_sleep: Any) -> None:
+    server, service = dataplane
+    waiter = ScriptedWaiter(True)
+    service.pages["w1"] = [_page("done", result={"x": 1})]
+    with _waiting_client(server, waiter, no_sleep) as client:
+        assert client.poll_request("job", "w1") == {"x": 1}
+    assert waiter.calls == [("w1", 2.0)] and no_sleep.calls == []
+    assert len(_polls(server)) == 1
+
+
+def test_a_waiter_that_times_out_is_asked_again_after_each_read(dataplane: Any, no_sleep: Any) -> None:
+    server, service = dataplane
+    waiter = ScriptedWaiter(False, False, True)
+    service.pages["w2"] = [_page("running"), _page("running"), _page("done", result={})]
+    with _waiting_client(server, waiter, no_sleep) as client:
+        client.poll_request("job", "w2")
+    # Each wait is one call of up to the longest interval; nothing sleeps in between.
+    assert waiter.calls == [("w2", 2.0)] * 3 and no_sleep.calls == []
+    assert len(_polls(server)) == 3
+
+
+def test_a_waiter_that_answers_early_is_not_trusted_twice(dataplane: Any, no_sleep: Any) -> None:
+    """A waiter that says the request ended while the server still runs it (it does not know the
+    request, say) is asked once: the reads that follow keep the sleep schedule, never a busy loop."""
+    server, service = dataplane
+    waiter = ScriptedWaiter(True)
+    service.pages["w3"] = [_page("running"), _page("running"), _page("done", result={})]
+    with _waiting_client(server, waiter, no_sleep) as client:
+        client.poll_request("job", "w3")
+    assert waiter.calls == [("w3", 2.0)]
+    assert no_sleep.calls == pytest.approx([0.5, 0.625])

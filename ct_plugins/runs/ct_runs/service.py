@@ -1163,6 +1163,7 @@ class EmbeddedService:
             webhook_secret=os.environ.get("CT_RUNS_WEBHOOK_SECRET"),
             concurrency=int(getattr(settings, "runs_concurrency", 1) or 1),
         )
+        self._request_waiter: Callable[[str, float], bool] | None = None
         self.clients = RoleClients(
             lambda role: next((t for t, r in settings.tokens.items() if r == role), None),
             poll_interval=EMBEDDED_POLL_INTERVAL_S,
@@ -1175,8 +1176,12 @@ class EmbeddedService:
     def status(self) -> str:
         return self.service.status()
 
+    def use_request_waiter(self, wait: Callable[[str, float], bool]) -> None:
+        """The server's own signal that a request finished: its runs wait on it, not on polls."""
+        self._request_waiter = wait
+
     def start(self, base_url: str) -> None:
-        self.clients.start(base_url)
+        self.clients.start(base_url, request_waiter=self._request_waiter)
         try:
             self.service.start()
         except Exception as exc:

@@ -3,6 +3,7 @@ translation driving Cortex Training jobs on this very server through ct_core, as
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,7 @@ class EmbeddedTinker:
         from ct_core import RoleClients
 
         self.settings = settings
+        self._request_waiter: Callable[[str, float], bool] | None = None
         self.clients = RoleClients(
             self._token_of, poll_interval=POLL_INTERVAL_S, poll_max_interval=POLL_MAX_INTERVAL_S
         )
@@ -63,8 +65,12 @@ class EmbeddedTinker:
     def routes(self) -> list[Route]:
         return self.service.routes()
 
+    def use_request_waiter(self, wait: Callable[[str, float], bool]) -> None:
+        """The server's own signal that a request finished: results are read when it fires."""
+        self._request_waiter = wait
+
     def start(self, base_url: str) -> None:
-        self.clients.start(base_url)
+        self.clients.start(base_url, request_waiter=self._request_waiter)
 
     def stop(self) -> None:
         self.service.stop()

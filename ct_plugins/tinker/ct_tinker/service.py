@@ -390,6 +390,9 @@ class TinkerService:
     def _poll(model: TrainingModel, client: Any, request_id: str, key: Any = None) -> Any:
         """The result of one of the model's requests, polled when due (`key`: see `Pacer.poll`)."""
         read = lambda: client.poll_request(model.job_id, request_id)  # noqa: E731
+        if client.request_waiter is not None:
+            # The server's own signal says when the request ends: nothing to pace.
+            return read()
         return model.pace.poll(key, read, float(client.poll_interval))
 
     # --- session and configuration ------------------------------------------------------------------
