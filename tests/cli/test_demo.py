@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -53,6 +54,23 @@ def test_demo_runs_end_to_end(ct_home: Path, tmp_path: Path) -> None:
     assert '"status":"READY"' in result.stdout
     assert '"content":' in result.stdout and '"finish_reason":' in result.stdout
     assert '"dropped":true' in result.stdout
+    # The fine-tune-and-chat part: every held-out question asked of both models, and the table's
+    # last line, `accuracy B/40 = b% T/40 = t%`, meets the targets the demo checks itself.
+    for question, _ in _held_out_questions():
+        assert question in result.stdout
+    accuracy = [line.split() for line in result.stdout.splitlines() if line.startswith("accuracy ")][-1]
+    base_right, tuned_right = (int(part.split("/")[0]) for part in (accuracy[1], accuracy[4]))
+    assert tuned_right >= 36 and base_right <= 8, accuracy
+    assert (output_dir / "run.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def _held_out_questions() -> list[tuple[str, str]]:
+    spec = importlib.util.spec_from_file_location("ct_examples_demo_questions", DEMO)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    return list(module.held_out_questions())
 
 
 def test_demo_refuses_an_unknown_option() -> None:

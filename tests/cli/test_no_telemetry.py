@@ -13,6 +13,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,21 @@ sys.exit(main(sys.argv[2:]))
 
 #: Names that mean this machine: a lookup of one of them never leaves it.
 LOOPBACK_NAMES = {"127.0.0.1", "localhost", "::1"}
+
+
+def _answer_400(listener: socket.socket) -> None:
+    """Answer the first request on `listener` with a bare 400 and close."""
+    listener.settimeout(60)
+    connection, _ = listener.accept()
+    with connection:
+        connection.settimeout(60)
+        received = b""
+        while b"\r\n\r\n" not in received:
+            chunk = connection.recv(65536)
+            if not chunk:
+                return
+            received += chunk
+        connection.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
 
 
 def _audited(log: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
@@ -143,13 +159,16 @@ def test_no_command_connects_anywhere_but_the_configured_server(
 def test_the_audit_sees_a_connection_to_another_address(
     local_server: Any, ct_home: Path, tmp_path: Path
 ) -> None:
-    # The check above can fail: a command sent to a second address is caught.
-    with socket.socket() as free:
-        free.bind(("127.0.0.1", 0))
-        other_port = free.getsockname()[1]
-    log = tmp_path / "connections.jsonl"
-    result = _audited(log, "--base-url", f"http://127.0.0.1:{other_port}", "--database", "D", "list")
-    assert result.returncode == 1
+    # The check above can fail: a command sent to a second address is caught. That address answers
+    # 400, which ct does not retry (a refused connection would be retried for about a minute).
+    with socket.create_server(("127.0.0.1", 0)) as other:
+        other_port = other.getsockname()[1]
+        answering = threading.Thread(target=_answer_400, args=(other,), daemon=True)
+        answering.start()
+        log = tmp_path / "connections.jsonl"
+        result = _audited(log, "--base-url", f"http://127.0.0.1:{other_port}", "--database", "D", "list")
+        answering.join(60)
+    assert result.returncode == 1, result.stderr
     host, port = local_server.base_url.removeprefix("http://").rsplit(":", 1)
     stray = _elsewhere(log, host, int(port))
     assert {"event": "socket.connect", "address": ["127.0.0.1", other_port]} in stray

@@ -1,11 +1,11 @@
 """`make demo`'s fine-tune-and-chat part: the bundled task is learnable and really held out, and the
-demo's run, deployments and `openai` questions show the fine-tuned model answering it.
+demo's targets and table say what they should.
 
-The long test runs the demo's own function against a real local server (the runs service and the
-deployments inside it), as `make demo` does, and checks the targets the demo prints: the fine-tuned
-model answers at least 90 % of the held-out questions exactly, the base model at most 20 %. The run
-is seeded and decoding is greedy, so the answers do not depend on the machine's load; the margin is
-in the task (the tiny model answers every held-out question well before the run's last step).
+The demo itself runs end to end in tests/cli/test_demo.py (as `make demo` runs it, with its own
+local server): that test checks the targets the demo prints, the fine-tuned model answering at
+least 90 % of the held-out questions exactly and the base model at most 20 %. The run is seeded and
+decoding is greedy, so the answers do not depend on the machine's load; the margin is in the task
+(the tiny model answers every held-out question well before the run's last step).
 """
 
 from __future__ import annotations
@@ -92,19 +92,3 @@ def test_the_side_by_side_table_shows_every_answer_and_each_accuracy() -> None:
     # A model's bytes that are no text are shown escaped, so the columns stay aligned.
     assert "\\x15\\ufffd" in table and "\ufffd" not in table
     assert lines[-1].split() == ["accuracy", "1/5", "=", "20%", "1/5", "=", "20%"]
-
-
-@pytest.mark.slow
-@pytest.mark.timeout(900)
-def test_the_demo_fine_tunes_and_its_model_answers_the_held_out_questions(
-    local_server_factory: Any, ct_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    server = local_server_factory()
-    connection = ["--base-url", server.base_url, "--database", demo.DATABASE, "--schema", demo.SCHEMA]
-    outcome = demo.fine_tune_and_chat(tmp_path, tmp_path, connection)
-    assert outcome.tuned_accuracy >= demo.FINE_TUNED_MIN_ACCURACY == 0.9
-    assert outcome.base_accuracy <= demo.BASE_MAX_ACCURACY == 0.2
-    assert [(row.question, row.expected) for row in outcome.rows] == demo.held_out_questions()
-    assert outcome.plot.is_file() and outcome.plot.stat().st_size > 0
-    printed = capsys.readouterr().out
-    assert f"{outcome.tuned_correct}/40 = {outcome.tuned_accuracy:.0%}" in printed

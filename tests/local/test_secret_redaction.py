@@ -67,8 +67,10 @@ ECHOES = {
         ),
         ["submit", "{job_file}"],
     ),
+    # A status ct does not retry: a 500 would be tried 11 times over about a minute of backoff
+    # before the same message is printed.
     "plain text body": lambda job: (
-        _rule(rf"/{job}$", 500, f"upstream saw token {SECRET} and gave up", headers={"retry-after": "0"}),
+        _rule(rf"/{job}$", 400, f"upstream saw token {SECRET} and gave up"),
         ["get", job, "--raw"],
     ),
     "failed job reason": lambda job: (
