@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from starlette.requests import Request
-from starlette.routing import Route
+from starlette.routing import BaseRoute
 
 from ct_tinker.service import TinkerRefusal, TinkerService
 
@@ -62,7 +62,7 @@ class EmbeddedTinker:
             per_step_optimizer=True,
         )
 
-    def routes(self) -> list[Route]:
+    def routes(self) -> list[BaseRoute]:
         return self.service.routes()
 
     def use_request_waiter(self, wait: Callable[[str, float], bool]) -> None:

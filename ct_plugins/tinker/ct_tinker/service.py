@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Mount, Route
 
 from ct_core.fs import atomic_write
 from ct_tinker import wire
@@ -241,8 +241,10 @@ class TinkerService:
             model.finish.shutdown(wait=False, cancel_futures=True)
         self.pollers.shutdown(wait=False, cancel_futures=True)
 
-    def routes(self) -> list[Route]:
-        p = PREFIX
+    def routes(self) -> list[BaseRoute]:
+        """One mount at the API's prefix: inside `ct local serve`, whose every request is matched
+        against the services' routes before the server's own, a data-plane request then costs one
+        prefix test here rather than one per Tinker route."""
         post = {
             "/client/config": self.client_config,
             "/client/dynamic_config": self.dynamic_config,
@@ -277,13 +279,13 @@ class TinkerService:
             (CHECKPOINT_ROUTE + "/publish", self.no_equivalent, "DELETE"),
             (CHECKPOINT_ROUTE + "/ttl", self.no_equivalent, "PUT"),
         ]
-        routes = [Route(p + path, self._h(h), methods=["POST"]) for path, h in post.items()]
-        routes += [Route(p + path, self._h(h), methods=["GET"]) for path, h in get.items()]
-        routes += [Route(p + path, self._h(h), methods=[method]) for path, h, method in other]
+        routes = [Route(path, self._h(h), methods=["POST"]) for path, h in post.items()]
+        routes += [Route(path, self._h(h), methods=["GET"]) for path, h in get.items()]
+        routes += [Route(path, self._h(h), methods=[method]) for path, h, method in other]
         routes.append(
-            Route(p + "/{rest:path}", self._h(self.unsupported), methods=["GET", "POST", "PUT", "DELETE"])
+            Route("/{rest:path}", self._h(self.unsupported), methods=["GET", "POST", "PUT", "DELETE"])
         )
-        return routes
+        return [Mount(PREFIX, routes=routes)]
 
     def _h(self, handler: Callable[[Request, str], Any]) -> Callable[[Request], Any]:
         once = handler.__name__ in STARTS_WORK
@@ -399,10 +401,12 @@ class TinkerService:
 
     async def client_config(self, request: Request, owner: str) -> dict[str, Any]:
         # Only what this service supports: no JWT exchange, no server-side custom losses, no
-        # session futures queue; fwd/bwd bodies unchunked up to the SDK's defaults.
+        # session futures queue; fwd/bwd bodies unchunked up to the SDK's defaults. The SDK's
+        # Rust HTTP transport (pyqwest) is on: each step is four requests of the SDK's (two
+        # submissions, two future reads), and httpx's pure-Python HTTP costs its process more.
         return {
             "pjwt_auth_enabled": False,
-            "use_pyqwest_transport": False,
+            "use_pyqwest_transport": True,
             "proto_compress_fwdbwd": False,
             "sample_use_retrieve_futures": False,
             "custom_loss_server_side": False,

@@ -121,3 +121,21 @@ def test_unsupported_loss_is_refused_in_the_sdk_error_shape(service_client: Any)
     batch = datums(training.get_tokenizer())
     with pytest.raises(tinker.RequestFailedError, match="not available through ct's Tinker API"):
         training.forward_backward(batch, "dro").result()
+
+
+def test_the_sdk_is_told_to_use_its_rust_http_transport(local_server: Any) -> None:
+    """The client configuration the SDK fetches on start turns its pyqwest transport on: every
+    future the loop reads is a request, and httpx's pure-Python HTTP/1.1 costs the SDK's process
+    more CPU per request than the server spends answering it (bench/tinker_loop.py)."""
+    import httpx
+
+    answer = httpx.post(
+        f"{local_server.base_url}/api/v1/client/config",
+        json={"sdk_version": "0.38.0"},
+        headers={"X-API-Key": "tml-local"},
+        timeout=60,
+    )
+    assert answer.status_code == 200, answer.text
+    config = answer.json()
+    assert config["use_pyqwest_transport"] is True
+    assert config["pjwt_auth_enabled"] is False
