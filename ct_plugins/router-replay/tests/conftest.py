@@ -47,7 +47,8 @@ def moe_server(session_local_server_factory: Any, tmp_path_factory: pytest.TempP
     args = ["--hardware", "H200=100000", "--model", TINY_MODEL]
     for name, folder in models.items():
         args += ["--model", f"{name}={folder}"]
-    return session_local_server_factory(extra_args=args)
+    # No runs service: it lives for the whole session, and an idle one still polls its queues.
+    return session_local_server_factory(extra_args=args, settings={"runs_service": False})
 
 
 def start_pair(client: Any, model: str = MOE_MODEL, **training_extra: Any) -> tuple[str, str, str]:

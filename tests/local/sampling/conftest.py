@@ -107,7 +107,8 @@ def sampling_server(session_local_server_factory: Any) -> Any:
     # Every test here starts its own job and none cancels it: a GPU ceiling far above what the
     # session creates keeps later jobs from queueing as pending for capacity.
     ceilings = ["--hardware", "H200=100000", "--hardware", "B200=100000", "--hardware", "B300=100000"]
-    return session_local_server_factory(extra_args=ceilings)
+    # No runs service: it lives for the whole session, and an idle one still polls its queues.
+    return session_local_server_factory(extra_args=ceilings, settings={"runs_service": False})
 
 
 @pytest.fixture
