@@ -107,7 +107,11 @@ def _ts(text: str) -> float:
 
 
 def _managed(client: Any, spec: dict[str, Any]) -> tuple[float, dict[str, Any]]:
-    run = client.runs.wait(client.runs.start(spec)["run_id"], timeout=1800)
+    # Waited on at about the SDK's default pace (a read every 0.5 s to 1 s): the run is timed from
+    # its log, and reading it every 50 ms (the schedule the hand loop's data-plane polls need)
+    # would load only this side's server.
+    waiting = client.with_polling(0.5, 1.0)
+    run = waiting.runs.wait(client.runs.start(spec)["run_id"], timeout=1800)
     assert run["status"] == "succeeded", run
     logs = client.runs.logs(run["run_id"], structured=True, limit=10_000)["logs"]
     begun = next(_ts(e["timestamp"]) for e in logs if e.get("event") == "job_started")

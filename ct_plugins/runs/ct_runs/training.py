@@ -221,6 +221,18 @@ class Segment:
             ]
             self.last = (done_step, loss, lr, self.tokens / elapsed)
 
+    def _flush(self) -> None:
+        """Write the metric points and log lines of the steps read back so far, with the step they
+        reach, while the steps in flight go on: draining the pipeline first would leave the trainer
+        idle for as long as the store takes to write."""
+        self._log_progress()
+        points, entries = self.pending.take()
+        self.progress.gpu_seconds = self.store.gpu_seconds(self.run_id)
+        state = self.progress.to_dict()
+        if self.last is not None:
+            state["step"], state["epoch"] = self.last[0], self.last[0] / self.steps_per_epoch
+        self.store.write_state(self.run_id, state, metric_points=points, log_entries=entries)
+
     def _log_progress(self) -> None:
         """A log line with the train loss of the newest step read back, once per step logged."""
         if self.last is None or self.last[0] <= self.logged_step:
@@ -284,13 +296,7 @@ class Segment:
             if reasons:
                 break
             if step % FLUSH_EVERY_STEPS == 0:
-                self._drain(keep=0)
-                self._log_progress()
-                points, entries = self.pending.take()
-                self.progress.gpu_seconds = self.store.gpu_seconds(self.run_id)
-                self.store.write_state(
-                    self.run_id, self.progress.to_dict(), metric_points=points, log_entries=entries
-                )
+                self._flush()
         self._drain(keep=0)
         self._log_progress()
         if cancelled:
