@@ -154,7 +154,8 @@ class ServerSettings:
     cancelling_delay_s: float = 0.05
     # Multiplies idle and pending timeouts so tests can see a 300 s timeout fire in 0.3 s.
     timeout_scale: float = 1.0
-    # How often the lifecycle loop looks at jobs.
+    # The least pause between two passes of the lifecycle loop (it passes when a job is due or
+    # when woken: ct_local.control.lifecycle).
     tick_s: float = 0.02
     capacity: Mapping[str, HardwareCapacity] = field(default_factory=_default_capacity)
     # Capacity breakdown switches (see ct_local.control.capacity): False reports every dimension DISABLED for
