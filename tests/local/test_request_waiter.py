@@ -11,6 +11,7 @@ server over real HTTP at once.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import socket
 import threading
@@ -174,51 +175,57 @@ def _held(http: httpx.Client) -> list[str]:
     return [request_id for rule in rules for request_id in rule.get("held", [])]
 
 
-def test_a_running_request_times_the_waiter_out_and_its_end_wakes_it(server: InProcess) -> None:
-    signals = server.state.request_signals
-    with httpx.Client(base_url=server.base_url, timeout=30.0) as http, _client(server, "GEN") as client:
-        sampler = SubJobConfig.sampling_job(MODEL, n_gpus=1, max_seq_len=64)
-        job_id = client.create_job([sampler])
+@dataclass
+class Held:
+    """A sampling job whose first generation is parked by a hold fault and second queued behind it."""
+
+    job_id: str
+    held: str
+    queued: str
+
+
+@contextlib.contextmanager
+def held_generation(server: InProcess, client: CortexTrainingClient) -> Iterator[Held]:
+    """Yields once the first generation is parked; the hold is released when the block ends."""
+    schema = client.schema
+    with httpx.Client(base_url=server.base_url, timeout=30.0) as http:
+        job_id = client.create_job([SubJobConfig.sampling_job(MODEL, n_gpus=1, max_seq_len=64)])
         client.wait_for_job(job_id)
-        url = f"/api/v2/databases/WAIT/schemas/GEN/cortex-training/{job_id}"
+        url = f"/api/v2/databases/WAIT/schemas/{schema}/cortex-training/{job_id}"
         http.post("/_ct/faults", json=[{"path": f"/{job_id}/generate$", "method": "POST", "action": "hold"}])
         try:
-            held = _generate(http, url, "ab")
-            queued = _generate(http, url, "cd")
+            held, queued = _generate(http, url, "ab"), _generate(http, url, "cd")
             wait_until(lambda: held in _held(http), timeout=LIMIT_S, message="the generation never held")
-            started = time.monotonic()
-            assert signals.wait(held, 0.2) is False
-            assert time.monotonic() - started >= 0.2
-            assert signals.wait(queued, 0.05) is False
+            yield Held(job_id, held, queued)
         finally:
             http.delete("/_ct/faults")
-        assert signals.wait(held, LIMIT_S) is True and signals.wait(queued, LIMIT_S) is True
-        assert client.get_request_status(job_id, held)["status"] == "done"
-        assert client.get_request_status(job_id, queued)["status"] == "done"
+
+
+def test_a_running_request_times_the_waiter_out_and_its_end_wakes_it(server: InProcess) -> None:
+    signals = server.state.request_signals
+    with _client(server, "GEN") as client:
+        with held_generation(server, client) as parked:
+            started = time.monotonic()
+            assert signals.wait(parked.held, 0.2) is False
+            assert time.monotonic() - started >= 0.2
+            assert signals.wait(parked.queued, 0.05) is False
+        assert signals.wait(parked.held, LIMIT_S) is True and signals.wait(parked.queued, LIMIT_S) is True
+        for request_id in (parked.held, parked.queued):
+            assert client.get_request_status(parked.job_id, request_id)["status"] == "done"
 
 
 def test_cancelling_a_job_releases_the_waiters_of_its_requests(server: InProcess) -> None:
     signals = server.state.request_signals
-    with httpx.Client(base_url=server.base_url, timeout=30.0) as http, _client(server, "CANCEL") as client:
-        sampler = SubJobConfig.sampling_job(MODEL, n_gpus=1, max_seq_len=64)
-        job_id = client.create_job([sampler])
-        client.wait_for_job(job_id)
-        url = f"/api/v2/databases/WAIT/schemas/CANCEL/cortex-training/{job_id}"
-        http.post("/_ct/faults", json=[{"path": f"/{job_id}/generate$", "method": "POST", "action": "hold"}])
-        try:
-            held = _generate(http, url, "ab")
-            queued = _generate(http, url, "cd")
-            wait_until(lambda: held in _held(http), timeout=LIMIT_S, message="the generation never held")
-            woken: list[bool] = []
-            waiting = threading.Thread(target=lambda: woken.append(signals.wait(queued, LIMIT_S)))
+    woken: list[bool] = []
+    with _client(server, "CANCEL") as client:
+        with held_generation(server, client) as parked:
+            waiting = threading.Thread(target=lambda: woken.append(signals.wait(parked.queued, LIMIT_S)))
             waiting.start()
-            client.cancel_job(job_id)
+            client.cancel_job(parked.job_id)
             waiting.join(LIMIT_S)
-        finally:
-            http.delete("/_ct/faults")
-        assert woken == [True]
-        assert client.get_request_status(job_id, queued)["status"] == "cancelled"
-        assert signals.wait(held, LIMIT_S) is True
+            assert woken == [True]
+            assert client.get_request_status(parked.job_id, parked.queued)["status"] == "cancelled"
+        assert signals.wait(parked.held, LIMIT_S) is True
 
 
 def test_the_signals_forget_what_they_released(tmp_path: Path) -> None:
