@@ -17,6 +17,9 @@ TERMINAL_JOB_STATES = frozenset(
     {"failed", "cancelled", "canceled", "terminated", "done", "completed", "succeeded"}
 )
 SUCCESS_REQUEST_STATES = frozenset({"done", "completed", "succeeded"})
+#: With a request waiter, the longest a status goes unread while the waiter says nothing (a net for
+#: an end the waiter is not told of; see PollSchedule.until_done).
+SIGNALLED_RECHECK_S = 1.0
 CANCELLED_REQUEST_STATES = frozenset({"cancelled", "canceled"})
 
 
@@ -44,9 +47,10 @@ class PollSchedule:
     sleep: Callable[[float], None] = time.sleep
     #: `until_done(seconds)` blocks up to `seconds` and returns True early once what is polled may
     #: have finished (a request waiter of the server's own process; see CortexTrainingClient's
-    #: `request_waiter`). While set, each wait is one such call of up to `max_interval`; after it
-    #: answered True once, waits are plain sleeps again, so a poll that still finds the request
-    #: running never turns into a busy loop.
+    #: `request_waiter`). While set, each wait is one such call of up to `max_interval`, or
+    #: `SIGNALLED_RECHECK_S` when that is longer (the waiter ends it when the request does, so a
+    #: long request is not read again and again); after it answered True once, waits are plain
+    #: sleeps again, so a poll that still finds the request running never turns into a busy loop.
     until_done: Callable[[float], bool] | None = None
 
     def __post_init__(self) -> None:
@@ -60,7 +64,7 @@ class PollSchedule:
         """Sleep before the next poll (never past the deadline) and grow the next delay."""
         remaining = self.deadline - self.clock()
         if remaining > 0 and self.until_done is not None:
-            if self.until_done(min(self.max_interval, remaining)):
+            if self.until_done(min(max(self.max_interval, SIGNALLED_RECHECK_S), remaining)):
                 self.until_done = None
             return
         if remaining > 0:

@@ -338,3 +338,25 @@ def test_a_waiter_that_answers_early_is_not_trusted_twice(dataplane: Any, no_sle
         client.poll_request("job", "w3")
     assert waiter.calls == [("w3", 2.0)]
     assert no_sleep.calls == pytest.approx([0.5, 0.625])
+
+
+def test_a_waiter_waits_a_second_at_least_however_short_the_polling(dataplane: Any, no_sleep: Any) -> None:
+    """A request that runs for seconds is not read every `poll_max_interval`: the waiter ends its
+    wait when the request ends, so the reads in between would only cost the server."""
+    from ct_core.control.polling import SIGNALLED_RECHECK_S
+
+    server, service = dataplane
+    waiter = ScriptedWaiter(False, True)
+    service.pages["w4"] = [_page("running"), _page("done", result={})]
+    with CortexTrainingClient(
+        base_url=server.base_url,
+        database="D",
+        schema="S",
+        poll_interval=0.01,
+        poll_max_interval=0.05,
+        sleep=no_sleep,
+        request_waiter=waiter,
+    ) as client:
+        client.poll_request("job", "w4")
+    assert waiter.calls == [("w4", SIGNALLED_RECHECK_S)] * 2 and SIGNALLED_RECHECK_S == 1.0
+    assert len(_polls(server)) == 2
