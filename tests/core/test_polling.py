@@ -295,15 +295,12 @@ class ScriptedWaiter:
         return self.answers.pop(0)
 
 
-def _waiting_client(server: Any, waiter: ScriptedWaiter, sleep: Any) -> CortexTrainingClient:
+def _waiting_client(
+    server: Any, waiter: ScriptedWaiter, sleep: Any, **polling: float
+) -> CortexTrainingClient:
+    schedule = {"poll_interval": 0.5, "poll_max_interval": 2.0, **polling}
     return CortexTrainingClient(
-        base_url=server.base_url,
-        database="D",
-        schema="S",
-        poll_interval=0.5,
-        poll_max_interval=2.0,
-        sleep=sleep,
-        request_waiter=waiter,
+        base_url=server.base_url, database="D", schema="S", sleep=sleep, request_waiter=waiter, **schedule
     )
 
 
@@ -348,15 +345,7 @@ def test_a_waiter_waits_a_second_at_least_however_short_the_polling(dataplane: A
     server, service = dataplane
     waiter = ScriptedWaiter(False, True)
     service.pages["w4"] = [_page("running"), _page("done", result={})]
-    with CortexTrainingClient(
-        base_url=server.base_url,
-        database="D",
-        schema="S",
-        poll_interval=0.01,
-        poll_max_interval=0.05,
-        sleep=no_sleep,
-        request_waiter=waiter,
-    ) as client:
+    with _waiting_client(server, waiter, no_sleep, poll_interval=0.01, poll_max_interval=0.05) as client:
         client.poll_request("job", "w4")
     assert waiter.calls == [("w4", SIGNALLED_RECHECK_S)] * 2 and SIGNALLED_RECHECK_S == 1.0
     assert len(_polls(server)) == 2
