@@ -296,11 +296,16 @@ class ScriptedWaiter:
 
 
 def _waiting_client(
-    server: Any, waiter: ScriptedWaiter, sleep: Any, **polling: float
+    server: Any, waiter: ScriptedWaiter, sleep: Any, interval: float = 0.5, max_interval: float = 2.0
 ) -> CortexTrainingClient:
-    schedule = {"poll_interval": 0.5, "poll_max_interval": 2.0, **polling}
     return CortexTrainingClient(
-        base_url=server.base_url, database="D", schema="S", sleep=sleep, request_waiter=waiter, **schedule
+        base_url=server.base_url,
+        database="D",
+        schema="S",
+        poll_interval=interval,
+        poll_max_interval=max_interval,
+        sleep=sleep,
+        request_waiter=waiter,
     )
 
 
@@ -345,7 +350,7 @@ def test_a_waiter_waits_a_second_at_least_however_short_the_polling(dataplane: A
     server, service = dataplane
     waiter = ScriptedWaiter(False, True)
     service.pages["w4"] = [_page("running"), _page("done", result={})]
-    with _waiting_client(server, waiter, no_sleep, poll_interval=0.01, poll_max_interval=0.05) as client:
+    with _waiting_client(server, waiter, no_sleep, interval=0.01, max_interval=0.05) as client:
         client.poll_request("job", "w4")
     assert waiter.calls == [("w4", SIGNALLED_RECHECK_S)] * 2 and SIGNALLED_RECHECK_S == 1.0
     assert len(_polls(server)) == 2
