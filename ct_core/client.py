@@ -52,6 +52,7 @@ from ct_core.data.results import RequestRegistry
 from ct_core.downloads import DownloadContext, Downloads
 from ct_core.errors import JobTerminalError, JobWaitTimeout
 from ct_core.http import retry as _retry
+from ct_core.http.pool import Road
 from ct_core.http.transport import (
     AuthProvider,
     Response,
@@ -124,6 +125,7 @@ class CortexTrainingClient:
         max_request_chunk_bytes: int = MAX_REQUEST_CHUNK_BYTES,
         token: str | None = None,
         request_waiter: Callable[[str, float], bool] | None = None,
+        road: Road | None = None,
     ) -> None:
         """`token`, when given, signs every request as `Authorization: Bearer <token>` (a server that
         wants a bearer token, such as a ct_local started with --token); it is never shown in an
@@ -132,7 +134,10 @@ class CortexTrainingClient:
         `request_waiter(request_id, seconds) -> bool`, for code running inside the server's own
         process (a service of `ct local serve`): blocks until the request may have finished (True)
         or `seconds` passed (False). `poll_request` then reads a request's status when the waiter
-        returns, instead of every `poll_interval` (see docs/plugins.md)."""
+        returns, instead of every `poll_interval` (see docs/plugins.md).
+
+        `road`, also only for code inside the server's process: carries the requests to the server
+        without a socket while it is usable (`ct_core.http.pool.Road`; see docs/plugins.md)."""
         # Checked in this order so the first bad argument names itself (tests pin the messages);
         # each rule is a thunk so a later comparison never runs ahead of an earlier failure.
         rules: tuple[tuple[Callable[[], bool], str], ...] = (
@@ -175,6 +180,7 @@ class CortexTrainingClient:
             auth=auth,
             sleep=sleep,
             path_defaults={"database": database, "schema": schema, "endpoint": endpoint},
+            road=road,
         )
         self._owns_transport = True
         self.max_request_chunk_bytes = max_request_chunk_bytes

@@ -17,6 +17,7 @@ from ct_core.errors import CTConnectionError
 
 if TYPE_CHECKING:
     from ct_core.client import CortexTrainingClient
+    from ct_core.http.pool import Road
 
 
 class RoleClients:
@@ -38,14 +39,23 @@ class RoleClients:
         self._poll_max_interval = poll_max_interval
         self._base_url: str | None = None
         self._request_waiter: Callable[[str, float], bool] | None = None
+        self._road: Road | None = None
         self._clients: dict[tuple[str, str, str], CortexTrainingClient] = {}
         self._lock = threading.Lock()
 
-    def start(self, base_url: str, *, request_waiter: Callable[[str, float], bool] | None = None) -> None:
+    def start(
+        self,
+        base_url: str,
+        *,
+        request_waiter: Callable[[str, float], bool] | None = None,
+        road: Road | None = None,
+    ) -> None:
         """Clients are made for the server at `base_url` from now on; `request_waiter`: the
-        server's own (its `ct_local_services` object got it), which they wait on for results."""
+        server's own (its `ct_local_services` object got it), which they wait on for results;
+        `road`: the server's way in without a socket, which they send through."""
         self._base_url = base_url
         self._request_waiter = request_waiter
+        self._road = road
 
     def get(self, role: str, database: str, schema: str) -> CortexTrainingClient:
         from ct_core.client import CortexTrainingClient
@@ -64,6 +74,7 @@ class RoleClients:
                     poll_interval=self._poll_interval,
                     poll_max_interval=self._poll_max_interval,
                     request_waiter=self._request_waiter,
+                    road=self._road,
                 )
                 self._clients[key] = client
             return client

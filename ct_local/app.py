@@ -27,6 +27,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ct_core.http.pool import Road
 from ct_core.http.routes import route_of
 from ct_local.control.lifecycle import Lifecycle
 from ct_local.dataplane.seam import DataPlane
@@ -201,14 +202,19 @@ def plugin_services(settings: ServerSettings, pm: Any = None) -> list[Any]:
     return [service for service in results if service is not None]
 
 
-def start_services(state: ServerState, base_url: str) -> None:
-    """Start every plugin service once the server listens at ``base_url``."""
+def start_services(state: ServerState, base_url: str, road: Road | None = None) -> None:
+    """Start every plugin service once the server listens at ``base_url``; ``road``: the way in
+    without a socket (ct_local.http.inprocess), for the services that take it."""
     for service in state.services:
         try:
-            # Optional: a service whose clients call this server waits on its requests in memory.
+            # Optional: a service whose clients call this server waits on its requests in memory,
+            # and may send them without a socket.
             use_waiter = getattr(service, "use_request_waiter", None)
             if use_waiter is not None:
                 use_waiter(state.request_signals.wait)
+            use_road = getattr(service, "use_in_process_road", None)
+            if use_road is not None and road is not None:
+                use_road(road)
             service.start(base_url)
         except Exception:
             log.exception("a local-server service failed to start")

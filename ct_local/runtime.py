@@ -28,9 +28,11 @@ from pathlib import Path
 from types import FrameType
 
 import uvicorn
+from starlette.types import ASGIApp
 
 from ct_core.fs import atomic_write, exclusive_lock
 from ct_local.app import create_app, plugin_services, start_services
+from ct_local.http.inprocess import InProcessRoad
 from ct_local.http.protocol import BoundedHeadProtocol
 from ct_local.settings import ServerSettings
 from ct_local.state import ServerState
@@ -85,12 +87,19 @@ def _holder(path: Path) -> int | None:
 
 class _Server(uvicorn.Server):
     def __init__(
-        self, config: uvicorn.Config, ready_file: Path | None, base_url: str, state: ServerState | None = None
+        self,
+        config: uvicorn.Config,
+        ready_file: Path | None,
+        base_url: str,
+        state: ServerState | None = None,
+        app: ASGIApp | None = None,
     ) -> None:
         super().__init__(config)
+        self._app = app
         self._ready_file = ready_file
         self._base_url = base_url
         self._state = state
+        self._road: InProcessRoad | None = None
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         # A second SIGINT forces the exit, as uvicorn does; the signal is not re-raised afterwards.
@@ -99,11 +108,20 @@ class _Server(uvicorn.Server):
         else:
             self.should_exit = True
 
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().shutdown(sockets=sockets)
+        if self._road is not None:
+            self._road.close()
+
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets=sockets)
         if self._state is not None and self.started:
+            if self._app is not None:
+                # The app as served, on this loop, for the services' requests that skip the socket.
+                host, port = sockets[0].getsockname()[:2] if sockets else (self.config.host, self.config.port)
+                self._road = InProcessRoad.on_this_loop(self._app, (host, port))
             # Plugin services (the runs service) start once the server answers: they may call it.
-            await asyncio.to_thread(start_services, self._state, self._base_url)
+            await asyncio.to_thread(start_services, self._state, self._base_url, self._road)
         if self._ready_file is not None and self.started:
             info = {"base_url": self._base_url, "pid": os.getpid()}
             # Atomic: the fixture polling for this file never reads half of it.
@@ -163,7 +181,7 @@ def _serve(
         # llhttp parses requests (uvicorn's httptools road), the head bounded as h11's is.
         http=BoundedHeadProtocol,
     )
-    server = _Server(config, ready_file, base_url, state)
+    server = _Server(config, ready_file, base_url, state, app)
     # The folder in full: without --state-dir it is the platform's data folder, not the current one.
     log.warning("ct local server listening on %s (state dir %s)", base_url, settings.state_dir.resolve())
     server.run(sockets=[sock])

@@ -26,8 +26,8 @@ from __future__ import annotations
 import os
 import ssl
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from contextlib import AbstractContextManager, contextmanager
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import quote, urlsplit
 
 from ct_core.http.direct import Body, DirectPool, Headers, RawResponse, Timeouts
@@ -85,10 +85,36 @@ def _proxy_for(base_url: str) -> str | None:
     return url
 
 
-class Pool:
-    """Keep-alive connections to one origin (through a proxy when the environment names one)."""
+class Road(Protocol):
+    """Another way to the server than a socket, for a client inside the server's own process (the
+    local server gives its services one: `ct_local.http.inprocess`). Requests go through it while
+    `usable()` says so, and through the client's connections otherwise; `send` and `stream` are
+    `Pool`'s own and raise `CTConnectionError` (and subclasses) alone."""
 
-    def __init__(self, base_url: str, *, verify: bool | str | ssl.SSLContext, max_connections: int) -> None:
+    def usable(self) -> bool: ...
+
+    def send(
+        self, method: str, target: str, headers: Headers, body: Body | None, timeouts: Timeouts
+    ) -> tuple[int, Headers, bytes]: ...
+
+    def stream(
+        self, method: str, target: str, headers: Headers, body: Body | None, timeouts: Timeouts
+    ) -> AbstractContextManager[tuple[int, Headers, Iterator[bytes]]]: ...
+
+
+class Pool:
+    """Keep-alive connections to one origin (through a proxy when the environment names one), or
+    `road` while it is usable."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        verify: bool | str | ssl.SSLContext,
+        max_connections: int,
+        road: Road | None = None,
+    ) -> None:
+        self._in_process = road
         parts = urlsplit(base_url)
         scheme = parts.scheme.lower()
         host = parts.hostname or ""
@@ -159,6 +185,9 @@ class Pool:
         self, method: str, target: str, headers: Headers, body: Body | None, timeouts: Timeouts
     ) -> RawResponse:
         """Send one request and read the whole answer. Raises `CTConnectionError` and subclasses."""
+        road = self._in_process
+        if road is not None and road.usable():
+            return RawResponse(*road.send(method, target, headers, body, timeouts))
         return self._road().send(method, target, headers, body, timeouts)
 
     @contextmanager
@@ -166,7 +195,9 @@ class Pool:
         self, method: str, target: str, headers: Headers, body: Body | None, timeouts: Timeouts
     ) -> Iterator[tuple[int, Headers, Iterator[bytes]]]:
         """Send one request and yield (status, headers, body blocks); the connection is released after."""
-        with self._road().stream(method, target, headers, body, timeouts) as answer:
+        road = self._in_process
+        chosen = road if road is not None and road.usable() else self._road()
+        with chosen.stream(method, target, headers, body, timeouts) as answer:
             yield answer
 
     def close(self) -> None:
@@ -187,6 +218,7 @@ __all__ = [
     "Headers",
     "Pool",
     "RawResponse",
+    "Road",
     "Timeouts",
     "header_value",
     "ssl_context",

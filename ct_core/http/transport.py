@@ -42,7 +42,7 @@ from ct_core.constants import (
 )
 from ct_core.errors import authorization_secrets, remember_secrets
 from ct_core.http import retry as _retry
-from ct_core.http.pool import Body, Headers, Pool, Timeouts, header_value
+from ct_core.http.pool import Body, Headers, Pool, Road, Timeouts, header_value
 from ct_core.http.routes import Routes
 from ct_core.version import __version__
 
@@ -208,9 +208,10 @@ class _Shared:
         max_retries: int,
         auth: AuthProvider | None,
         sleep: Callable[[float], None] | None,
+        road: Road | None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
-        self.pool = Pool(self.base_url, verify=verify, max_connections=pool_maxsize)
+        self.pool = Pool(self.base_url, verify=verify, max_connections=pool_maxsize, road=road)
         fixed = {"User-Agent": USER_AGENT, "Accept": "*/*", **headers}
         self.headers = dict(fixed)
         self.raw_headers = _encode_headers(fixed)
@@ -244,6 +245,7 @@ class Transport:
         auth: AuthProvider | None = None,
         sleep: Callable[[float], None] | None = None,
         path_defaults: Mapping[str, str] | None = None,
+        road: Road | None = None,
     ) -> None:
         fixed = dict(headers or {})
         # The credential is known from here on, so no error text or `ct` line can show it.
@@ -259,6 +261,7 @@ class Transport:
             max_retries=max_retries,
             auth=auth,
             sleep=sleep,
+            road=road,
         )
         self.routes = Routes(path_defaults or {})
         self._owner = True

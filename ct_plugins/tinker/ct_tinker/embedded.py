@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 from starlette.routing import BaseRoute
 
 from ct_tinker.service import TinkerRefusal, TinkerService
+
+if TYPE_CHECKING:
+    from ct_core.http.pool import Road
 
 #: The prefix the SDK requires of an API key; the server's token may be given with or without it.
 API_KEY_PREFIX = "tml-"
@@ -46,6 +49,7 @@ class EmbeddedTinker:
 
         self.settings = settings
         self._request_waiter: Callable[[str, float], bool] | None = None
+        self.road: Road | None = None
         self.clients = RoleClients(
             self._token_of, poll_interval=POLL_INTERVAL_S, poll_max_interval=POLL_MAX_INTERVAL_S
         )
@@ -69,8 +73,12 @@ class EmbeddedTinker:
         """The server's own signal that a request finished: results are read when it fires."""
         self._request_waiter = wait
 
+    def use_in_process_road(self, road: Road) -> None:
+        """The server's way in without a socket: the translation's requests skip HTTP's bytes."""
+        self.road = road
+
     def start(self, base_url: str) -> None:
-        self.clients.start(base_url, request_waiter=self._request_waiter)
+        self.clients.start(base_url, request_waiter=self._request_waiter, road=self.road)
 
     def stop(self) -> None:
         self.service.stop()
