@@ -97,6 +97,9 @@ def ct_local_services(state_dir: str, settings: Any) -> Any:
       `wait(request_id, seconds) -> bool`, which returns once a data-plane request of this server
       ended (True) or after `seconds` (False); pass it to the service's clients (their
       `request_waiter`) so results are read when ready instead of polled over loopback.
+    - `use_in_process_road(road) -> None` (optional): called just before `start` with the server's
+      way in without a socket (a `ct_core.http.pool.Road`); pass it to the service's clients (their
+      `road`) so their requests run the server's app directly, skipping HTTP's bytes.
 
     :param state_dir: the server's state directory; a service keeps its files in a folder of its
         own under it.
