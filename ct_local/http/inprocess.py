@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import queue
 import threading
 from collections.abc import Iterable, Iterator
@@ -30,6 +31,8 @@ from starlette.types import ASGIApp, Message
 from ct_core.errors import CTConnectionError, CTTimeoutError
 
 Headers = list[tuple[bytes, bytes]]
+
+log = logging.getLogger("ct_local.http.inprocess")
 
 #: The answer's last block was sent; the app returned (after it, or having broken off).
 _END = ("end", None)
@@ -76,13 +79,18 @@ class InProcessRoad:
         self._loop_thread = loop_thread
         self._server = server
         self._closed = False
-        #: Requests sent through this road so far (what a test or a benchmark reads).
-        self.requests = 0
+        self._counting = threading.Lock()
+        self._requests = 0
 
     @classmethod
     def on_this_loop(cls, app: ASGIApp, server: tuple[str, int]) -> InProcessRoad:
         """The road to `app` on the running event loop; call it on that loop."""
         return cls(app, asyncio.get_running_loop(), threading.get_ident(), server)
+
+    @property
+    def requests(self) -> int:
+        """Requests sent through this road so far (what a test or a benchmark reads)."""
+        return self._requests
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
@@ -135,6 +143,8 @@ class InProcessRoad:
         content = _joined(body)
         head = [(name.lower(), value) for name, value in headers if name.lower() != b"content-length"]
         head.append((b"content-length", str(len(content)).encode("ascii")))
+        if not any(name == b"host" for name, _ in head):
+            head.append((b"host", f"{self._server[0]}:{self._server[1]}".encode("ascii")))
         exchange = _Exchange(content)
         scope = self._scope(method, target, head)
 
@@ -143,6 +153,9 @@ class InProcessRoad:
                 await self._app(scope, exchange.receive, exchange.send)
             except BaseException as error:
                 exchange.answers.put(("error", repr(error)))
+                if not isinstance(error, asyncio.CancelledError):
+                    # What uvicorn logs for a request over a socket, so no failure goes unseen.
+                    log.exception("Exception in ASGI application (in-process request %s %s)", method, target)
                 raise
             finally:
                 exchange.answers.put(_RETURNED)
@@ -153,7 +166,8 @@ class InProcessRoad:
             raise CTConnectionError(
                 f"the local server has stopped: {url}", url=url, never_sent=True
             ) from None
-        self.requests += 1
+        with self._counting:
+            self._requests += 1
         wait = timeouts.get("read")
 
         def take() -> tuple[str, Any]:
@@ -183,7 +197,9 @@ class InProcessRoad:
             yield status, answer_headers, blocks()
         finally:
             if not future.done():
-                self._loop.call_soon_threadsafe(exchange.gone.set)
+                # The caller went away before the answer's end: the app hears it, as from a socket.
+                with contextlib.suppress(RuntimeError):  # the loop has closed meanwhile
+                    self._loop.call_soon_threadsafe(exchange.gone.set)
 
 
 def _joined(body: bytes | Iterable[Any] | None) -> bytes:

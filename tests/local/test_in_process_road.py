@@ -11,6 +11,8 @@ telling which way each request went.
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 import socket
 import threading
 from collections.abc import AsyncIterator, Iterator
@@ -19,9 +21,10 @@ from typing import Any
 
 import pytest
 import uvicorn
+from ct_testing import wait_until
 from ct_testing.plugin import FAST_SETTINGS
 from starlette.requests import Request
-from starlette.responses import StreamingResponse
+from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 
 from ct_core import CortexTrainingClient, SubJobConfig
@@ -64,7 +67,21 @@ class Service:
             await asyncio.sleep(2.0)
             return StreamingResponse(iter([b"late"]))
 
-        return [Route("/_test/ticks", ticks), Route("/_test/slow", slow)]
+        async def echo(request: Request) -> JSONResponse:
+            client = request.client.host if request.client else None
+            return JSONResponse(
+                {"host": request.headers.get("host"), "url": str(request.url), "client": client}
+            )
+
+        async def boom(request: Request) -> JSONResponse:
+            raise RuntimeError("a bug in a handler")
+
+        return [
+            Route("/_test/ticks", ticks),
+            Route("/_test/slow", slow),
+            Route("/_test/echo", echo),
+            Route("/_test/boom", boom),
+        ]
 
     def use_in_process_road(self, road: InProcessRoad) -> None:
         self.road = road
@@ -220,3 +237,29 @@ def test_once_the_server_stopped_the_road_is_not_used(served: Served) -> None:
             assert client.list_jobs() == plain.list_jobs()
         assert served.socket_requests >= before + 1
     assert road.requests == 0
+
+
+def test_a_handler_sees_the_host_url_and_client_a_loopback_caller_would_show(served: Served) -> None:
+    import httpx
+
+    over_socket = httpx.get(f"{served.base_url}/_test/echo?x=1", timeout=LIMIT_S).json()
+    status, _, body = served.road.send("GET", "/_test/echo?x=1", [], None, {"read": LIMIT_S})
+    assert status == 200
+    assert json.loads(body) == over_socket
+
+
+def test_a_failing_handler_answers_500_and_is_logged(
+    served: Served, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.ERROR, logger="ct_local.http.inprocess"):
+        status, _, _ = served.road.send("GET", "/_test/boom", [], None, {"read": LIMIT_S})
+        assert status == 500
+        # Logged on the server's loop once the handler's error has gone through the middleware.
+        wait_until(
+            lambda: any(r.exc_info for r in caplog.records),
+            timeout=LIMIT_S,
+            message="the handler's failure was not logged",
+        )
+    record = next(r for r in caplog.records if r.exc_info)
+    assert "in-process request GET /_test/boom" in record.getMessage()
+    assert "a bug in a handler" in str(record.exc_info[1])
